@@ -1,0 +1,41 @@
+"""qnnrt: a Python runtime for Qualcomm QNN HTP context binaries (ctypes, no shim).
+
+``import qnnrt`` loads nothing: the QNN libraries are found and loaded on first use.
+"""
+
+import logging as _logging
+
+from ._lib import QnnLibrary, load_library, simulator_lib_dir
+from .backend import Backend
+from .binary import BinaryInfo, GraphInfo, read_binary_info
+from .context import Context, ContextGroup
+from .errors import QnnError, QnnLibraryError, check, error_name
+from .graph import Graph, Timing
+from .power import POWER_MODES
+from .tensor import Quantization, TensorInfo
+from .worker import NpuWorker, WorkerStopped
+
+__all__ = [
+    "Backend",
+    "BinaryInfo",
+    "Context",
+    "ContextGroup",
+    "Graph",
+    "GraphInfo",
+    "NpuWorker",
+    "POWER_MODES",
+    "QnnError",
+    "QnnLibrary",
+    "QnnLibraryError",
+    "Quantization",
+    "TensorInfo",
+    "Timing",
+    "WorkerStopped",
+    "check",
+    "error_name",
+    "load_library",
+    "read_binary_info",
+    "simulator_lib_dir",
+]
+
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())

@@ -1,0 +1,229 @@
+"""``Backend``: the QNN log + backend + device (+ power vote) that contexts live in."""
+
+from __future__ import annotations
+
+import ctypes as C
+import logging
+import os
+import sys
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import _api as A
+from . import _lifecycle
+from ._lib import QnnLibrary, load_library
+from .errors import check
+from .log import Logger
+from .power import PowerConfig, open_power
+from .rpcmem import MemoryChoice, RpcMem, choose_memory
+
+if TYPE_CHECKING:
+    from .context import Context, ContextGroup
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class Backend:
+    """Owns the QNN log, backend and device handles and every context made from it.
+
+    Teardown order is structural: contexts (reverse creation order) → power config
+    → device → backend → log.  ``close()`` is idempotent; an atexit hook closes a
+    backend left open, after joining NPU workers.
+    """
+
+    def __init__(
+        self,
+        lib: QnnLibrary | None = None,
+        *,
+        lib_dir: str | os.PathLike[str] | None = None,
+        log_level: str | int | None = None,
+        soc_model: int | None = None,
+        power: str | None = None,
+        memory: str = "auto",
+        profiling: bool = False,
+    ) -> None:
+        self.lib = lib or load_library(lib_dir)
+        self._pid = os.getpid()
+        self._contexts: list[weakref.ref[Context]] = []
+        self._closed = False
+        #: One NPU call at a time per backend: grouped contexts share spill-fill
+        #: memory, and exit must be able to wait for the call in flight.
+        self.exec_lock = threading.Lock()
+        self.logger: Logger | None = None
+        self.handle: int | None = None
+        self.device: int | None = None
+        self.power: PowerConfig | None = None
+        self.profile: int | None = None
+        try:
+            self.logger = Logger(self.lib, log_level)
+            handle = A.Qnn_Handle_t()
+            check(
+                self.lib.core("backendCreate")(self.logger.handle, None, C.byref(handle)),
+                "backendCreate",
+            )
+            self.handle = handle.value
+            self.device = self._create_device(soc_model)
+            self.power = open_power(self.lib, power)
+            if profiling:
+                prof = A.Qnn_Handle_t()
+                check(
+                    self.lib.core("profileCreate")(
+                        self.handle, A.QNN_PROFILE_LEVEL_BASIC, C.byref(prof)
+                    ),
+                    "profileCreate",
+                )
+                self.profile = prof.value
+            self.rpcmem: RpcMem | None = None
+            self.memory: MemoryChoice = choose_memory(
+                memory,
+                rpcmem_loads=RpcMem.available,
+                ion_supported=self.lib.has_capability(A.QNN_PROPERTY_MEM_TYPE_ION),
+                memhandle_tensors=self.lib.has_capability(
+                    A.QNN_PROPERTY_TENSOR_SUPPORT_MEMHANDLE_TYPE
+                ),
+            )
+            if self.memory.kind == "rpcmem":
+                self.rpcmem = RpcMem.load()
+            _LOGGER.info("QNN memory: %s (%s)", self.memory.kind, self.memory.reason)
+        except BaseException:
+            self.close()
+            raise
+        _lifecycle.track_backend(self, self.exec_lock)
+
+    def _create_device(self, soc_model: int | None) -> int | None:
+        if not self.lib.has_capability(A.QNN_PROPERTY_GROUP_DEVICE):
+            return None
+        cfgs = None
+        if soc_model is not None:
+            custom = A.QnnHtpDevice_CustomConfig_t()
+            custom.option = A.QNN_HTP_DEVICE_CONFIG_OPTION_SOC
+            # Written at +4 (2.43 layout) and +8 (2.51 layout): qnn-abi.md pitfall 2.
+            custom.socModel_v243 = custom.socModel = soc_model
+            cfg = A.QnnDevice_Config_t(
+                A.QNN_DEVICE_CONFIG_OPTION_CUSTOM, C.addressof(custom)
+            )
+            cfgs = (C.POINTER(A.QnnDevice_Config_t) * 2)(C.pointer(cfg))
+            self._device_cfg_keep = (custom, cfg, cfgs)
+        device = A.Qnn_Handle_t()
+        check(
+            self.lib.core("deviceCreate")(
+                self.logger.handle if self.logger else None, cfgs, C.byref(device)
+            ),
+            "deviceCreate",
+            f"soc_model={soc_model}" if soc_model is not None else "",
+        )
+        return device.value
+
+    # ----------------------------------------------------------------- contexts
+    def load(self, path: str | os.PathLike[str], **kwargs: Any) -> Context:
+        """Create a context from one binary file."""
+        from .context import Context
+
+        return Context(self, path, **kwargs)
+
+    def load_group(
+        self, paths: Sequence[str | os.PathLike[str]], **kwargs: Any
+    ) -> ContextGroup:
+        """Load several binaries as one multi-context group (see ContextGroup)."""
+        from .context import ContextGroup
+
+        return ContextGroup(self, paths, **kwargs)
+
+    def _adopt(self, context: Context) -> None:
+        self.check_usable()
+        self._contexts.append(weakref.ref(context))
+
+    # ----------------------------------------------------------------- memory
+    def empty(self, shape: Sequence[int], dtype: Any) -> np.ndarray:
+        """A zeroed array QNN can read without copies (rpcmem on a board)."""
+        self.check_usable()
+        if self.rpcmem is not None:
+            return self.rpcmem.zeros(tuple(shape), np.dtype(dtype))
+        return np.zeros(tuple(shape), dtype)
+
+    def read_execute_profile(self) -> float | None:
+        """Accelerator seconds of the last execute, from the BASIC profile."""
+        if self.profile is None:
+            return None
+        ids = C.POINTER(C.c_uint64)()
+        n = C.c_uint32()
+        check(
+            self.lib.core("profileGetEvents")(self.profile, C.byref(ids), C.byref(n)),
+            "profileGetEvents",
+        )
+        found = None
+        data = A.QnnProfile_EventData_t()
+        for i in range(n.value):
+            check(self.lib.core("profileGetEventData")(ids[i], C.byref(data)),
+                  "profileGetEventData")
+            if (
+                data.type == A.QNN_HTP_PROFILE_EVENTTYPE_GRAPH_EXECUTE_ACCEL_TIME_MICROSEC
+                and data.unit == A.QNN_PROFILE_EVENTUNIT_MICROSEC
+            ):
+                found = data.value * 1e-6  # events accumulate: keep the newest
+        return found
+
+    # ----------------------------------------------------------------- state
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def check_usable(self) -> None:
+        if self._closed:
+            raise RuntimeError("QNN backend is closed")
+        if os.getpid() != self._pid:
+            raise RuntimeError(
+                "QNN objects cannot be used in a forked child; create a new Backend"
+            )
+
+    def close(self) -> None:
+        """Free contexts (newest first), power vote, device, backend, log."""
+        if self._closed:
+            return
+        self._closed = True
+        if os.getpid() != self._pid:
+            # Forked child: the handles belong to the parent's FastRPC session.
+            return
+        for ref in reversed(self._contexts):
+            ctx = ref()
+            if ctx is not None:
+                ctx.close()
+        self._contexts.clear()
+        steps = (
+            ("power", lambda: self.power and self.power.close()),
+            ("profile", lambda: self._free("profileFree", "profile")),
+            ("device", lambda: self._free("deviceFree", "device")),
+            ("backend", lambda: self._free("backendFree", "handle")),
+            ("log", lambda: self.logger and self.logger.close()),
+        )
+        for name, step in steps:
+            try:
+                step()
+            except Exception:  # noqa: BLE001 - keep freeing the rest; say what failed
+                _LOGGER.exception("freeing QNN %s failed", name)
+
+    def _free(self, fn: str, attr: str) -> None:
+        handle = getattr(self, attr)
+        setattr(self, attr, None)
+        if handle is not None:
+            check(self.lib.core(fn)(handle), fn)
+
+    def __del__(self) -> None:
+        # Backstop only (the atexit hook and close() are the real paths).
+        if not getattr(self, "_closed", True) and not sys.is_finalizing():
+            _LOGGER.warning("QNN backend was not closed; closing it")
+            self.close()
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{len(self._contexts)} contexts"
+        return f"Backend({self.lib.build_id}, {state})"

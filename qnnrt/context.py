@@ -1,0 +1,241 @@
+"""``Context`` (one context binary) and ``ContextGroup`` (several, sharing spill-fill)."""
+
+from __future__ import annotations
+
+import ctypes as C
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from . import _api as A
+from .binary import BinaryInfo, mapped_file, read_binary_info
+from .errors import QnnError, check
+from .graph import Graph
+
+if TYPE_CHECKING:
+    from .backend import Backend
+
+_LOGGER = logging.getLogger(__name__)
+
+#: Codes with which a backend refuses the multi-context group config itself (the
+#: simulator answers 5010; older runtimes say "not supported").
+_GROUP_REFUSED: Final = frozenset({1000, 4003, 5010})
+
+
+class Context:
+    """A QNN context created from a context-binary file, with its graphs."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        path: str | os.PathLike[str],
+        *,
+        info: BinaryInfo | None = None,
+        group_first: Context | None = None,
+        group_spill_fill: int | None = None,
+    ) -> None:
+        backend.check_usable()
+        self.backend = backend
+        self.path = Path(path)
+        self.handle: int | None = None
+        self._mem_handles: list[int] = []
+        self.info = info or read_binary_info(self.path, backend.lib)
+        lib = backend.lib
+        keep: list[Any] = []
+        cfgs = None
+        if group_spill_fill is not None:
+            custom = A.QnnHtpContext_CustomConfig_t()
+            custom.option = A.QNN_HTP_CONTEXT_CONFIG_OPTION_REGISTER_MULTI_CONTEXTS
+            reg = custom.groupRegistration
+            # The first context owns the shared buffer; members name it.
+            reg.firstGroupHandle = group_first.handle if group_first else None
+            reg.maxSpillFillBuffer = group_spill_fill
+            cfg = A.QnnContext_Config_t()
+            cfg.option = A.QNN_CONTEXT_CONFIG_OPTION_CUSTOM
+            cfg.customConfig = C.addressof(custom)
+            cfgs = (C.POINTER(A.QnnContext_Config_t) * 2)(C.pointer(cfg))
+            keep += [custom, cfg]
+        handle = A.Qnn_Handle_t()
+        with mapped_file(self.path) as (addr, size):
+            rc = lib.core("contextCreateFromBinary")(
+                backend.handle, backend.device, cfgs, addr, size, C.byref(handle), None
+            )
+        # A failed create may still write a handle that cannot be freed: ignore it.
+        check(rc, "contextCreateFromBinary", str(self.path))
+        self.handle = handle.value
+        backend._adopt(self)
+        try:
+            self.graphs: dict[str, Graph] = {}
+            for g in self.info.graphs:
+                gh = A.Qnn_Handle_t()
+                check(
+                    lib.core("graphRetrieve")(self.handle, g.name.encode(), C.byref(gh)),
+                    "graphRetrieve",
+                    g.name,
+                )
+                self.graphs[g.name] = Graph(self, g, gh.value)
+        except BaseException:
+            self.close()
+            raise
+
+    def graph(self, name: str | None = None) -> Graph:
+        """The graph called ``name``; without a name, the binary's only graph."""
+        if name is None:
+            if len(self.graphs) != 1:
+                raise ValueError(
+                    f"{self.path.name} holds {len(self.graphs)} graphs; name one of "
+                    f"{sorted(self.graphs)}"
+                )
+            return next(iter(self.graphs.values()))
+        try:
+            return self.graphs[name]
+        except KeyError:
+            raise KeyError(
+                f"{self.path.name} has no graph {name!r}; graphs: {sorted(self.graphs)}"
+            ) from None
+
+    def register_memory(self, descriptor: A.Qnn_MemDescriptor_t) -> int:
+        """``memRegister`` one buffer with this context; freed at close."""
+        self.check_usable()
+        mh = A.Qnn_Handle_t()
+        check(
+            self.backend.lib.core("memRegister")(
+                self.handle, C.byref(descriptor), 1, C.byref(mh)
+            ),
+            "memRegister",
+        )
+        self._mem_handles.append(mh.value)
+        return mh.value
+
+    @property
+    def closed(self) -> bool:
+        return self.handle is None
+
+    def check_usable(self) -> None:
+        if self.handle is None:
+            raise RuntimeError(f"context {self.path.name} is closed")
+        self.backend.check_usable()
+
+    def close(self) -> None:
+        """Deregister memory and free the context; graphs become unusable."""
+        handle, self.handle = self.handle, None
+        if handle is None or os.getpid() != self.backend._pid:
+            return
+        for g in getattr(self, "graphs", {}).values():
+            g._release()
+        lib = self.backend.lib
+        if self._mem_handles:
+            arr = (A.Qnn_Handle_t * len(self._mem_handles))(*self._mem_handles)
+            self._mem_handles.clear()
+            try:
+                check(lib.core("memDeRegister")(arr, len(arr)), "memDeRegister")
+            except QnnError:
+                _LOGGER.exception("memDeRegister for %s failed", self.path.name)
+        if self.backend.handle is not None:  # else the backend already freed it
+            check(lib.core("contextFree")(handle, None), "contextFree", self.path.name)
+
+    def __del__(self) -> None:
+        # Backstop only: normal teardown is close() or Backend.close().
+        if getattr(self, "handle", None) is not None and not sys.is_finalizing():
+            _LOGGER.warning("context %s was not closed; closing it", self.path.name)
+            self.close()
+
+    def __enter__(self) -> Context:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"graphs={list(self.graphs)}"
+        return f"Context({self.path.name}, {state})"
+
+
+class ContextGroup:
+    """Several context binaries loaded as one REGISTER_MULTI_CONTEXTS group.
+
+    The group's spill-fill buffer is sized once, at the first registration, so the
+    maximum over *all* binaries is computed from metadata before any context
+    exists.  If the backend refuses groups (the simulator: rc 5010) the binaries
+    load as standalone contexts; ``shared_spill_fill`` and ``status`` say which.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        group: bool = True,
+        spill_fill_bytes: int | None = None,
+    ) -> None:
+        if not paths:
+            raise ValueError("ContextGroup needs at least one context binary")
+        self.backend = backend
+        self.infos = [read_binary_info(p, backend.lib) for p in paths]
+        measured = max(i.spill_fill_bytes for i in self.infos)
+        # Binaries from SDKs older than ~2.35 report 0: allow an explicit size.
+        self.spill_fill_bytes = measured if spill_fill_bytes is None else spill_fill_bytes
+        self.contexts: list[Context] = []
+        self.shared_spill_fill = False
+        try:
+            if not group:
+                self.status = "standalone (grouping disabled)"
+            elif len(paths) < 2:
+                self.status = "standalone (single binary)"
+            elif self.spill_fill_bytes <= 0:
+                self.status = "standalone (binaries need no spill-fill buffer)"
+            else:
+                self._load_grouped(paths)
+            if not self.contexts:
+                self.contexts = [
+                    Context(backend, p, info=i) for p, i in zip(paths, self.infos)
+                ]
+        except BaseException:
+            self.close()
+            raise
+        level = logging.INFO if self.shared_spill_fill else logging.WARNING
+        _LOGGER.log(level, "loaded %d context(s): %s", len(self.contexts), self.status)
+
+    def _load_grouped(self, paths: Sequence[str | os.PathLike[str]]) -> None:
+        size = self.spill_fill_bytes
+        try:
+            first = Context(self.backend, paths[0], info=self.infos[0],
+                            group_spill_fill=size)
+        except QnnError as exc:
+            if exc.code not in _GROUP_REFUSED:
+                raise
+            self.status = f"standalone (group refused: {exc.name} {exc.code})"
+            return
+        self.contexts.append(first)
+        for p, info in zip(paths[1:], self.infos[1:]):
+            self.contexts.append(
+                Context(self.backend, p, info=info, group_first=first,
+                        group_spill_fill=size)
+            )
+        self.shared_spill_fill = True
+        self.status = f"grouped (shared spill-fill {size} bytes)"
+
+    @property
+    def graphs(self) -> dict[str, Graph]:
+        """Every graph of every context, by name."""
+        out: dict[str, Graph] = {}
+        for ctx in self.contexts:
+            for name, g in ctx.graphs.items():
+                if name in out:
+                    raise ValueError(f"graph name {name!r} appears in two binaries")
+                out[name] = g
+        return out
+
+    def close(self) -> None:
+        """Free members before the first context (which owns the shared buffer)."""
+        for ctx in reversed(self.contexts):
+            ctx.close()
+
+    def __enter__(self) -> ContextGroup:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

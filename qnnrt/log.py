@@ -1,0 +1,90 @@
+"""QNN log handle whose messages go to the ``qnnrt.native`` logger."""
+
+from __future__ import annotations
+
+import ctypes as C
+import logging
+import os
+from typing import Final
+
+from . import _api
+from ._lib import QnnLibrary
+from .errors import check
+
+NATIVE_LOGGER: Final = logging.getLogger("qnnrt.native")
+
+#: QnnLog_Level_t → logging level.
+_TO_LOGGING: Final = {
+    _api.QNN_LOG_LEVEL_ERROR: logging.ERROR,
+    _api.QNN_LOG_LEVEL_WARN: logging.WARNING,
+    _api.QNN_LOG_LEVEL_INFO: logging.INFO,
+    _api.QNN_LOG_LEVEL_VERBOSE: logging.DEBUG,
+    _api.QNN_LOG_LEVEL_DEBUG: logging.DEBUG,
+}
+LEVELS: Final = {
+    "error": _api.QNN_LOG_LEVEL_ERROR,
+    "warning": _api.QNN_LOG_LEVEL_WARN,
+    "info": _api.QNN_LOG_LEVEL_INFO,
+    "verbose": _api.QNN_LOG_LEVEL_VERBOSE,
+    "debug": _api.QNN_LOG_LEVEL_DEBUG,
+}
+_MESSAGE_BYTES: Final = 2048
+
+_state: dict[str, object] = {}
+
+
+def _format(fmt: bytes, va_list: int | None) -> str:
+    libc = _state.get("libc")
+    if libc is None:
+        libc = C.CDLL(None)
+        libc.vsnprintf.argtypes = (C.c_char_p, C.c_size_t, C.c_char_p, C.c_void_p)
+        libc.vsnprintf.restype = C.c_int
+        _state["libc"] = libc
+    buf = C.create_string_buffer(_MESSAGE_BYTES)
+    # x86_64: va_list decays to a pointer; aarch64 passes it by reference, so the
+    # pointer we receive is again what vsnprintf expects.
+    libc.vsnprintf(buf, _MESSAGE_BYTES, fmt, va_list)  # type: ignore[attr-defined]
+    return buf.value.decode(errors="replace").rstrip()
+
+
+def _on_log(fmt: bytes, level: int, timestamp: int, va_list: int | None) -> None:
+    # Runs on QNN's threads.  Never let an exception escape into C.
+    try:
+        NATIVE_LOGGER.log(_TO_LOGGING.get(level, logging.DEBUG), "%s", _format(fmt, va_list))
+    except Exception:  # noqa: BLE001 - nothing sane to do inside a C callback
+        pass
+
+
+def _callback() -> object:
+    # One CFUNCTYPE object for the whole process, never released: QNN may call it
+    # from its own threads until the very end, and a collected trampoline is a crash.
+    cb = _state.get("callback")
+    if cb is None:
+        cb = _state["callback"] = _api.QnnLog_Callback_t(_on_log)
+    return cb
+
+
+class Logger:
+    """A QNN log handle (``logCreate``); freed by :meth:`close`."""
+
+    def __init__(self, lib: QnnLibrary, level: str | int | None = None) -> None:
+        self._lib = lib
+        self._pid = os.getpid()
+        if isinstance(level, str):
+            if level not in LEVELS:
+                raise ValueError(f"log level {level!r}: expected one of {list(LEVELS)}")
+            level = LEVELS[level]
+        # Default WARN, whatever the root logger says: QNN's INFO level is a flood
+        # (several lines per execute).  Ask for more explicitly.
+        self.level = _api.QNN_LOG_LEVEL_WARN if level is None else int(level)
+        handle = _api.Qnn_Handle_t()
+        check(
+            lib.core("logCreate")(_callback(), self.level, C.byref(handle)),
+            "logCreate",
+        )
+        self.handle: int | None = handle.value
+
+    def close(self) -> None:
+        handle, self.handle = self.handle, None
+        if handle is not None and os.getpid() == self._pid:
+            check(self._lib.core("logFree")(handle), "logFree")

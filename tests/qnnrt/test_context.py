@@ -1,0 +1,137 @@
+"""Contexts, groups, teardown order, use-after-close and forks on the simulator."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import qnnrt
+
+
+def test_group_of_three_falls_back_to_standalone_and_says_so(backend, bins, caplog):
+    paths = [bins[n].bin_path for n in ("matmul_tanh", "multi_io", "kv_decode")]
+    # ORT-made binaries report 0 spill-fill; force a size so a group is attempted
+    # (as for binaries from SDKs < 2.35, which always report 0).
+    with caplog.at_level(logging.WARNING, logger="qnnrt.context"):
+        group = backend.load_group(paths, spill_fill_bytes=1 << 20)
+    assert group.shared_spill_fill is False
+    assert "group refused" in group.status and "5010" in group.status
+    assert any("group refused" in r.getMessage() for r in caplog.records)
+    assert len(group.contexts) == 3 and len(group.graphs) == 3
+    x = np.ones((1, 64), np.float32)
+    assert group.contexts[0].graph().run({"x": x})[0].shape == (1, 64)
+    group.close()
+    assert all(c.closed for c in group.contexts)
+
+
+def test_group_without_spill_fill_needs_no_registration(backend, bins):
+    paths = [bins[n].bin_path for n in ("matmul_tanh", "multi_io")]
+    with backend.load_group(paths) as group:
+        assert group.spill_fill_bytes == 0
+        assert group.status == "standalone (binaries need no spill-fill buffer)"
+
+
+def test_backend_close_frees_contexts_newest_first(bins, caplog):
+    be = qnnrt.Backend(log_level="info")
+    a = be.load(bins["matmul_tanh"].bin_path)
+    b = be.load(bins["multi_io"].bin_path)
+    handles = (a.handle, b.handle, be.device, be.handle)
+    with caplog.at_level(logging.INFO, logger="qnnrt.native"):
+        be.close()
+    assert a.closed and b.closed and be.closed
+    started = [
+        m.split("<I>")[-1].strip().split(" started")[0] + m.split("started")[-1]
+        for m in (r.getMessage() for r in caplog.records)
+        if " started" in m and "_free" in m
+    ]
+    assert started == [
+        f"QnnContext_free. context = {hex(handles[1])}",
+        f"QnnContext_free. context = {hex(handles[0])}",
+        f"QnnDevice_free. device = {hex(handles[2])}",
+        f"QnnBackend_free. backend = {hex(handles[3])}",
+    ]
+    be.close()  # idempotent
+
+
+def test_use_after_close_raises_instead_of_crashing(bins):
+    with qnnrt.Backend() as be:
+        ctx = be.load(bins["matmul_tanh"].bin_path)
+        graph = ctx.graph()
+        x = np.ones((1, 64), np.float32)
+        graph.bind("x", x)
+        graph.bind("y", np.empty((1, 64), np.float32))
+        ctx.close()
+        ctx.close()
+        with pytest.raises(RuntimeError, match="closed"):
+            graph.execute()
+        with pytest.raises(RuntimeError, match="closed"):
+            graph.run({"x": x})
+        with pytest.raises(RuntimeError, match="closed"):
+            graph.bind("x", x)
+        ctx2 = be.load(bins["matmul_tanh"].bin_path)  # the backend still works
+        assert ctx2.graph().run({"x": x})[0].shape == (1, 64)
+    with pytest.raises(RuntimeError, match="backend is closed"):
+        be.load(bins["matmul_tanh"].bin_path)
+    with pytest.raises(RuntimeError, match="closed"):
+        ctx2.graph().run({"x": x})
+
+
+def _corrupt(src: Path, dst: Path, how: str) -> Path:
+    data = bytearray(src.read_bytes())
+    if how == "truncated":
+        data = data[: len(data) // 3]
+    elif how == "zeros":
+        data = bytearray(len(data))
+    elif how == "text":
+        data = bytearray(b"this is not a context binary\n" * 100)
+    dst.write_bytes(bytes(data))
+    return dst
+
+
+@pytest.mark.parametrize("how", ["truncated", "zeros", "text"])
+def test_broken_binary_is_a_clear_error(backend, bins, tmp_path, how):
+    bad = _corrupt(bins["matmul_tanh"].bin_path, tmp_path / f"{how}.bin", how)
+    with pytest.raises(qnnrt.QnnError) as err:
+        backend.load(bad)
+    assert err.value.code in (30001, 30010)
+    assert err.value.call == "systemContextGetBinaryInfo"
+    assert str(bad) in str(err.value)
+    assert backend.load(bins["matmul_tanh"].bin_path).graph()  # nothing else broke
+
+
+def test_empty_and_missing_files(backend, tmp_path):
+    (tmp_path / "empty.bin").write_bytes(b"")
+    with pytest.raises(ValueError, match="empty"):
+        backend.load(tmp_path / "empty.bin")
+    with pytest.raises(FileNotFoundError):
+        backend.load(tmp_path / "nope.bin")
+
+
+def test_unknown_graph_name(backend, bins):
+    ctx = backend.load(bins["matmul_tanh"].bin_path)
+    with pytest.raises(KeyError, match="no graph 'nope'"):
+        ctx.graph("nope")
+
+
+def test_forked_child_never_tears_down_the_parents_handles(bins):
+    with qnnrt.Backend() as be:
+        graph = be.load(bins["matmul_tanh"].bin_path).graph()
+        x = np.ones((1, 64), np.float32)
+        before = graph.run({"x": x})[0]
+        pid = os.fork()
+        if pid == 0:  # child: using or closing must not touch QNN
+            code = 0
+            try:
+                graph.run({"x": x})
+                code = 3
+            except RuntimeError as exc:
+                code = 0 if "forked child" in str(exc) else 4
+            be.close()
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        np.testing.assert_array_equal(graph.run({"x": x})[0], before)
