@@ -74,7 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             failed += 1
     if args.json:
         out = [i.to_dict() for i in infos]
-        json.dump(out[0] if len(args.binaries) == 1 and out else out, sys.stdout, indent=2)
+        json.dump(
+            out[0] if len(args.binaries) == 1 and out else out, sys.stdout, indent=2
+        )
         sys.stdout.write("\n")
     else:
         print("\n".join(format_info(i) for i in infos))

@@ -65,8 +65,7 @@ class QnnLibrary:
         )
         iface = _pick(
             core,
-            lambda p: p.apiVersion.coreApiVersion.major
-            == _api.QNN_API_VERSION_MAJOR,
+            lambda p: p.apiVersion.coreApiVersion.major == _api.QNN_API_VERSION_MAJOR,
             "core",
             lib_dir / HTP_LIBRARY,
             _api.QNN_API_VERSION_MAJOR,
@@ -83,9 +82,7 @@ class QnnLibrary:
         self.backend_id: int = iface.backendId
         self.provider_name: str = (iface.providerName or b"").decode()
         self.core_api_version = ApiVersion.from_c(iface.apiVersion.coreApiVersion)
-        self.backend_api_version = ApiVersion.from_c(
-            iface.apiVersion.backendApiVersion
-        )
+        self.backend_api_version = ApiVersion.from_c(iface.apiVersion.backendApiVersion)
         self.system_api_version = ApiVersion.from_c(siface.systemApiVersion)
         self._core = iface.QNN_INTERFACE_VER_NAME
         self._system = siface.QNN_SYSTEM_INTERFACE_VER_NAME

@@ -83,12 +83,12 @@ def _at_exit(timeout: float = EXIT_JOIN_TIMEOUT_S) -> None:
 
 
 def _leave_stuck(why: str) -> None:
-    _LOGGER.error("%s after %.0f s at exit; leaving without freeing QNN", why,
-                  EXIT_JOIN_TIMEOUT_S)
+    _LOGGER.error(
+        "%s after %.0f s at exit; leaving without freeing QNN", why, EXIT_JOIN_TIMEOUT_S
+    )
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except Exception:  # noqa: BLE001
             pass
     os._exit(STUCK_EXIT_STATUS)
-

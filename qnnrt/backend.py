@@ -62,7 +62,9 @@ class Backend:
             self.logger = Logger(self.lib, log_level)
             handle = A.Qnn_Handle_t()
             check(
-                self.lib.core("backendCreate")(self.logger.handle, None, C.byref(handle)),
+                self.lib.core("backendCreate")(
+                    self.logger.handle, None, C.byref(handle)
+                ),
                 "backendCreate",
             )
             self.handle = handle.value
@@ -158,10 +160,13 @@ class Backend:
         found = None
         data = A.QnnProfile_EventData_t()
         for i in range(n.value):
-            check(self.lib.core("profileGetEventData")(ids[i], C.byref(data)),
-                  "profileGetEventData")
+            check(
+                self.lib.core("profileGetEventData")(ids[i], C.byref(data)),
+                "profileGetEventData",
+            )
             if (
-                data.type == A.QNN_HTP_PROFILE_EVENTTYPE_GRAPH_EXECUTE_ACCEL_TIME_MICROSEC
+                data.type
+                == A.QNN_HTP_PROFILE_EVENTTYPE_GRAPH_EXECUTE_ACCEL_TIME_MICROSEC
                 and data.unit == A.QNN_PROFILE_EVENTUNIT_MICROSEC
             ):
                 found = data.value * 1e-6  # events accumulate: keep the newest

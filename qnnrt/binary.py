@@ -12,7 +12,6 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
@@ -170,9 +169,7 @@ def _copy_graph(g: _api.QnnSystemContext_GraphInfo_t) -> GraphInfo:
         raise ValueError(f"unknown GraphInfo version {g.version}")
     v1 = g.graphInfoV1  # V1 is a prefix of V2 and V3
     inputs = tuple(_copy_tensor(v1.graphInputs[i]) for i in range(v1.numGraphInputs))
-    outputs = tuple(
-        _copy_tensor(v1.graphOutputs[i]) for i in range(v1.numGraphOutputs)
-    )
+    outputs = tuple(_copy_tensor(v1.graphOutputs[i]) for i in range(v1.numGraphOutputs))
     extra: dict[str, Any] = {}
     if g.version == 3:
         v3 = g.graphInfoV3

@@ -1,4 +1,4 @@
-"""``Context`` (one context binary) and ``ContextGroup`` (several, sharing spill-fill)."""
+"""``Context`` (one context binary) and ``ContextGroup`` (several, one spill-fill)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,9 @@ class Context:
             for g in self.info.graphs:
                 gh = A.Qnn_Handle_t()
                 check(
-                    lib.core("graphRetrieve")(self.handle, g.name.encode(), C.byref(gh)),
+                    lib.core("graphRetrieve")(
+                        self.handle, g.name.encode(), C.byref(gh)
+                    ),
                     "graphRetrieve",
                     g.name,
                 )
@@ -177,7 +179,9 @@ class ContextGroup:
         self.infos = [read_binary_info(p, backend.lib) for p in paths]
         measured = max(i.spill_fill_bytes for i in self.infos)
         # Binaries from SDKs older than ~2.35 report 0: allow an explicit size.
-        self.spill_fill_bytes = measured if spill_fill_bytes is None else spill_fill_bytes
+        self.spill_fill_bytes = (
+            measured if spill_fill_bytes is None else spill_fill_bytes
+        )
         self.contexts: list[Context] = []
         self.shared_spill_fill = False
         try:
@@ -202,8 +206,9 @@ class ContextGroup:
     def _load_grouped(self, paths: Sequence[str | os.PathLike[str]]) -> None:
         size = self.spill_fill_bytes
         try:
-            first = Context(self.backend, paths[0], info=self.infos[0],
-                            group_spill_fill=size)
+            first = Context(
+                self.backend, paths[0], info=self.infos[0], group_spill_fill=size
+            )
         except QnnError as exc:
             if exc.code not in _GROUP_REFUSED:
                 raise
@@ -212,8 +217,9 @@ class ContextGroup:
         self.contexts.append(first)
         for p, info in zip(paths[1:], self.infos[1:]):
             self.contexts.append(
-                Context(self.backend, p, info=info, group_first=first,
-                        group_spill_fill=size)
+                Context(
+                    self.backend, p, info=info, group_first=first, group_spill_fill=size
+                )
             )
         self.shared_spill_fill = True
         self.status = f"grouped (shared spill-fill {size} bytes)"

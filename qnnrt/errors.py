@@ -1,4 +1,4 @@
-"""QNN return codes → ``QnnError``.  Every C call in qnnrt goes through :func:`check`."""
+"""QNN return codes → ``QnnError``; every C call in qnnrt goes through ``check``."""
 
 from __future__ import annotations
 

@@ -96,7 +96,8 @@ class Graph:
         if isinstance(key, int):
             if not 0 <= key < len(self.outputs):
                 raise IndexError(
-                    f"graph {self.name!r} has {len(self.outputs)} outputs, no index {key}"
+                    f"graph {self.name!r} has {len(self.outputs)} outputs, "
+                    f"no index {key}"
                 )
             return False, key, self.outputs[key]
         if key in self.input_index:
@@ -193,8 +194,13 @@ class Graph:
             self.context.check_usable()
         t1 = time.perf_counter()
         rc = self._fn(
-            self.handle, self._in, len(self._in), self._out, len(self._out),
-            self._profile, None,
+            self.handle,
+            self._in,
+            len(self._in),
+            self._out,
+            len(self._out),
+            self._profile,
+            None,
         )
         t2 = time.perf_counter()
         if rc:
@@ -234,7 +240,8 @@ class Graph:
         self.context.check_usable()
         overrides = {
             self.input_index[name]: to_native(
-                self.inputs[self.input_index[name]], arr,
+                self.inputs[self.input_index[name]],
+                arr,
                 what=f"graph {self.name!r} input",
             )
             for name, arr in given.items()

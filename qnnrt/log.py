@@ -50,7 +50,9 @@ def _format(fmt: bytes, va_list: int | None) -> str:
 def _on_log(fmt: bytes, level: int, timestamp: int, va_list: int | None) -> None:
     # Runs on QNN's threads.  Never let an exception escape into C.
     try:
-        NATIVE_LOGGER.log(_TO_LOGGING.get(level, logging.DEBUG), "%s", _format(fmt, va_list))
+        NATIVE_LOGGER.log(
+            _TO_LOGGING.get(level, logging.DEBUG), "%s", _format(fmt, va_list)
+        )
     except Exception:  # noqa: BLE001 - nothing sane to do inside a C callback
         pass
 

@@ -1,4 +1,4 @@
-"""HTP power votes through the device's perf infrastructure (QnnHtpPerfInfrastructure.h)."""
+"""HTP power votes through the perf infrastructure (QnnHtpPerfInfrastructure.h)."""
 
 from __future__ import annotations
 
@@ -116,9 +116,9 @@ class PowerConfig:
                     _RPC_POLLING_TIME_US,
                 ),
             ]
-        arr = (C.POINTER(A.QnnHtpPerfInfrastructure_PowerConfig_t) * (len(configs) + 1))(
-            *[C.pointer(c) for c in configs]
-        )
+        arr = (
+            C.POINTER(A.QnnHtpPerfInfrastructure_PowerConfig_t) * (len(configs) + 1)
+        )(*[C.pointer(c) for c in configs])
         check(self._perf.setPowerConfig(self.id, arr), "setPowerConfig", mode)
         self.mode = mode
 

@@ -56,9 +56,7 @@ class Quantization:
         return np.clip(q, info.min, info.max).astype(dtype)
 
     def dequantize(self, q: np.ndarray) -> np.ndarray:
-        return (q.astype(np.float32) + np.float32(self.offset)) * np.float32(
-            self.scale
-        )
+        return (q.astype(np.float32) + np.float32(self.offset)) * np.float32(self.scale)
 
 
 @dataclass(frozen=True)
@@ -79,9 +77,7 @@ class TensorInfo:
     @property
     def native_dtype(self) -> np.dtype | None:
         """numpy dtype of the bytes QNN reads/writes, or None if unsupported."""
-        return PLAIN_DTYPES.get(self.qnn_dtype) or QUANTIZED_DTYPES.get(
-            self.qnn_dtype
-        )
+        return PLAIN_DTYPES.get(self.qnn_dtype) or QUANTIZED_DTYPES.get(self.qnn_dtype)
 
     @property
     def is_quantized(self) -> bool:
@@ -136,8 +132,9 @@ def check_array(
     Returns the array itself (never a copy): its pointer goes to C as is.
     """
     if not isinstance(array, np.ndarray):
-        raise TypeError(f"{what} {info.name!r}: expected a numpy array, got "
-                        f"{type(array).__name__}")
+        raise TypeError(
+            f"{what} {info.name!r}: expected a numpy array, got {type(array).__name__}"
+        )
     want = info.native_dtype
     if array.dtype in _REFUSED_NUMPY:
         raise TypeError(

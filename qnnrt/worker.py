@@ -40,7 +40,7 @@ class NpuWorker:
         _lifecycle.track_worker(self)
 
     def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
-        """Queue ``fn(*args, **kwargs)``; its result or exception lands in the Future."""
+        """Queue ``fn(*args, **kwargs)``; result or exception lands in the Future."""
         if self._stopping.is_set():
             raise WorkerStopped(f"worker {self._thread.name!r} is stopped")
         fut: Future[T] = Future()

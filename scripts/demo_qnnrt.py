@@ -23,8 +23,10 @@ def _model(path: Path) -> Path:
     rng = np.random.default_rng(SEED)
     w = (rng.standard_normal((WIDTH, WIDTH)) / np.sqrt(WIDTH)).astype(np.float32)
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "W"], ["m"]),
-         helper.make_node("Tanh", ["m"], ["y"])],
+        [
+            helper.make_node("MatMul", ["x", "W"], ["m"]),
+            helper.make_node("Tanh", ["m"], ["y"]),
+        ],
         "demo",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, WIDTH])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, WIDTH])],
@@ -50,8 +52,10 @@ def main() -> int:
             (y,) = graph.run({"x": x})
             timing = graph.last_timing
         ref = np.tanh(x @ _weights())
-        print(f"max |qnn - numpy| = {np.abs(y - ref).max():.4f}, "
-              f"graphExecute {timing.execute_s * 1e3:.2f} ms")
+        print(
+            f"max |qnn - numpy| = {np.abs(y - ref).max():.4f}, "
+            f"graphExecute {timing.execute_s * 1e3:.2f} ms"
+        )
     return 0
 
 

@@ -66,7 +66,9 @@ def _register(ort: Any) -> list[Any]:
 
     names = {d.ep_name for d in ort.get_ep_devices()}
     if QNN_EP not in names:
-        ort.register_execution_provider_library(QNN_EP, onnxruntime_qnn.get_library_path())
+        ort.register_execution_provider_library(
+            QNN_EP, onnxruntime_qnn.get_library_path()
+        )
     return [d for d in ort.get_ep_devices() if d.ep_name == QNN_EP]
 
 
@@ -76,7 +78,9 @@ def qnn_session(ctx_onnx: str | Path, target: str = "simulator") -> Any:
 
     so = ort.SessionOptions()
     so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
-    so.add_provider_for_devices(_register(ort)[:1], {**_COMMON_OPTIONS, **TARGETS[target]})
+    so.add_provider_for_devices(
+        _register(ort)[:1], {**_COMMON_OPTIONS, **TARGETS[target]}
+    )
     return ort.InferenceSession(str(ctx_onnx), so)
 
 
@@ -98,7 +102,9 @@ def compile_onnx(
         key = _cache_key(onnx_path, target)
         hit = Path(cache_dir) / key
         if (hit / "meta.json").is_file():
-            return _copy_out(hit, out_dir, name, json.loads((hit / "meta.json").read_text()))
+            return _copy_out(
+                hit, out_dir, name, json.loads((hit / "meta.json").read_text())
+            )
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="qnn_compile_") as tmp:
         work = Path(tmp)
@@ -116,7 +122,9 @@ def compile_onnx(
             shutil.rmtree(hit, ignore_errors=True)
             staged.rename(hit)  # atomic publish: parallel test workers never see half
         result = _copy_out(work, out_dir, name, meta)
-    _LOGGER.info("compiled %s -> %s in %.1f s", onnx_path.name, result.bin_path, meta["seconds"])
+    _LOGGER.info(
+        "compiled %s -> %s in %.1f s", onnx_path.name, result.bin_path, meta["seconds"]
+    )
     return result
 
 
@@ -159,7 +167,9 @@ def compile_shared(
 def _cache_key(onnx_path: Path, target: str) -> str:
     h = hashlib.sha256()
     h.update(onnx_path.read_bytes())
-    h.update(json.dumps([_CACHE_FORMAT, target, TARGETS[target], qnn_sdk_version()]).encode())
+    h.update(
+        json.dumps([_CACHE_FORMAT, target, TARGETS[target], qnn_sdk_version()]).encode()
+    )
     return h.hexdigest()[:32]
 
 
@@ -173,14 +183,18 @@ def _compile_into(onnx_path: Path, work: Path, target: str) -> None:
     so.add_session_config_entry("ep.context_embed_mode", "0")
     so.add_session_config_entry("ep.context_file_path", str(ctx))
     so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
-    so.add_provider_for_devices(_register(ort)[:1], {**_COMMON_OPTIONS, **TARGETS[target]})
+    so.add_provider_for_devices(
+        _register(ort)[:1], {**_COMMON_OPTIONS, **TARGETS[target]}
+    )
     try:
         ort.InferenceSession(str(onnx_path), so)
     except Exception as exc:  # onnxruntime raises its own exception types
         raise CompileError(f"QNN EP could not compile {onnx_path.name}: {exc}") from exc
     model = onnx.load(str(ctx), load_external_data=False)
     ep_nodes = [n for n in model.graph.node if n.op_type == "EPContext"]
-    others = [f"{n.op_type} ({n.name})" for n in model.graph.node if n.op_type != "EPContext"]
+    others = [
+        f"{n.op_type} ({n.name})" for n in model.graph.node if n.op_type != "EPContext"
+    ]
     if len(ep_nodes) != 1 or others:
         raise CompileError(
             f"{onnx_path.name}: expected the whole graph in one QNN context, got "
@@ -207,8 +221,9 @@ def _copy_out(src: Path, out_dir: Path, name: str, meta: dict[str, Any]) -> Comp
             if attr.name == "ep_cache_context":
                 attr.s = bin_path.name.encode()
     onnx.save(model, str(ctx_path))
-    return Compiled(bin_path, ctx_path, meta["target"], meta["qnn_sdk_version"],
-                    meta["seconds"])
+    return Compiled(
+        bin_path, ctx_path, meta["target"], meta["qnn_sdk_version"], meta["seconds"]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -219,7 +234,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     for i, path in enumerate(args.onnx, 1):
-        print(f"[{i}/{len(args.onnx)}] compiling {path} ...", file=sys.stderr, flush=True)
+        print(
+            f"[{i}/{len(args.onnx)}] compiling {path} ...", file=sys.stderr, flush=True
+        )
         try:
             res = compile_onnx(path, args.out, target=args.target)
         except CompileError as exc:

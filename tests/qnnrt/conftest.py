@@ -29,8 +29,9 @@ def onnx_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def bins(onnx_dir: Path, qnn_cache: Path, tmp_path_factory: pytest.TempPathFactory
-         ) -> dict[str, Compiled]:
+def bins(
+    onnx_dir: Path, qnn_cache: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Compiled]:
     out = tmp_path_factory.mktemp("bins")
     return {
         name: compile_onnx(onnx_dir / f"{name}.onnx", out, cache_dir=qnn_cache)

@@ -108,10 +108,16 @@ CORE_ORDER = {
     63: "contextGetProperty",
     70: "contextFreeBinarySectionUpdate",
 }
-SYSTEM_ORDER = {0: "systemContextCreate", 1: "systemContextGetBinaryInfo", 3: "systemContextFree"}
+SYSTEM_ORDER = {
+    0: "systemContextCreate",
+    1: "systemContextGetBinaryInfo",
+    3: "systemContextFree",
+}
 
 
-@pytest.mark.parametrize("struct,size", SIZES, ids=lambda v: getattr(v, "__name__", str(v)))
+@pytest.mark.parametrize(
+    "struct,size", SIZES, ids=lambda v: getattr(v, "__name__", str(v))
+)
 def test_struct_size_matches_fact_sheet(struct: type, size: int) -> None:
     assert C.sizeof(struct) == size
 

@@ -58,8 +58,9 @@ def test_inputs_by_name_outputs_by_index_with_int32_and_fp16(backend, bins, onnx
     assert [o.dtype for o in outs] == [np.float32, np.float16, np.float32]
     ref = cpu_run(onnx_dir / "multi_io.onnx", feeds)
     for name, index in graph.output_index.items():
-        np.testing.assert_allclose(outs[index].astype(np.float32),
-                                   ref[name].astype(np.float32), atol=FP16_ATOL)
+        np.testing.assert_allclose(
+            outs[index].astype(np.float32), ref[name].astype(np.float32), atol=FP16_ATOL
+        )
     theirs = qnn_session(bins["multi_io"].ctx_onnx_path).run(None, feeds)
     assert all(o.tobytes() == t.tobytes() for o, t in zip(outs, theirs))
 
@@ -82,19 +83,25 @@ def test_binary_order_need_not_match_the_reference_onnx_order(
     graph = backend.load(bins["multi_io"].bin_path).graph()
     assert [t.name for t in graph.outputs] == ["s", "emb", "p"]
     feeds = multi_io_feeds()
-    sess = ort.InferenceSession(str(tmp_path / "reordered.onnx"),
-                                providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(
+        str(tmp_path / "reordered.onnx"), providers=["CPUExecutionProvider"]
+    )
     ref = sess.run(None, feeds)  # ONNX order: p, emb, s
     outs = graph.run(feeds)  # binary order: s, emb, p
     for ref_i, name in enumerate(["p", "emb", "s"]):
-        np.testing.assert_allclose(outs[graph.output_index[name]].astype(np.float32),
-                                   ref[ref_i].astype(np.float32), atol=FP16_ATOL)
+        np.testing.assert_allclose(
+            outs[graph.output_index[name]].astype(np.float32),
+            ref[ref_i].astype(np.float32),
+            atol=FP16_ATOL,
+        )
 
 
-@pytest.mark.parametrize("name,dtype,zero_point", [("qdq8", np.uint8, 128),
-                                                   ("qdq16", np.uint16, 32768)])
-def test_quantized_io_applies_scale_offset_both_ways(backend, bins, onnx_dir,
-                                                     name, dtype, zero_point):
+@pytest.mark.parametrize(
+    "name,dtype,zero_point", [("qdq8", np.uint8, 128), ("qdq16", np.uint16, 32768)]
+)
+def test_quantized_io_applies_scale_offset_both_ways(
+    backend, bins, onnx_dir, name, dtype, zero_point
+):
     graph = backend.load(bins[name].bin_path).graph()
     (xin,), (yout,) = graph.inputs, graph.outputs
     assert xin.is_quantized and xin.quantization.offset == -zero_point
@@ -160,8 +167,11 @@ def test_execute_allocates_nothing_per_call(backend, bins):
         after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
-    mine = [s for s in after.compare_to(before, "filename")
-            if "qnnrt" in str(s.traceback) and s.size_diff > 0]
+    mine = [
+        s
+        for s in after.compare_to(before, "filename")
+        if "qnnrt" in str(s.traceback) and s.size_diff > 0
+    ]
     grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
     assert grown < 4096, mine  # well below one allocation per call (1000 calls)
 
@@ -169,24 +179,39 @@ def test_execute_allocates_nothing_per_call(backend, bins):
 def test_kv_caches_bound_zero_copy_and_updated_in_place(backend, bins, onnx_dir):
     L, H, N, D = tm.KV_LAYERS, tm.KV_HEADS, tm.KV_LEN, tm.KV_DH
     graph = backend.load(bins["kv_decode"].bin_path).graph()
-    k, v = backend.empty((L, H, N, D), np.float16), backend.empty((L, H, N, D), np.float16)
+    k, v = (
+        backend.empty((L, H, N, D), np.float16),
+        backend.empty((L, H, N, D), np.float16),
+    )
     x = np.zeros((1, 1, H * D), np.float32)
     mask = np.full((1, 1, 1, N), -100.0, np.float32)
     y = np.empty((1, 1, H * D), np.float32)
-    k_new, v_new = np.empty((L, H, 1, D), np.float16), np.empty((L, H, 1, D), np.float16)
-    for name, arr in [("x", x), ("k_cache", k), ("v_cache", v), ("mask", mask),
-                      ("y", y), ("k_new", k_new), ("v_new", v_new)]:
+    k_new, v_new = (
+        np.empty((L, H, 1, D), np.float16),
+        np.empty((L, H, 1, D), np.float16),
+    )
+    for name, arr in [
+        ("x", x),
+        ("k_cache", k),
+        ("v_cache", v),
+        ("mask", mask),
+        ("y", y),
+        ("k_new", k_new),
+        ("v_new", v_new),
+    ]:
         graph.bind(name, arr)
-    ref_sess = ort.InferenceSession(str(onnx_dir / "kv_decode.onnx"),
-                                    providers=["CPUExecutionProvider"])
+    ref_sess = ort.InferenceSession(
+        str(onnx_dir / "kv_decode.onnx"), providers=["CPUExecutionProvider"]
+    )
     rk, rv = np.zeros_like(k), np.zeros_like(v)
     rng = np.random.default_rng(3)
     for pos in range(20):
         x[...] = rng.standard_normal(x.shape).astype(np.float32)
         mask[..., :pos] = 0.0
         graph.execute()
-        ry, rkn, rvn = ref_sess.run(None, {"x": x, "k_cache": rk, "v_cache": rv,
-                                           "mask": mask})
+        ry, rkn, rvn = ref_sess.run(
+            None, {"x": x, "k_cache": rk, "v_cache": rv, "mask": mask}
+        )
         np.testing.assert_allclose(y, ry, atol=5e-2, rtol=2e-2)
         k[:, :, pos], v[:, :, pos] = k_new[:, :, 0], v_new[:, :, 0]  # in place
         rk[:, :, pos], rv[:, :, pos] = rkn[:, :, 0], rvn[:, :, 0]

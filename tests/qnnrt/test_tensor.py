@@ -21,13 +21,17 @@ def _assert_still_works(graph) -> None:
 
 
 def test_missing_input_lists_expected_names(graph):
-    with pytest.raises(ValueError, match=r"missing input\(s\) \['x'\]; expected \['x'\]"):
+    with pytest.raises(
+        ValueError, match=r"missing input\(s\) \['x'\]; expected \['x'\]"
+    ):
         graph.run({})
     _assert_still_works(graph)
 
 
 def test_misnamed_input_lists_expected_names(graph):
-    with pytest.raises(ValueError, match=r"unknown input\(s\) \['X'\]; expected \['x'\]"):
+    with pytest.raises(
+        ValueError, match=r"unknown input\(s\) \['X'\]; expected \['x'\]"
+    ):
         graph.run({"X": X})
     with pytest.raises(ValueError, match="unknown input"):
         graph.run({"x": X, "extra": X})
@@ -37,7 +41,11 @@ def test_misnamed_input_lists_expected_names(graph):
 @pytest.mark.parametrize(
     "array,error,match",
     [
-        (np.ones((1, 63), np.float32), ValueError, r"shape \(1, 63\), expected \(1, 64\)"),
+        (
+            np.ones((1, 63), np.float32),
+            ValueError,
+            r"shape \(1, 63\), expected \(1, 64\)",
+        ),
         (np.ones((64,), np.float32), ValueError, "shape"),
         (np.ones((1, 64), np.float64), TypeError, "dtype float64, expected float32"),
         (np.ones((1, 64), np.float16), TypeError, "dtype float16"),
@@ -85,8 +93,9 @@ def test_int64_tensor_in_a_binary_is_refused_clearly():
 
 
 def test_per_axis_quantization_is_refused_clearly():
-    info = TensorInfo("w", 1, A.QNN_DATATYPE_UFIXED_POINT_8, (4,), None,
-                      "AXIS_SCALE_OFFSET")
+    info = TensorInfo(
+        "w", 1, A.QNN_DATATYPE_UFIXED_POINT_8, (4,), None, "AXIS_SCALE_OFFSET"
+    )
     with pytest.raises(TypeError, match="only scalar scale/offset"):
         require_supported(info, "g")
 

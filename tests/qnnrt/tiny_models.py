@@ -154,7 +154,12 @@ def kv_decode(path: Path) -> Path:
 
     width = KV_HEADS * KV_DH
     cache = torch.zeros(KV_LAYERS, KV_HEADS, KV_LEN, KV_DH, dtype=torch.float16)
-    args = (torch.zeros(1, 1, width), cache, cache.clone(), torch.zeros(1, 1, 1, KV_LEN))
+    args = (
+        torch.zeros(1, 1, width),
+        cache,
+        cache.clone(),
+        torch.zeros(1, 1, 1, KV_LEN),
+    )
     torch.onnx.export(
         Decode().eval(),
         args,

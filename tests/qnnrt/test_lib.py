@@ -1,0 +1,96 @@
+"""Library discovery and loading against the real QNN 2.51 x86_64 libraries."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import qnnrt
+from qnnrt import _lib
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_simulator_libraries_are_found_and_version_checked():
+    lib = qnnrt.load_library()
+    assert lib.core_api_version.major == 2
+    assert lib.system_api_version.major == 1
+    assert lib.backend_id == 6 and lib.provider_name == "HTP_QTI_AISW"
+    assert lib.build_id.startswith("v2.")
+    assert qnnrt.load_library() is lib  # loaded once per directory
+
+
+def test_import_loads_nothing():
+    code = (
+        "import sys, qnnrt; bad = [m for m in sys.modules if 'onnx' in m];"
+        "print(bad or 'clean')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    ).stdout.strip()
+    assert out == "clean"
+
+
+def test_explicit_dir_without_libraries_names_the_dir(tmp_path):
+    with pytest.raises(qnnrt.QnnLibraryError, match=str(tmp_path)):
+        qnnrt.load_library(tmp_path)
+
+
+def test_env_var_without_libraries_names_the_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv(_lib.ENV_LIB_DIR, str(tmp_path))
+    with pytest.raises(qnnrt.QnnLibraryError, match=r"\$QNN_LIB_DIR"):
+        qnnrt.load_library()
+
+
+def test_nothing_found_says_what_to_set(monkeypatch):
+    monkeypatch.delenv(_lib.ENV_LIB_DIR, raising=False)
+    monkeypatch.setattr(_lib, "simulator_lib_dir", lambda: None)
+    monkeypatch.setattr(_lib, "DEFAULT_BOARD_LIB_DIRS", ("/nonexistent/qnn",))
+    with pytest.raises(qnnrt.QnnLibraryError) as err:
+        qnnrt.load_library()
+    msg = str(err.value)
+    assert "QNN_LIB_DIR" in msg and "/nonexistent/qnn" in msg and "hexvoice[sim]" in msg
+
+
+def test_a_non_elf_library_is_refused(tmp_path):
+    for name in (_lib.HTP_LIBRARY, _lib.SYSTEM_LIBRARY):
+        (tmp_path / name).write_text("INPUT(-lfoo)\n")  # e.g. a linker script
+    with pytest.raises(qnnrt.QnnLibraryError, match="not an ELF"):
+        qnnrt.load_library(tmp_path)
+
+
+def test_rtld_local_lets_onnxruntime_load_afterwards():
+    # With RTLD_GLOBAL the wheel's libc++abi/libunwind win and this segfaults.
+    code = (
+        "import qnnrt; qnnrt.load_library(); import onnxruntime as ort;"
+        "ort.InferenceSession; print('ok')"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-1000:]
+
+
+def test_loading_keeps_the_banner_off_stdout():
+    code = "import qnnrt; qnnrt.load_library(); print('DATA')"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+        env={**os.environ},
+    ).stdout
+    assert out == "DATA\n"
