@@ -1,0 +1,1 @@
+"""hexvoice daemon: TTS engines, voice bundles and the systemd service."""

@@ -1,0 +1,330 @@
+"""Voice bundles: a directory (or ``.tar``) with ``voice.yaml`` and the graph files.
+
+Layout::
+
+    voice.yaml        manifest (this module's schema, ``format: 1``)
+    graphs/*.bin      QNN context binaries, one per graph
+    onnx/*.onnx       fp32 graphs for the CPU backend (optional)
+    cpu/*.npy         tables the host loop needs (embeddings, heads, ...)
+    refs/*.npz        precomputed reference-voice features (GPT-SoVITS)
+    text/             text-frontend resources
+
+The manifest pins a sha256 for every file and the I/O (names, dtypes, shapes) of
+every graph, so ``verify`` can prove a bundle is intact and that each binary
+computes on the tensors the engine will hand it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tarfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Final
+
+import yaml
+
+BUNDLE_FORMAT: Final = 1
+MANIFEST: Final = "voice.yaml"
+_HASH_CHUNK: Final = 1 << 20
+
+
+class BundleError(ValueError):
+    """A bundle or its manifest is malformed; the message names path and field."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    dtype: str  # numpy dtype name of the bytes the graph reads/writes
+    shape: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "dtype": self.dtype, "shape": list(self.shape)}
+
+
+@dataclass(frozen=True)
+class GraphSpec:
+    key: str
+    file: str
+    sha256: str
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    onnx: str | None = None
+    onnx_sha256: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "file": self.file,
+            "sha256": self.sha256,
+            "inputs": [t.to_dict() for t in self.inputs],
+            "outputs": [t.to_dict() for t in self.outputs],
+        }
+        if self.onnx:
+            d["onnx"], d["onnx_sha256"] = self.onnx, self.onnx_sha256
+        return d
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A loaded (not yet verified) bundle manifest."""
+
+    root: Path
+    engine: str
+    name: str
+    sample_rate: int
+    languages: tuple[str, ...]
+    graphs: Mapping[str, GraphSpec]
+    files: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    voices: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    qnn_sdk: str | None = None
+    target: str | None = None
+
+    @classmethod
+    def load(cls, root: str | Path) -> Bundle:
+        root = Path(root)
+        path = root / MANIFEST
+        if not path.is_file():
+            raise BundleError(f"{root}: no {MANIFEST} (not a voice bundle)")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise BundleError(f"{path}: invalid YAML: {exc}") from exc
+        return cls.from_dict(root, data, str(path))
+
+    @classmethod
+    def from_dict(cls, root: Path, data: Any, where: str = MANIFEST) -> Bundle:
+        m = _Reader(data, where)
+        fmt = m.integer("format")
+        if fmt != BUNDLE_FORMAT:
+            raise BundleError(
+                f"{where}: format {fmt} is not supported (want {BUNDLE_FORMAT})"
+            )
+        graphs = {}
+        for key, g in m.mapping("graphs").items():
+            gr = _Reader(g, f"{where}: graphs.{key}")
+            graphs[key] = GraphSpec(
+                key=key,
+                file=_relative(gr.text("file"), gr.where + ".file"),
+                sha256=gr.text("sha256"),
+                inputs=tuple(
+                    _tensor(t, f"{gr.where}.inputs") for t in gr.items("inputs")
+                ),
+                outputs=tuple(
+                    _tensor(t, f"{gr.where}.outputs") for t in gr.items("outputs")
+                ),
+                onnx=_relative(gr.opt_text("onnx"), gr.where + ".onnx"),
+                onnx_sha256=gr.opt_text("onnx_sha256"),
+            )
+        files = {
+            _relative(k, f"{where}: files"): str(v)
+            for k, v in m.mapping("files", required=False).items()
+        }
+        return cls(
+            root=root,
+            engine=m.text("engine"),
+            name=m.text("name"),
+            sample_rate=m.integer("sample_rate"),
+            languages=tuple(str(x) for x in m.items("languages")),
+            graphs=graphs,
+            files=files,
+            params=dict(m.mapping("params", required=False)),
+            voices={
+                str(k): dict(v or {})
+                for k, v in m.mapping("voices", required=False).items()
+            },
+            qnn_sdk=m.opt_text("qnn_sdk"),
+            target=m.opt_text("target"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": BUNDLE_FORMAT,
+            "engine": self.engine,
+            "name": self.name,
+            "sample_rate": self.sample_rate,
+            "languages": list(self.languages),
+            "qnn_sdk": self.qnn_sdk,
+            "target": self.target,
+            "params": dict(self.params),
+            "voices": {k: dict(v) for k, v in self.voices.items()},
+            "graphs": {k: g.to_dict() for k, g in self.graphs.items()},
+            "files": dict(self.files),
+        }
+
+    def path(self, rel: str) -> Path:
+        """Absolute path of a bundle member (never outside the bundle)."""
+        return self.root / _relative(rel, "path")
+
+    def verify(self, *, binaries: bool = True, lib: Any = None) -> list[str]:
+        """Every problem found (empty list = intact): hashes, then binary I/O."""
+        problems = []
+        for rel, digest in self._hashed():
+            p = self.path(rel)
+            if not p.is_file():
+                problems.append(f"{rel}: missing")
+            elif sha256_file(p) != digest:
+                problems.append(f"{rel}: sha256 mismatch (file changed or corrupted)")
+        if binaries:
+            problems += self._verify_binaries(
+                lib, skip={p.split(":")[0] for p in problems}
+            )
+        return problems
+
+    def _hashed(self) -> Iterable[tuple[str, str]]:
+        for g in self.graphs.values():
+            yield g.file, g.sha256
+            if g.onnx and g.onnx_sha256:
+                yield g.onnx, g.onnx_sha256
+        yield from self.files.items()
+
+    def _verify_binaries(self, lib: Any, skip: set[str]) -> list[str]:
+        import qnnrt
+
+        problems = []
+        for key, g in self.graphs.items():
+            if g.file in skip:
+                continue
+            try:
+                info = qnnrt.read_binary_info(self.path(g.file), lib)
+            except (OSError, ValueError, qnnrt.QnnError) as exc:
+                problems.append(f"{g.file}: not a loadable context binary: {exc}")
+                continue
+            if len(info.graphs) != 1:
+                problems.append(f"{g.file}: {len(info.graphs)} graphs, expected 1")
+                continue
+            (gi,) = info.graphs
+            problems += _compare(f"{g.file} ({key}) inputs", g.inputs, gi.inputs)
+            problems += _compare(f"{g.file} ({key}) outputs", g.outputs, gi.outputs)
+        return problems
+
+
+def tensor_spec(info: Any) -> TensorSpec:
+    """Manifest entry for a ``qnnrt.TensorInfo``."""
+    dt = info.native_dtype
+    return TensorSpec(
+        info.name, str(dt) if dt is not None else info.dtype_name, info.shape
+    )
+
+
+def _compare(what: str, want: tuple[TensorSpec, ...], got: Iterable[Any]) -> list[str]:
+    have = tuple(tensor_spec(t) for t in got)
+    if sorted(want, key=lambda t: t.name) == sorted(have, key=lambda t: t.name):
+        if what.endswith("outputs") and want != have:
+            return [
+                f"{what}: order {[t.name for t in have]} differs from manifest "
+                f"{[t.name for t in want]} (outputs are read by index)"
+            ]
+        return []
+    want_d = {t.name: t for t in want}
+    have_d = {t.name: t for t in have}
+    out = []
+    for name in sorted(set(want_d) | set(have_d)):
+        w, h = want_d.get(name), have_d.get(name)
+        if w is None:
+            out.append(f"{what}: binary has {name!r}, manifest does not")
+        elif h is None:
+            out.append(f"{what}: manifest has {name!r}, binary does not")
+        elif w != h:
+            out.append(
+                f"{what}: {name!r} is {h.dtype}{list(h.shape)} in the binary, "
+                f"{w.dtype}{list(w.shape)} in the manifest"
+            )
+    return out
+
+
+def sha256_file(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_HASH_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_manifest(bundle: Bundle) -> Path:
+    path = bundle.root / MANIFEST
+    path.write_text(yaml.safe_dump(bundle.to_dict(), sort_keys=False), encoding="utf-8")
+    return path
+
+
+def pack(root: str | Path, out: str | Path) -> Path:
+    """Write ``root`` as an uncompressed tar (binaries do not compress)."""
+    root, out = Path(root), Path(out)
+    with tarfile.open(out, "w") as tar:
+        for p in sorted(root.rglob("*")):
+            if p.is_file():
+                tar.add(p, arcname=str(p.relative_to(root)))
+    return out
+
+
+def unpack(tar_path: str | Path, dest: str | Path) -> Path:
+    """Extract a bundle tar safely (no absolute paths, links or ``..``)."""
+    dest = Path(dest)
+    with tarfile.open(tar_path) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def _relative(rel: str | None, where: str) -> Any:
+    if rel is None:
+        return None
+    p = PurePosixPath(rel)
+    if p.is_absolute() or ".." in p.parts or not p.parts:
+        raise BundleError(f"{where}: {rel!r} must be a relative path inside the bundle")
+    return str(p)
+
+
+def _tensor(data: Any, where: str) -> TensorSpec:
+    r = _Reader(data, where)
+    shape = r.items("shape")
+    if not all(isinstance(d, int) and d > 0 for d in shape):
+        raise BundleError(f"{where}: shape {shape!r} must be positive integers")
+    return TensorSpec(r.text("name"), r.text("dtype"), tuple(shape))
+
+
+class _Reader:
+    """Typed access to one YAML mapping with errors that name the field."""
+
+    def __init__(self, data: Any, where: str) -> None:
+        if not isinstance(data, Mapping):
+            raise BundleError(f"{where}: expected a mapping, got {type(data).__name__}")
+        self.data, self.where = data, where
+
+    def _get(self, key: str, required: bool = True) -> Any:
+        if key not in self.data:
+            if required:
+                raise BundleError(f"{self.where}: missing field {key!r}")
+            return None
+        return self.data[key]
+
+    def text(self, key: str) -> str:
+        v = self._get(key)
+        if not isinstance(v, str) or not v:
+            raise BundleError(f"{self.where}: {key} must be a non-empty string")
+        return v
+
+    def opt_text(self, key: str) -> str | None:
+        v = self._get(key, required=False)
+        return None if v is None else str(v)
+
+    def integer(self, key: str) -> int:
+        v = self._get(key)
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise BundleError(f"{self.where}: {key} must be an integer")
+        return v
+
+    def items(self, key: str) -> list[Any]:
+        v = self._get(key)
+        if not isinstance(v, list):
+            raise BundleError(f"{self.where}: {key} must be a list")
+        return v
+
+    def mapping(self, key: str, required: bool = True) -> Mapping[str, Any]:
+        v = self._get(key, required)
+        if v is None:
+            return {}
+        if not isinstance(v, Mapping):
+            raise BundleError(f"{self.where}: {key} must be a mapping")
+        return v
