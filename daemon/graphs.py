@@ -1,0 +1,195 @@
+"""One graph interface, two backends: qnnrt (board or simulator) and onnxruntime CPU.
+
+Engines see ``Runner`` objects only: inputs by name, outputs by index, optional
+zero-copy ``bind`` + ``execute``.  The QNN backend loads every bundle's binaries as
+one multi-context group; the CPU backend runs the bundle's fp32 ONNX graphs (for
+development and parity) and emulates binding with copies.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+import numpy as np
+
+from .bundle import Bundle, BundleError, TensorSpec
+
+if TYPE_CHECKING:
+    import qnnrt
+
+BACKENDS: Final = ("qnn", "cpu")
+
+
+class Runner(Protocol):
+    key: str
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    stats: GraphStats
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]: ...
+
+    def bind(self, key: str | int, array: np.ndarray) -> None: ...
+
+    def execute(self) -> None: ...
+
+
+@dataclass
+class GraphStats:
+    calls: int = 0
+    seconds: float = 0.0
+
+    def add(self, seconds: float) -> None:
+        self.calls += 1
+        self.seconds += seconds
+
+
+class QnnRunner:
+    def __init__(self, key: str, graph: qnnrt.Graph, spec: Any) -> None:
+        self.key = key
+        self.graph = graph
+        self.inputs = spec.inputs
+        self.outputs = spec.outputs
+        self.output_index = graph.output_index
+        self.stats = GraphStats()
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        out = self.graph.run(feeds)
+        self.stats.add(self.graph.last_timing.wall_s)
+        return out
+
+    def bind(self, key: str | int, array: np.ndarray) -> None:
+        self.graph.bind(key, array)
+
+    def execute(self) -> None:
+        self.graph.execute()
+        self.stats.add(self.graph.last_timing.wall_s)
+
+
+class CpuRunner:
+    """onnxruntime CPU session over the bundle's fp32 ONNX graph."""
+
+    def __init__(self, key: str, session: Any, spec: Any) -> None:
+        self.key = key
+        self.session = session
+        self.inputs = spec.inputs
+        self.outputs = spec.outputs
+        self.stats = GraphStats()
+        self._names = [o.name for o in session.get_outputs()]
+        order = {t.name: i for i, t in enumerate(spec.outputs)}
+        if set(order) != set(self._names):
+            raise BundleError(
+                f"graph {key}: ONNX outputs {self._names} do not match "
+                f"the manifest {list(order)}"
+            )
+        self.output_index = order
+        self._perm = [self._names.index(t.name) for t in spec.outputs]
+        self._in_names = {t.name for t in spec.inputs}
+        self._bound_in: dict[str, np.ndarray] = {}
+        self._bound_out: dict[int, np.ndarray] = {}
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        unknown = set(feeds) - self._in_names
+        if unknown:
+            raise ValueError(
+                f"graph {self.key}: unknown input(s) {sorted(unknown)}; "
+                f"expected {sorted(self._in_names)}"
+            )
+        merged = {**self._bound_in, **feeds}
+        missing = self._in_names - set(merged)
+        if missing:
+            raise ValueError(f"graph {self.key}: missing input(s) {sorted(missing)}")
+        t0 = time.perf_counter()
+        raw = self.session.run(None, merged)
+        self.stats.add(time.perf_counter() - t0)
+        outs = [raw[i] for i in self._perm]
+        for i, arr in self._bound_out.items():
+            np.copyto(arr, outs[i])
+            outs[i] = arr
+        return outs
+
+    def bind(self, key: str | int, array: np.ndarray) -> None:
+        if isinstance(key, int):
+            self._bound_out[key] = array
+        elif key in self._in_names:
+            self._bound_in[key] = array
+        elif key in self.output_index:
+            self._bound_out[self.output_index[key]] = array
+        else:
+            raise KeyError(f"graph {self.key} has no tensor {key!r}")
+
+    def execute(self) -> None:
+        self.run({})
+
+
+class GraphHost:
+    """Opens the graphs of one or more bundles on one backend; owns them."""
+
+    def __init__(
+        self,
+        backend: str = "qnn",
+        *,
+        lib_dir: str | None = None,
+        power: str | None = None,
+        log_level: str | None = None,
+        threads: int | None = None,
+    ) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"backend {backend!r}: expected one of {BACKENDS}")
+        self.backend = backend
+        self._lib_dir, self._power, self._log_level = lib_dir, power, log_level
+        self._threads = threads
+        self._qnn: qnnrt.Backend | None = None
+        self.group: qnnrt.ContextGroup | None = None
+
+    def open(self, bundles: Sequence[Bundle]) -> list[dict[str, Runner]]:
+        """Runners for every graph of every bundle (QNN: one context group)."""
+        if self.backend == "cpu":
+            return [self._open_cpu(b) for b in bundles]
+        import qnnrt
+
+        if self._qnn is None:
+            self._qnn = qnnrt.Backend(
+                lib_dir=self._lib_dir, power=self._power, log_level=self._log_level
+            )
+        entries = [
+            (i, k, g) for i, b in enumerate(bundles) for k, g in b.graphs.items()
+        ]
+        paths = [bundles[i].path(g.file) for i, _, g in entries]
+        self.group = self._qnn.load_group(paths)
+        out: list[dict[str, Runner]] = [{} for _ in bundles]
+        for (i, key, spec), ctx in zip(entries, self.group.contexts, strict=True):
+            out[i][key] = QnnRunner(key, ctx.graph(), spec)
+        return out
+
+    def _open_cpu(self, bundle: Bundle) -> dict[str, Runner]:
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        if self._threads:
+            so.intra_op_num_threads = self._threads
+        runners: dict[str, Runner] = {}
+        for key, spec in bundle.graphs.items():
+            if not spec.onnx:
+                raise BundleError(
+                    f"{bundle.root}: graph {key} has no ONNX file; the "
+                    f"CPU backend needs bundles built with onnx/"
+                )
+            sess = ort.InferenceSession(
+                str(bundle.path(spec.onnx)), so, providers=["CPUExecutionProvider"]
+            )
+            runners[key] = CpuRunner(key, sess, spec)
+        return runners
+
+    @property
+    def status(self) -> str:
+        if self.backend == "cpu":
+            return "onnxruntime CPU"
+        return f"QNN HTP, {self.group.status if self.group else 'no graphs'}"
+
+    def close(self) -> None:
+        if self._qnn is not None:
+            self._qnn.close()
+            self._qnn = None
