@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .bundle import Bundle
     from .graphs import Runner
 
-#: Entry-point group under which engines register (pyproject ``[project.entry-points]``).
+#: Entry-point group under which engines register (pyproject entry-points).
 ENTRY_POINT_GROUP: Final = "hexvoice.engines"
 MAX_SPEED: Final = 4.0
 MIN_SPEED: Final = 0.25

@@ -17,7 +17,7 @@ from daemon.bundle import Bundle, GraphSpec, sha256_file, tensor_spec, write_man
 def add_graph(
     root: Path, key: str, bin_path: Path, onnx_path: Path | None = None
 ) -> GraphSpec:
-    """Copy ``bin_path`` (+ fp32 ONNX) into ``root`` and describe it from its metadata."""
+    """Copy ``bin_path`` (+ fp32 ONNX) into ``root``; describe it from its metadata."""
     (root / "graphs").mkdir(parents=True, exist_ok=True)
     dest = root / "graphs" / f"{key}.bin"
     if bin_path.resolve() != dest.resolve():
