@@ -1,0 +1,1 @@
+"""Piper (VITS) voices: CPU-side parts of the piper-vits engine."""

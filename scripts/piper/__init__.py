@@ -1,0 +1,1 @@
+"""Piper (VITS) voice conversion: ONNX surgery into static NPU graphs + CPU parts."""
