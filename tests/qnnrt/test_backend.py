@@ -1,0 +1,34 @@
+"""Backend creation options against the real simulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qnnrt
+
+
+def test_soc_model_device_config_is_accepted(bins):
+    # SM8550 (43) → v73: written at both struct offsets (2.43 and 2.51 layouts).
+    with qnnrt.Backend(soc_model=43) as be:
+        graph = be.load(bins["matmul_tanh"].bin_path).graph()
+        assert graph.run({"x": np.ones((1, 64), np.float32)})[0].shape == (1, 64)
+
+
+def test_unknown_soc_model_is_a_clear_device_error():
+    with pytest.raises(qnnrt.QnnError) as err:
+        qnnrt.Backend(soc_model=9999)
+    assert err.value.call == "deviceCreate"
+    assert err.value.code == 14001 and "soc_model=9999" in str(err.value)
+
+
+def test_bad_log_level_is_refused_before_any_handle():
+    with pytest.raises(ValueError, match="log level 'loud'"):
+        qnnrt.Backend(log_level="loud")
+
+
+def test_native_warnings_reach_python_logging(bins, caplog):
+    with caplog.at_level("WARNING", logger="qnnrt.native"):
+        with qnnrt.Backend() as be:
+            be.load(bins["matmul_tanh"].bin_path)
+    assert any(r.name == "qnnrt.native" for r in caplog.records)
