@@ -1,0 +1,1 @@
+"""GPT-SoVITS v2Pro engine (``gpt-sovits-v2pro`` bundles)."""

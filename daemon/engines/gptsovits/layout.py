@@ -1,0 +1,112 @@
+"""The ``gpt-sovits-v2pro`` bundle layout: one place for file names and params.
+
+Written by ``scripts/build_voice`` (PC side) and read by the engine (board side),
+so both import these names instead of repeating strings.
+
+Graph keys (``voice.yaml`` → ``graphs``)::
+
+    g2pw            g2pW BERT body, rows x tokens → hidden (head runs on the CPU)
+    bert            chinese-roberta first 22 layers (hidden_states[-3]) at 128 tokens
+    t2s_prefill     T2S prefill at P positions → h, k, v
+    t2s_decode_<L>  one T2S decode step with a KV cache of length L (bucketed)
+    vits_enc        SoVITS text encoder (MRTE) + reverse flow, frames x phones
+    vits_gen        HiFiGAN on fixed windows (window/overlap frames, frame mask)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+ENGINE_ID: Final = "gpt-sovits-v2pro"
+
+G2PW: Final = "g2pw"
+BERT: Final = "bert"
+T2S_PREFILL: Final = "t2s_prefill"
+T2S_DECODE_PREFIX: Final = "t2s_decode_"
+VITS_ENC: Final = "vits_enc"
+VITS_GEN: Final = "vits_gen"
+
+
+def t2s_decode_key(kv_len: int) -> str:
+    return f"{T2S_DECODE_PREFIX}{kv_len}"
+
+
+# --- cpu/*.npy (float32 unless noted) ---------------------------------------
+T2S_TEXT_EMB: Final = "cpu/t2s_text_emb.npy"  # [phone_vocab, width]
+T2S_BERT_PROJ_W: Final = "cpu/t2s_bert_proj_w.npy"  # [width, bert_dim]
+T2S_BERT_PROJ_B: Final = "cpu/t2s_bert_proj_b.npy"  # [width]
+T2S_AUDIO_EMB: Final = "cpu/t2s_audio_emb.npy"  # [vocab, width]
+T2S_POS_ALPHA: Final = "cpu/t2s_pos_alpha.npy"  # [2] = (text alpha, audio alpha)
+T2S_PE: Final = "cpu/t2s_pe.npy"  # [pe_rows, width] sinusoidal table from the module
+T2S_PREDICT: Final = "cpu/t2s_predict.npy"  # [vocab, width] (no bias)
+VITS_TEXT_EMB: Final = "cpu/vits_text_emb.npy"  # [phone_vocab, hidden]
+VITS_CODEBOOK: Final = "cpu/vits_codebook.npy"  # [1024, ssl_dim]
+#: g2pW output head tables; ``daemon.text.g2pw.G2pwHead.load(cpu_dir, prefix)``.
+G2PW_HEAD_PREFIX: Final = "g2pw_"
+
+# --- refs/<voice>.npz -------------------------------------------------------
+#: keys of each reference-voice archive
+REF_PHONES: Final = "phones"  # int32 [n_ref_phones] (symbols_v2 ids)
+REF_BERT: Final = "bert"  # float32 [n_ref_phones, bert_dim] (zeros for non-zh)
+REF_PROMPT: Final = "prompt"  # int32 [n_prompt] semantic tokens
+REF_GE: Final = "ge"  # float32 [gin, 1]
+REF_GE512: Final = "ge512"  # float32 [512, 1]
+REF_TEXT: Final = "text"  # str, the reference transcript
+REF_LANG: Final = "lang"  # str, its language
+
+# --- text/ -------------------------------------------------------------------
+TEXT_DIR: Final = "text"  # vocab.txt + g2pW dictionaries (daemon.text.G2pwTables)
+
+
+@dataclass(frozen=True)
+class GsvParams:
+    """``voice.yaml`` → ``params`` for this engine (validated on load)."""
+
+    width: int
+    layers: int
+    heads: int
+    head_dim: int
+    vocab: int
+    eos: int
+    phone_vocab: int
+    prefill_len: int
+    kv_buckets: tuple[int, ...]
+    max_new_tokens: int
+    vits_frames: int
+    vits_phones: int
+    vits_hidden: int
+    ssl_dim: int
+    gin: int
+    hop: int
+    gen_window: int
+    gen_overlap: int
+    noise_scale: float
+    bert_tokens: int
+    bert_dim: int
+    g2pw_rows: int
+    g2pw_tokens: int
+    mask_value: float
+    top_k: int
+    top_p: float
+    temperature: float
+    repetition_penalty: float
+    eos_block_steps: int
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> GsvParams:
+        missing = [f for f in cls.__dataclass_fields__ if f not in data]
+        if missing:
+            raise ValueError(f"gpt-sovits params: missing {missing}")
+        kwargs = {f: data[f] for f in cls.__dataclass_fields__}
+        kwargs["kv_buckets"] = tuple(sorted(int(x) for x in data["kv_buckets"]))
+        params = cls(**kwargs)
+        if params.heads * params.head_dim != params.width:
+            raise ValueError("gpt-sovits params: heads * head_dim != width")
+        return params
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        d["kv_buckets"] = list(self.kv_buckets)
+        return d
