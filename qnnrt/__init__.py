@@ -5,7 +5,7 @@
 
 import logging as _logging
 
-from ._lib import QnnLibrary, load_library, simulator_lib_dir
+from ._lib import ENV_LIB_DIR, QnnLibrary, load_library, simulator_lib_dir
 from .backend import Backend
 from .binary import BinaryInfo, GraphInfo, read_binary_info
 from .context import Context, ContextGroup
@@ -16,6 +16,7 @@ from .tensor import Quantization, TensorInfo
 from .worker import NpuWorker, WorkerStopped
 
 __all__ = [
+    "ENV_LIB_DIR",
     "Backend",
     "BinaryInfo",
     "Context",

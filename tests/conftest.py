@@ -26,7 +26,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     on_board = platform.machine() == "aarch64" and os.path.exists("/dev/adsprpc-smd")
     skip = pytest.mark.skip(reason="needs a QCS8550 board")
     for item in items:
-        if "board" in item.keywords and not on_board:
+        if item.get_closest_marker("board") is not None and not on_board:
             item.add_marker(skip)
 
 

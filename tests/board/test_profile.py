@@ -1,0 +1,117 @@
+"""Board profiles: the shipped data, validation errors, the install.sh outputs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from board.profile import (
+    PROFILE_DIR,
+    ProfileError,
+    available,
+    from_dict,
+    load_profile,
+    shell_variables,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_qcs8550_holds_the_board_facts():
+    p = load_profile("qcs8550")
+    assert p.qnn.flavour == "aarch64-oe-linux-gcc11.2"
+    assert (p.htp.arch, p.htp.soc_model, p.soc.soc_id) == (73, 66, 603)
+    assert 43 in p.htp.binary_soc_models  # AI Hub "QCS8550 (Proxy)" = SM8550
+    assert p.htp.vtcm_bytes == 8 << 20
+    assert p.min_glibc == (2, 34)
+    assert p.fastrpc.device_nodes == ("/dev/adsprpc-smd", "/dev/fastrpc-cdsp*")
+    assert p.qnn.stub == "libQnnHtpV73Stub.so"
+    # Semicolons, our skel dir first, the system DSP dirs kept.
+    assert p.adsp_value.split(";")[:3] == [
+        "/opt/hexvoice/qnn/dsp",
+        "/usr/lib/rfsa/adsp",
+        "/usr/lib/dsp/cdsp",
+    ]
+    assert p.adsp_value.endswith(";/dsp/cdsp;/dsp")
+
+
+def test_simulator_has_no_dsp_side():
+    p = load_profile("simulator")
+    assert p.machine == "x86_64" and p.qnn.lib_dir is None
+    assert p.fastrpc is None and p.soc is None and p.qnn.skel_libs == ()
+    assert p.environment() == {}
+
+
+def test_every_shipped_profile_loads():
+    assert set(available()) >= {"qcs8550", "simulator"}
+    for name in available():
+        assert load_profile(name).name == name
+
+
+def _data() -> dict:
+    return yaml.safe_load((PROFILE_DIR / "qcs8550.yaml").read_text())
+
+
+@pytest.mark.parametrize(
+    "mutate,match",
+    [
+        (lambda d: d.pop("machine"), "missing field 'machine'"),
+        (lambda d: d.update(machine="riscv64"), "machine 'riscv64' not one of"),
+        (lambda d: d["versions"].update(glibc="two"), "glibc must be a dotted"),
+        (lambda d: d["qnn"].update(lib_dir="opt/qnn"), "lib_dir must be an absolute"),
+        (lambda d: d["htp"].update(arch="73"), "arch must be a non-negative integer"),
+        (lambda d: d["htp"].update(vtcm=8), r"unknown field\(s\) \['vtcm'\]"),
+        (lambda d: d.update(adsp_library_path=["/a;/b"]), "must be absolute dirs"),
+        (lambda d: d["qnn"].update(stub="libOther.so"), "stub must be one of"),
+        (lambda d: d.update(fastrpc=[1]), "fastrpc: expected a mapping"),
+    ],
+)
+def test_malformed_profile_names_file_and_field(mutate, match):
+    data = _data()
+    mutate(data)
+    with pytest.raises(ProfileError, match=match):
+        from_dict(data, Path("bad.yaml"))
+
+
+def test_unknown_profile_lists_the_known_ones(tmp_path: Path):
+    with pytest.raises(ProfileError, match="available: qcs8550, simulator"):
+        load_profile("qcs6490")
+    bad = tmp_path / "p.yaml"
+    bad.write_text("name: [unclosed")
+    with pytest.raises(ProfileError, match="invalid YAML"):
+        load_profile(bad)
+
+
+def test_env_file_is_safe_to_source_and_matches_the_profile():
+    p = load_profile("qcs8550")
+    env = subprocess.run(
+        [sys.executable, "-m", "board.profile", "qcs8550", "--env"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    # A shell that sources the file gets exactly the profile's values (';' quoted).
+    shown = subprocess.run(
+        ["bash", "-c", 'set -a; . /dev/stdin; echo "$ADSP_LIBRARY_PATH|$QNN_LIB_DIR"'],
+        input=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert shown == f"{p.adsp_value}|{p.qnn.lib_dir}"
+
+
+def test_shell_variables_round_trip_through_bash():
+    script = shell_variables(load_profile("qcs8550"))
+    out = subprocess.run(
+        ["bash", "-c", script + '\necho "${#HOST_LIBS[@]} ${DEVICE_NODES[1]}"'],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert out == "3 /dev/fastrpc-cdsp*"
