@@ -245,7 +245,8 @@ def sha256_file(path: str | Path) -> str:
 
 def write_manifest(bundle: Bundle) -> Path:
     path = bundle.root / MANIFEST
-    path.write_text(yaml.safe_dump(bundle.to_dict(), sort_keys=False), encoding="utf-8")
+    text = yaml.safe_dump(bundle.to_dict(), sort_keys=False, allow_unicode=True)
+    path.write_text(text, encoding="utf-8")
     return path
 
 

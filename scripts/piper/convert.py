@@ -2,61 +2,63 @@
 
     python -m scripts.piper.convert VOICE.onnx --target T --out DIR
 
-T is cpu (static fp32 graphs only) or a scripts/qnn_compile.py target
-(qcs8550, simulator), which also compiles every graph for the HTP.
+T is a scripts/qnn_compile.py target (qcs8550, simulator). The output is a
+standard voice bundle (daemon/bundle.py, voice.yaml format 1):
 
-Bundle layout (manifest.json describes it):
-    enc_P{P}.onnx    text encoder + SDP conditioning per phoneme bucket  (NPU)
-    flow_F{F}.onnx   reverse flow per frame bucket                      (NPU)
-    dec_W{W}.onnx    HiFiGAN on one W-frame window with frame mask      (NPU)
-    sdp.npz          SDP spline-flow weights for the numpy port          (CPU)
-    voice.json       the voice's own Piper config (phonemes, scales)
-    qnn/             QNN HTP context binaries (--target qcs8550 or simulator)
-The static ONNX graphs are what the CPU (onnxruntime fp32) backend runs and what
-the HTP compile starts from. Why the graph is cut where it is: cuts.py.
+    voice.yaml           engine piper-vits; voice parameters under `params`
+    graphs/enc_P{P}.bin  text encoder + SDP conditioning per phoneme bucket (NPU)
+    graphs/flow_F{F}.bin reverse flow per frame bucket                     (NPU)
+    graphs/dec_W{W}.bin  HiFiGAN on one W-frame window with a frame mask   (NPU)
+    onnx/*.onnx          the same graphs in fp32 (onnxruntime CPU backend)
+    cpu/sdp.npz          SDP spline-flow weights for the numpy port        (CPU)
+
+Why the graph is cut where it is: cuts.py. The phoneme map, espeak voice and
+scales come from the voice's own config (daemon/engines/piper/params.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import sys
 import tempfile
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import onnx
 
+from daemon.bundle import Bundle, GraphSpec, sha256_file
+from daemon.engines.piper.engine import ENGINE_ID
+from daemon.engines.piper.params import PiperParams, dec_key, enc_key, flow_key
 from daemon.vocoder_windows import OVERLAP_FRAMES, WINDOW_FRAMES
+from scripts import bundling
 from scripts.qnn_compile import TARGETS as QNN_TARGETS
+from scripts.qnn_compile import qnn_sdk_version
 
 from . import graphs
 from .cuts import find_cuts
 from .sdp_export import SDP_CHECK_PHONEMES, check_port, sdp_weights
 from .surgery import ConversionError, op_histogram
 
-ENGINE = "piper-vits"
-BUNDLE_FORMAT = 1
-# "cpu": static fp32 graphs only (onnxruntime CPU backend); otherwise a QNN target
-# of scripts/qnn_compile.py, whose context binaries go to qnn/.
-TARGETS = ("cpu", *QNN_TARGETS)
-# Piper sentences are one espeak clause each: ids = 2 * phonemes + 1 (pad after
+TARGETS = tuple(QNN_TARGETS)
+# Piper sentences are one espeak clause each: ids = 2 * phonemes + 3 (pad after
 # each phoneme, BOS/EOS), so 512 ids cover ~250 phonemes.
 PHONEME_BUCKETS = (64, 128, 256, 512)
 # 22.05 kHz / 256 hop = 86 frames/s: 128 frames = 1.5 s ... 1024 = 11.9 s. Longer
-# sentences run the largest flow in overlapped windows (flow_context below).
+# sentences run the largest flow in overlapped windows (flow_context).
 FRAME_BUCKETS = (128, 256, 512, 1024)
-# Bundles kept by cached_convert: enough for the option sets one test run uses.
-CACHE_KEEP = 4
+SDP_FILE = "cpu/sdp.npz"
+# A bundle is read by the daemon's own (systemd) user, not only by its builder.
+BUNDLE_MODE = 0o755
+# Piper config phoneme types the engine can phonemize (params.PHONEME_TYPES).
+_PHONEME_TYPES = ("espeak", "text")
 
 
 @dataclass(frozen=True)
 class ConvertOptions:
-    target: str = "cpu"
+    target: str = "simulator"
     phoneme_buckets: tuple[int, ...] = PHONEME_BUCKETS
     frame_buckets: tuple[int, ...] = FRAME_BUCKETS
     window: int = WINDOW_FRAMES
@@ -73,21 +75,21 @@ class ConvertOptions:
             raise ValueError(f"window {self.window} / overlap {self.overlap} invalid")
 
 
-@dataclass
-class Report:
-    graphs: dict[str, dict] = field(default_factory=dict)
-    sdp_max_abs_err: float = 0.0
-
-
 def log(msg: str) -> None:
     print(f"[convert_piper] {msg}", file=sys.stderr, flush=True)
 
 
-def convert(voice: Path, out: Path, options: ConvertOptions) -> dict:
-    """Write the bundle to `out` (must not exist) and return the manifest.
+def convert(
+    voice: Path,
+    out: Path,
+    options: ConvertOptions,
+    compile_cache: Path | None = None,
+) -> Bundle:
+    """Write the bundle to `out` (must not exist) and return it.
 
     The bundle is staged beside `out` and renamed into place when complete, so a
-    failed conversion leaves nothing half-written behind.
+    failed conversion leaves nothing half-written behind. `compile_cache` is a
+    content-keyed cache of HTP compiles (scripts/qnn_compile.py).
     """
     options.validate()
     if out.exists():
@@ -95,141 +97,125 @@ def convert(voice: Path, out: Path, options: ConvertOptions) -> dict:
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.partial-"))
     try:
-        manifest = _convert(voice, staging, options)
+        _convert(Path(voice), staging, options, compile_cache)
+        staging.chmod(BUNDLE_MODE)  # mkdtemp made it private to this user
         staging.rename(out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return manifest
+    return Bundle.load(out)
 
 
-def _convert(voice: Path, out: Path, options: ConvertOptions) -> dict:
-    voice = Path(voice)
+def read_config(voice: Path) -> dict:
     config_path = Path(f"{voice}.json")
     if not voice.is_file() or not config_path.is_file():
         raise ConversionError(f"need {voice} and {config_path}")
     config = json.loads(config_path.read_text(encoding="utf-8"))
+    kind = config.get("phoneme_type", "espeak")
+    if kind not in _PHONEME_TYPES:
+        raise ConversionError(
+            f"{config_path}: phoneme_type {kind!r} is not supported "
+            f"(the engine phonemizes {_PHONEME_TYPES})"
+        )
+    if int(config.get("num_speakers", 1)) > 1:
+        raise ConversionError(f"{config_path}: multi-speaker voices are not supported")
+    return config
+
+
+def _convert(
+    voice: Path, root: Path, options: ConvertOptions, compile_cache: Path | None
+) -> None:
+    config = read_config(voice)
+    steps = 4
+    log(f"[1/{steps}] reading {voice.name}")
     model = onnx.load(voice)
     cuts = find_cuts(model)
     hop, channels = graphs.hop_length(model), graphs.channels(model)
-    report = Report()
 
+    log(f"[2/{steps}] cutting static graphs")
     built: dict[str, onnx.ModelProto] = {}
     for p in options.phoneme_buckets:
-        built[f"enc_P{p}"] = graphs.encoder(model, cuts, p)
+        built[enc_key(p)] = graphs.encoder(model, cuts, p)
     for f in options.frame_buckets:
-        built[f"flow_F{f}"] = graphs.flow(model, cuts, f)
-    built[f"dec_W{options.window}"] = graphs.decoder_window(
+        built[flow_key(f)] = graphs.flow(model, cuts, f)
+    built[dec_key(options.window)] = graphs.decoder_window(
         model, cuts, options.window, hop
     )
+    (root / "onnx").mkdir()
     for name, graph in built.items():
-        start = time.perf_counter()
-        onnx.save(graph, out / f"{name}.onnx")
-        report.graphs[name] = {"onnx": f"{name}.onnx", "ops": op_histogram(graph)}
-        seconds = time.perf_counter() - start
-        log(f"{name}: {len(graph.graph.node)} nodes ({seconds:.1f}s)")
+        onnx.save(graph, root / "onnx" / f"{name}.onnx")
+        ops = ", ".join(f"{k} {v}" for k, v in op_histogram(graph).items())
+        log(f"  {name}: {len(graph.graph.node)} nodes ({ops})")
 
+    log(f"[3/{steps}] numpy SDP port")
     arrays = sdp_weights(model)
-    np.savez(out / "sdp.npz", **arrays)
-    enc_name = f"enc_P{_bucket_for(SDP_CHECK_PHONEMES, options.phoneme_buckets)}"
-    report.sdp_max_abs_err = check_port(model, cuts, built[enc_name], arrays)
-    log(f"numpy SDP vs onnxruntime: max |logw| error {report.sdp_max_abs_err:.2e}")
-    shutil.copyfile(config_path, out / "voice.json")
+    (root / "cpu").mkdir()
+    np.savez(root / SDP_FILE, **arrays)
+    smallest_fit = _bucket_for(SDP_CHECK_PHONEMES, options.phoneme_buckets)
+    sdp_err = check_port(model, cuts, built[enc_key(smallest_fit)], arrays)
+    log(f"  numpy SDP vs onnxruntime: max |logw| error {sdp_err:.2e}")
 
-    if options.target != "cpu":
-        compile_all(out, report, options.target)
-    manifest = {
-        "engine": ENGINE,
-        "format": BUNDLE_FORMAT,
-        "target": options.target,
-        "voice": "voice.json",
-        "source": {"file": voice.name, "sha256": _sha256(voice)},
-        "sample_rate": int(config["audio"]["sample_rate"]),
-        "hop": hop,
-        "channels": channels,
-        "phoneme_buckets": list(options.phoneme_buckets),
-        "frame_buckets": list(options.frame_buckets),
-        "flow_context": graphs.flow_context(built[f"flow_F{options.frame_buckets[0]}"]),
-        "window": {"frames": options.window, "overlap": options.overlap},
-        "sdp": "sdp.npz",
-        "sdp_max_abs_err": report.sdp_max_abs_err,
-        "graphs": report.graphs,
-    }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    return manifest
+    log(f"[4/{steps}] compiling {len(built)} graphs for HTP v73 ({options.target})")
+    specs = compile_all(root, list(built), options.target, compile_cache)
+
+    inference = config.get("inference", {})
+    params = PiperParams(
+        phoneme_type=config.get("phoneme_type", "espeak"),
+        espeak_voice=config["espeak"]["voice"],
+        phoneme_id_map={k: tuple(v) for k, v in config["phoneme_id_map"].items()},
+        vowel_clusters=tuple(tuple(c) for c in config.get("vowel_clusters", [])),
+        noise_scale=float(inference.get("noise_scale", 0.667)),
+        length_scale=float(inference.get("length_scale", 1.0)),
+        noise_w=float(inference.get("noise_w", 0.8)),
+        hop=hop,
+        channels=channels,
+        phoneme_buckets=options.phoneme_buckets,
+        frame_buckets=options.frame_buckets,
+        flow_context=graphs.flow_context(built[flow_key(options.frame_buckets[0])]),
+        window=options.window,
+        overlap=options.overlap,
+        sdp=SDP_FILE,
+    )
+    extra = {"source": {"file": voice.name, "sha256": sha256_file(voice)}}
+    extra["sdp_max_abs_err"] = float(f"{sdp_err:.3g}")
+    language = config.get("language", {}).get("code") or params.espeak_voice
+    bundling.finish(
+        root,
+        engine=ENGINE_ID,
+        name=voice.name.removesuffix(".onnx"),
+        sample_rate=int(config["audio"]["sample_rate"]),
+        languages=(language,),
+        graphs=specs,
+        params={**params.to_dict(), **extra},
+        qnn_sdk=qnn_sdk_version(),
+        target=options.target,
+    )
 
 
-def compile_all(out: Path, report: Report, target: str) -> None:
+def compile_all(
+    root: Path, keys: list[str], target: str, cache: Path | None
+) -> dict[str, GraphSpec]:
+    """Compile onnx/<key>.onnx to graphs/<key>.bin; every failure named at once."""
     from .htp import compile_htp
 
-    for name, info in report.graphs.items():
-        log(f"{name}: compiling for HTP v73 ({target}) ...")
-        result = compile_htp(out / info["onnx"], out / "qnn", target)
-        info["qnn"] = {
-            "ok": result.ok,
-            "seconds": round(result.seconds, 2),
-            "ctx": result.ctx_onnx.relative_to(out).as_posix()
-            if result.ctx_onnx
-            else None,
-            "binary": result.binary.relative_to(out).as_posix()
-            if result.binary
-            else None,
-            "binary_bytes": result.binary_bytes,
-            "error": result.error,
-        }
-        status = f"{result.binary_bytes / 1e6:.1f} MB" if result.ok else result.error
-        verdict = "ok" if result.ok else "FAILED"
-        log(f"{name}: {verdict} in {result.seconds:.1f}s, {status}")
-    failed = [
-        f"{n}: {i['qnn']['error']}"
-        for n, i in report.graphs.items()
-        if not i["qnn"]["ok"]
-    ]
+    work = root / ".htp"
+    specs, failed = {}, []
+    for i, key in enumerate(keys, 1):
+        result = compile_htp(root / "onnx" / f"{key}.onnx", work, target, cache)
+        if not result.ok:
+            failed.append(f"{key}: {result.error}")
+            log(f"  [{i}/{len(keys)}] {key}: FAILED: {result.error}")
+            continue
+        assert result.binary is not None
+        specs[key] = bundling.add_graph(
+            root, key, result.binary, root / "onnx" / f"{key}.onnx"
+        )
+        size = result.binary_bytes / 1e6
+        log(f"  [{i}/{len(keys)}] {key}: {size:.1f} MB in {result.seconds:.1f}s")
+    shutil.rmtree(work, ignore_errors=True)
     if failed:
         raise ConversionError("HTP compile failed:\n  " + "\n  ".join(failed))
-
-
-def cached_convert(voice: Path, options: ConvertOptions, cache_root: Path) -> Path:
-    """Convert once per (voice bytes, converter source, options); return the bundle.
-
-    The key covers everything that can change the output, so a stale bundle is
-    never reused; the bundle is built beside the cache and renamed into place.
-    """
-    key = hashlib.sha256()
-    key.update(_sha256(Path(voice)).encode())
-    key.update(_sha256(Path(f"{voice}.json")).encode())
-    for src in sorted(_sources()):
-        key.update(src.read_bytes())
-    key.update(json.dumps(asdict(options), sort_keys=True).encode())
-    bundle = cache_root / key.hexdigest()[:20]
-    if not (bundle / "manifest.json").is_file():
-        try:
-            convert(Path(voice), bundle, options)
-        except (ConversionError, OSError):  # lost a race to a concurrent run?
-            if not (bundle / "manifest.json").is_file():
-                raise
-    (bundle / "manifest.json").touch()  # mark as recently used for pruning
-    _prune(cache_root, CACHE_KEEP)
-    return bundle
-
-
-def _prune(cache_root: Path, keep: int) -> None:
-    """Drop all but the `keep` most recently used bundles (each ~200 MB)."""
-    bundles = [p for p in cache_root.iterdir() if (p / "manifest.json").is_file()]
-    bundles.sort(key=lambda p: (p / "manifest.json").stat().st_mtime, reverse=True)
-    for stale in bundles[keep:]:
-        shutil.rmtree(stale, ignore_errors=True)
-
-
-def _sources() -> list[Path]:
-    here = Path(__file__).resolve().parent
-    daemon = here.parent.parent / "daemon"
-    return [
-        *here.glob("*.py"),
-        here.parent / "qnn_compile.py",
-        daemon / "engines/piper/cpu.py",
-        daemon / "vocoder_windows.py",
-    ]
+    return specs
 
 
 def _bucket_for(n: int, buckets: tuple[int, ...]) -> int:
@@ -239,14 +225,6 @@ def _bucket_for(n: int, buckets: tuple[int, ...]) -> int:
     return buckets[-1]
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="convert_piper", description=__doc__.split("\n")[0]
@@ -254,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "voice", type=Path, help="Piper voice .onnx (its .onnx.json beside it)"
     )
-    parser.add_argument("--target", choices=TARGETS, default="cpu")
+    parser.add_argument("--target", choices=TARGETS, default="simulator")
     parser.add_argument(
         "--out", type=Path, required=True, help="bundle directory (new)"
     )
@@ -262,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
         "--phoneme-buckets", type=int, nargs="+", default=PHONEME_BUCKETS
     )
     parser.add_argument("--frame-buckets", type=int, nargs="+", default=FRAME_BUCKETS)
+    parser.add_argument(
+        "--compile-cache", type=Path, help="content-keyed cache of HTP compiles"
+    )
     args = parser.parse_args(argv)
     options = ConvertOptions(
         target=args.target,
@@ -269,10 +250,11 @@ def main(argv: list[str] | None = None) -> int:
         frame_buckets=tuple(args.frame_buckets),
     )
     try:
-        convert(args.voice, args.out, options)
+        bundle = convert(args.voice, args.out, options, args.compile_cache)
     except (ConversionError, ValueError) as exc:
         print(f"convert_piper: error: {exc}", file=sys.stderr)
         return 1
+    log(f"bundle {bundle.root}: {len(bundle.graphs)} graphs, {bundle.sample_rate} Hz")
     return 0
 
 

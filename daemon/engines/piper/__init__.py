@@ -1,1 +1,1 @@
-"""Piper (VITS) voices: CPU-side parts of the piper-vits engine."""
+"""Piper (VITS) voices on the NPU: the `piper-vits` engine and its CPU parts."""

@@ -1,0 +1,147 @@
+"""The `piper-vits` engine: Piper (VITS) voices on the NPU behind `Engine`.
+
+Text is phonemized by piper's own espeak-ng phonemizer and cut into pieces
+(one per sentence, long sentences cut at clauses/words: text.py); each piece
+runs the graph chain of pipeline.py and its decoder windows are yielded as soon
+as each finishes, faded at the piece's edges and followed by its pause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from daemon.audio import SegmentShaper
+from daemon.bundle import Bundle, BundleError
+from daemon.engine import AudioChunk, CancelToken, SynthesisOptions, VoiceInfo
+
+from .cpu import DurationPredictor
+from .params import PiperParams, Scales
+from .pipeline import PiperGraphs
+from .text import Piece, PiperText
+
+if TYPE_CHECKING:
+    from daemon.graphs import Runner
+
+ENGINE_ID = "piper-vits"
+# Warm-up text: a short sentence that makes espeak-ng load its voice data.
+WARMUP_TEXT = "Hello."
+
+
+class PiperEngine:
+    """A Piper voice bundle, loaded; one request at a time (plain, synchronous)."""
+
+    engine_id = ENGINE_ID
+
+    def __init__(self) -> None:
+        self._bundle: Bundle | None = None
+        self._graphs: PiperGraphs | None = None
+        self._text: PiperText | None = None
+
+    def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
+        if bundle.engine != ENGINE_ID:
+            raise BundleError(
+                f"{bundle.root}: engine {bundle.engine!r}, not {ENGINE_ID!r}"
+            )
+        params = PiperParams.from_dict(bundle.params, f"{bundle.root}: params")
+        sdp_path = bundle.path(params.sdp)
+        if not sdp_path.is_file():
+            raise BundleError(f"{bundle.root}: missing {params.sdp}")
+        sdp = DurationPredictor.load(sdp_path)
+        self._graphs = PiperGraphs(params, graphs, sdp)
+        self._text = PiperText(params, self._graphs.max_ids)
+        self._bundle = bundle
+
+    @property
+    def params(self) -> PiperParams:
+        return self._loaded()[0].params
+
+    @property
+    def sample_rate(self) -> int:
+        if self._bundle is None:
+            raise RuntimeError("piper-vits engine: load() a bundle first")
+        return self._bundle.sample_rate
+
+    def voices(self) -> list[VoiceInfo]:
+        self._loaded()
+        assert self._bundle is not None
+        return [
+            VoiceInfo(
+                name=self._bundle.name,
+                languages=self._bundle.languages,
+                description=f"Piper VITS voice {self._bundle.name}",
+            )
+        ]
+
+    def warmup(self) -> None:
+        graphs, text = self._loaded()
+        text.pieces(WARMUP_TEXT)
+        graphs.warmup()
+
+    def pieces(self, text: str) -> list[Piece]:
+        """The phoneme-id pieces `synthesize` would speak, in order."""
+        return self._loaded()[1].pieces(text)
+
+    def synthesize(
+        self,
+        text: str,
+        options: SynthesisOptions | None = None,
+        cancel: CancelToken | None = None,
+    ) -> Iterator[AudioChunk]:
+        """Chunks as soon as each decoder window is done; a segment per piece."""
+        options = options or SynthesisOptions()
+        graphs, phonemizer = self._loaded()
+        self._check_voice(options.voice)
+        scales = Scales.for_request(graphs.params, options.speed, options.extra)
+        # Validate everything before the first graph call, so bad input never
+        # leaves a request half-spoken.
+        pieces = phonemizer.pieces(text)
+        return self._stream(pieces, scales, np.random.default_rng(options.seed), cancel)
+
+    def _stream(
+        self,
+        pieces: list[Piece],
+        scales: Scales,
+        rng: np.random.Generator,
+        cancel: CancelToken | None,
+    ) -> Iterator[AudioChunk]:
+        graphs, _ = self._loaded()
+        rate = self.sample_rate
+        for index, piece in enumerate(pieces):
+            shaper = SegmentShaper(rate)
+            for raw in graphs.stream(piece.ids, scales, rng, cancel):
+                out = shaper.push(raw)
+                if out.size:
+                    yield AudioChunk(out, rate, segment=index)
+            # No pause after the last piece: it would only delay the end.
+            pause = piece.pause_s if index < len(pieces) - 1 else 0.0
+            yield AudioChunk(shaper.finish(pause), rate, index, end_of_segment=True)
+
+    def stream_ids(
+        self,
+        ids: list[int],
+        scales: Scales,
+        rng: np.random.Generator,
+        cancel: CancelToken | None = None,
+    ) -> Iterator[np.ndarray]:
+        """Raw audio (no fades) of phoneme ids: for oracle tests and benchmarks."""
+        return self._loaded()[0].stream(ids, scales, rng, cancel)
+
+    def close(self) -> None:
+        self._graphs = self._text = None
+        self._bundle = None
+
+    def _check_voice(self, voice: str | None) -> None:
+        assert self._bundle is not None
+        if voice not in (None, self._bundle.name):
+            raise ValueError(
+                f"piper-vits: unknown voice {voice!r}; this bundle speaks "
+                f"{self._bundle.name!r}"
+            )
+
+    def _loaded(self) -> tuple[PiperGraphs, PiperText]:
+        if self._graphs is None or self._text is None:
+            raise RuntimeError("piper-vits engine: load() a bundle first")
+        return self._graphs, self._text

@@ -1,0 +1,146 @@
+"""Text -> phoneme-id pieces for a Piper voice, with piper's own phonemizer.
+
+espeak-ng (through piper-tts's `espeakbridge`) splits the text into sentences
+and turns each into IPA; piper maps each phoneme to ids with a pad after every
+phoneme, BOS first and EOS last (piper/phoneme_ids.py). A sentence whose ids
+do not fit the largest encoder bucket is cut into pieces at the most natural
+places: after a clause mark (, : ;) if one is near the middle, else at a word
+boundary, never inside a word unless a single word is too long.
+"""
+
+from __future__ import annotations
+
+import logging
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any, Final
+
+from daemon.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S
+
+from .params import BOS, EOS, PAD, PiperParams
+
+_LOGGER = logging.getLogger(__name__)
+
+# espeak-ng clause marks after which piper appends a space (phonemize_espeak.py):
+# the natural places to cut a long sentence.
+CLAUSE_MARKS: Final = frozenset(",:;")
+WORD_BREAK: Final = " "
+# A clause cut is preferred if it lies within this fraction of the ideal piece
+# length from the ideal cut point; otherwise the nearest word boundary wins.
+CLAUSE_SLACK: Final = 0.25
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One encoder call: phoneme ids and the pause that follows its audio."""
+
+    ids: tuple[int, ...]
+    phonemes: str
+    pause_s: float
+
+
+class PiperText:
+    """Phonemizes and cuts text into pieces of at most `max_ids` ids each."""
+
+    def __init__(self, params: PiperParams, max_ids: int) -> None:
+        self.params = params
+        self.max_ids = max_ids
+        # ids of BOS, PAD, EOS around the phonemes: the fixed cost of a piece.
+        self._frame = len(self._ids([]))
+        if self._frame >= max_ids:
+            raise ValueError(f"bucket of {max_ids} ids cannot hold BOS/EOS")
+        self._espeak: Any = None
+        self._missing: set[str] = set()
+
+    def load(self) -> None:
+        """Initialise espeak-ng now (it is otherwise loaded on first use)."""
+        if self.params.phoneme_type == "espeak" and self._espeak is None:
+            # Lazy: piper's package __init__ imports onnxruntime (piper/voice.py),
+            # so this costs ~0.2 s and must not happen when the daemon imports us.
+            from piper.phonemize_espeak import EspeakPhonemizer
+
+            self._espeak = EspeakPhonemizer()
+
+    def sentences(self, text: str) -> list[list[str]]:
+        """Phonemes of each sentence, as piper's PiperVoice.phonemize gives them."""
+        if self.params.phoneme_type == "text":
+            return [list(unicodedata.normalize("NFD", text))]
+        self.load()
+        clusters = set(self.params.vowel_clusters) or None
+        # espeakbridge is process-global C state (voice, buffers): callers keep
+        # one phonemize at a time, which the daemon's single worker does.
+        found = self._espeak.phonemize(self.params.espeak_voice, text, clusters)
+        return [s for s in found if s]
+
+    def pieces(self, text: str) -> list[Piece]:
+        """Every piece to synthesize, in order; a clear error for empty text."""
+        if not text or not text.strip():
+            raise ValueError("nothing to say: the text is empty")
+        out: list[Piece] = []
+        for sentence in self.sentences(text):
+            parts = self.split(sentence)
+            for i, part in enumerate(parts):
+                last = i == len(parts) - 1
+                pause = SENTENCE_PAUSE_S if last else COMMA_PAUSE_S
+                out.append(Piece(tuple(self._ids(part)), "".join(part), pause))
+        if not out:
+            raise ValueError(f"nothing to say: no phonemes in {text[:40]!r}")
+        return out
+
+    def split(self, phonemes: Sequence[str]) -> list[list[str]]:
+        """Cut one sentence so that each part's ids fit `max_ids`."""
+        phonemes = list(phonemes)
+        cost = [self._cost(p) for p in phonemes]
+        budget = self.max_ids - self._frame
+        parts: list[list[str]] = []
+        while sum(cost) > budget:
+            cut = self._cut(phonemes, cost, budget)
+            parts.append(phonemes[:cut])
+            phonemes, cost = phonemes[cut:], cost[cut:]
+            while phonemes and phonemes[0] == WORD_BREAK:  # no leading space
+                phonemes, cost = phonemes[1:], cost[1:]
+        parts.append(phonemes)
+        return [p for p in parts if p]
+
+    def _cut(self, phonemes: list[str], cost: list[int], budget: int) -> int:
+        """Index to cut before: balanced pieces, clause marks, then words."""
+        spent_before = list(accumulate(cost))  # ids of phonemes[:i + 1]
+        fits = bisect_right(spent_before, budget)  # longest prefix that fits
+        pieces = -(-spent_before[-1] // budget)
+        ideal = spent_before[-1] / pieces
+        # Cut candidates end right after a word break (the break stays in front).
+        clause: list[tuple[float, int]] = []
+        word: list[tuple[float, int]] = []
+        for i in range(1, fits + 1):
+            spent = spent_before[i - 1]
+            if phonemes[i - 1] == WORD_BREAK:
+                word.append((abs(spent - ideal), i))
+                if i >= 2 and phonemes[i - 2] in CLAUSE_MARKS:
+                    clause.append((abs(spent - ideal), i))
+        near = [c for c in clause if c[0] <= CLAUSE_SLACK * ideal]
+        for choice in (near, word):
+            if choice:
+                return min(choice)[1]
+        return max(fits, 1)  # one word longer than a bucket: cut inside it
+
+    def _cost(self, phoneme: str) -> int:
+        ids = self.params.phoneme_id_map.get(phoneme)
+        return 0 if ids is None else len(ids) + len(self.params.phoneme_id_map[PAD])
+
+    def _ids(self, phonemes: Sequence[str]) -> list[int]:
+        """piper's phonemes_to_ids: BOS PAD (p PAD)* EOS; unknown phonemes skipped."""
+        id_map = self.params.phoneme_id_map
+        ids = [*id_map[BOS], *id_map[PAD]]
+        for phoneme in phonemes:
+            if phoneme not in id_map:
+                if phoneme not in self._missing:
+                    self._missing.add(phoneme)
+                    _LOGGER.warning("phoneme %r is not in the voice's id map", phoneme)
+                continue
+            ids.extend(id_map[phoneme])
+            ids.extend(id_map[PAD])
+        ids.extend(id_map[EOS])
+        return ids

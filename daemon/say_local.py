@@ -1,0 +1,108 @@
+"""``hexvoice say TEXT -o out.wav --bundle DIR``: run an engine in-process.
+
+No daemon involved: the bundle's graphs are opened on the chosen backend, the
+engine registered for the bundle's ``engine`` (entry-point group
+``hexvoice.engines``) synthesizes, and the audio is streamed into a 16-bit WAV
+as it arrives. The file appears only when complete (written beside it, then
+renamed), so an error or Ctrl-C never leaves a truncated WAV behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .bundle import Bundle, BundleError
+from .engine import Cancelled, Engine, SynthesisOptions, engine_class
+from .graphs import BACKENDS, GraphHost
+
+
+@contextmanager
+def open_local(
+    bundle_dir: str | Path, backend: str = "qnn", *, verify: bool = False
+) -> Iterator[Any]:
+    """A loaded engine for one bundle on `backend`; graphs closed on exit."""
+    bundle = Bundle.load(bundle_dir)
+    if verify:
+        problems = bundle.verify(binaries=False)
+        if problems:
+            raise BundleError(f"{bundle.root}: " + "; ".join(problems))
+    cls = engine_class(bundle.engine)
+    host = GraphHost(backend)
+    engine: Engine | None = None
+    try:
+        (graphs,) = host.open([bundle])
+        engine = cls()
+        engine.load(bundle, graphs)
+        yield engine
+    finally:
+        if engine is not None:
+            engine.close()
+        host.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="hexvoice say", description="Speak TEXT into a WAV file, in-process."
+    )
+    parser.add_argument("text", help="text to speak ('-' reads standard input)")
+    parser.add_argument("-o", "--output", type=Path, required=True, help="WAV file")
+    parser.add_argument("--bundle", type=Path, required=True, help="voice bundle")
+    parser.add_argument("--backend", choices=BACKENDS, default="qnn")
+    parser.add_argument("--seed", type=int, help="noise seed (default: random)")
+    parser.add_argument("--speed", type=float, default=1.0, help="speaking rate")
+    args = parser.parse_args(argv)
+    text = sys.stdin.read() if args.text == "-" else args.text
+    try:
+        options = SynthesisOptions(seed=args.seed, speed=args.speed)
+        seconds, first, wall = _say(text, args, options)
+    except (BundleError, LookupError, ValueError, OSError, Cancelled) as exc:
+        print(f"hexvoice say: error: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"{args.output}: {seconds:.2f} s of audio; first audio after {first:.2f} s, "
+        f"done in {wall:.2f} s (RTF {wall / max(seconds, 1e-9):.2f})",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _say(
+    text: str, args: argparse.Namespace, options: SynthesisOptions
+) -> tuple[float, float, float]:
+    import soundfile
+
+    from .audio import to_int16
+
+    partial = args.output.with_name(f".{args.output.name}.partial")
+    with open_local(args.bundle, args.backend, verify=True) as engine:
+        rate = engine.sample_rate
+        start = time.perf_counter()
+        first = None
+        samples = 0
+        try:
+            with soundfile.SoundFile(
+                partial, "w", rate, 1, "PCM_16", format="WAV"
+            ) as wav:
+                for chunk in engine.synthesize(text, options):
+                    if first is None:
+                        first = time.perf_counter() - start
+                    pcm = to_int16(chunk.audio)
+                    wav.buffer_write(pcm, dtype="int16")
+                    samples += len(chunk.audio)
+            os.replace(partial, args.output)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        wall = time.perf_counter() - start
+    return samples / rate, first or 0.0, wall
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""`hexvoice say` in-process: a real bundle, the registered engine, a real WAV."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("piper")
+soundfile = pytest.importorskip("soundfile")
+
+from daemon.say_local import main  # noqa: E402
+from tests.piper_bundles import (  # noqa: E402
+    CPU_OPTIONS,
+    bundle_dir,
+    install_entry_points,
+)
+
+
+@pytest.fixture()
+def bundle(pytestconfig: pytest.Config, tmp_path: Path, monkeypatch) -> Path:  # type: ignore[no-untyped-def]
+    site = tmp_path / "site"
+    install_entry_points(Path(__file__).resolve().parents[2], site)
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    return bundle_dir(pytestconfig, CPU_OPTIONS)
+
+
+def _say(bundle: Path, out: Path, *extra: str) -> int:
+    return main(["Hello world. Bye.", "-o", str(out), "--bundle", str(bundle),
+                 "--backend", "cpu", *extra])  # fmt: skip
+
+
+def test_say_writes_a_seeded_wav(bundle: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    a, b = tmp_path / "a.wav", tmp_path / "b.wav"
+    assert _say(bundle, a, "--seed", "3") == 0
+    assert "first audio after" in capsys.readouterr().err
+    assert _say(bundle, b, "--seed", "3") == 0
+    audio, rate = soundfile.read(a, dtype="int16")
+    assert rate == 22050 and audio.ndim == 1
+    assert 1.0 < len(audio) / rate < 3.0  # two short sentences and one pause
+    assert np.abs(audio).max() > 3000  # speech, not silence
+    assert a.read_bytes() == b.read_bytes()
+    assert not list(tmp_path.glob(".*.partial"))
+
+
+def test_say_fails_clearly_and_leaves_no_file(
+    bundle: Path, tmp_path: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "out.wav"
+    args = ["-o", str(out), "--bundle", str(bundle), "--backend", "cpu"]
+    assert main(["   ", *args]) == 1
+    assert "nothing to say" in capsys.readouterr().err
+    assert main(["Hi.", "-o", str(out), "--bundle", str(tmp_path)]) == 1
+    assert "not a voice bundle" in capsys.readouterr().err
+    assert not out.exists() and not list(tmp_path.glob(".*.partial"))
