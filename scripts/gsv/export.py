@@ -103,7 +103,11 @@ def _export(
     inputs: list[str],
     outputs: list[str],
     path: Path,
+    fold: bool = True,
 ) -> GraphSpec:
+    """`fold=False` keeps the tracer's graph: onnxruntime's own later fusions
+    (EXTENDED level, e.g. attention) fail on a BASIC-folded BERT, and the CPU
+    backend loads these graphs with every optimization on."""
     path.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     # Work files next to the target; the graph appears under its name only
@@ -123,10 +127,13 @@ def _export(
             opset_version=OPSET,
             do_constant_folding=True,
         )
-    model = _fold_static_shapes(traced, folded)
-    traced.unlink()
-    onnx.save(model, str(folded))
-    folded.replace(path)
+    if fold:
+        model = _fold_static_shapes(traced, folded)
+        traced.unlink()
+        onnx.save(model, str(folded))
+        folded.replace(path)
+    else:
+        traced.replace(path)
     log.info("exported %s in %.1f s", path.name, time.monotonic() - start)
     return graph_spec(path.stem, path)
 

@@ -6,25 +6,34 @@ like an upstream installation after training:
     <root>/GPT_weights_v2Pro/<exp>-e<N>.ckpt
     <root>/SoVITS_weights_v2Pro/<exp>_e<M>_s<steps>.pth
     <root>/logs/<exp>/2-name2text.txt, 3-bert/, 5-wav32k/, 6-name2semantic.tsv, 7-sv_cn/
+    <root>/pretrained/chinese-roberta-wwm-ext-large/   tiny BERT (tiny_text.py)
+    <root>/pretrained/G2PWModel/                       tiny g2pW (tiny_text.py)
 
 File formats follow upstream prepare_datasets/1-get-text.py, 2-get-hubert-wav32k.py,
-2-get-sv.py and 3-get-semantic.py (see webui.py for the merged file names).
-
-TODO(issue 3 item 8): a tiny BERT (hidden size TINY_BERT_DIM, BERT_LAYERS of
-shapes.TINY) and a tiny g2pW ONNX model belong here too; until then 3-bert/ holds
-random features of width TINY_BERT_DIM, which the T2S bert_proj already expects.
+2-get-sv.py and 3-get-semantic.py (see webui.py for the merged file names). 3-bert/
+holds the tiny BERT's real features (hidden_states[-3] repeated by word2ph), as
+1-get-text.py computes them, so the pipeline can check its bert graph against them.
 """
 
 from __future__ import annotations
 
-import wave
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from . import tiny_text
 from .checkpoints import HParams, save_gpt_checkpoint, save_sovits_checkpoint
+from .fake_logs import (  # noqa: F401  (re-exported for tests and tools)
+    CLIP_SECONDS,
+    CLIP_TEXTS,
+    SAMPLE_RATE,
+    clip_name,
+    semantic_length,
+    write_training_folder,
+)
+from .shapes import TINY
 from .sovits import SovitsDims, SovitsModel
 from .t2s import T2SDims, T2SModel
 from .vits_layers import WNConv1d
@@ -43,7 +52,10 @@ TINY_T2S = T2SDims(
     eos=SEMANTIC_VOCAB - 1,
     bert_dim=TINY_BERT_DIM,
 )
-# Distinct widths everywhere, so a swapped dimension cannot go unnoticed.
+# Distinct widths everywhere, so a swapped dimension cannot go unnoticed. The
+# vocoder keeps HiFiGAN's structure (ConvTranspose stages multiplying to hop 640,
+# ResBlock1 with a dilated conv) with as few full-rate ops as possible: the HTP
+# simulator's time per window grows with the ops at 32 kHz.
 TINY_SOVITS_MODEL = {
     "inter_channels": 32,
     "hidden_channels": 64,
@@ -52,28 +64,18 @@ TINY_SOVITS_MODEL = {
     "n_layers": 2,
     "gin_channels": 80,
     "upsample_initial_channel": 32,
+    "upsample_rates": [10, 8, 8],
+    "upsample_kernel_sizes": [20, 16, 16],
+    "resblock_kernel_sizes": [3],
+    "resblock_dilation_sizes": [[2]],
 }
 TINY_SSL, TINY_MRTE, TINY_SV, TINY_REF_HIDDEN = 48, 96, 160, 32
 REF_BINS = 704  # upstream crops the 1025-bin spectrogram to its lowest 704 bins
 
-# Worked examples of shared/docs/gpt-sovits-v2pro.md 2.1 (symbols, word2ph, text).
-CLIP_TEXTS = (
-    ("n i2 h ao3 , sh ir4 j ie4 .", [2, 2, 1, 2, 2, 1], "你好,世界."),
-    (
-        "w o3 m en5 y i4 q i3 q v4 k an4 y i5 k an4 b a5 !",
-        [2, 2, 2, 2, 2, 2, 2, 2, 2, 1],
-        "我们一起去看一看吧!",
-    ),
-    (
-        "x iao3 h ai2 EE er2 z ai4 w an2 EE er2 .",
-        [2, 2, 2, 2, 2, 2, 1],
-        "小孩儿在玩儿.",
-    ),
-)
-CLIP_SECONDS = (4.0, 5.5, 3.5)  # inside the 3-10 s reference window
-SAMPLE_RATE = 32000
-# HuBERT: 16 kHz, 400-sample window, hop 320 -> 50 Hz; ssl_proj stride 2 -> 25 Hz.
-HUBERT_SR, HUBERT_WIN, HUBERT_HOP = 16000, 400, 320
+# The shortest clip: its prompt fits the tiny prefill (shapes.TINY).
+REF_CLIP_INDEX = 2
+BERT_SUBDIR = "pretrained/chinese-roberta-wwm-ext-large"
+G2PW_SUBDIR = "pretrained/G2PWModel"
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,12 @@ class SyntheticVoice:
     logs_dir: Path
     gpt_epoch: int
     sovits_epoch: int
+    bert_dir: Path
+    g2pw_dir: Path
+
+    @property
+    def ref_clip(self) -> str:
+        return clip_name(self.exp, REF_CLIP_INDEX)
 
 
 def tiny_gpt_config() -> dict:
@@ -211,46 +219,22 @@ def random_sovits(hps: HParams, seed: int) -> SovitsModel:
     return model.eval()
 
 
-def _write_wav(path: Path, seconds: float, rng: np.random.Generator) -> int:
-    n = int(seconds * SAMPLE_RATE)
-    t = np.arange(n) / SAMPLE_RATE
-    pitch = 120 + 40 * np.sin(2 * np.pi * 0.7 * t)
-    x = 0.3 * np.sin(2 * np.pi * np.cumsum(pitch) / SAMPLE_RATE)
-    x += 0.02 * rng.standard_normal(n)
-    with wave.open(str(path), "wb") as f:
-        f.setnchannels(1)
-        f.setsampwidth(2)
-        f.setframerate(SAMPLE_RATE)
-        f.writeframes((x * 32767).astype("<i2").tobytes())
-    return n
-
-
-def semantic_length(samples_32k: int) -> int:
-    """Tokens 3-get-semantic.py extracts from a clip of that length."""
-    frames_50hz = (samples_32k // 2 - HUBERT_WIN) // HUBERT_HOP + 1
-    return frames_50hz // 2
-
-
-def write_training_folder(logs: Path, rng: np.random.Generator, sv_dim: int) -> None:
-    for sub in ("3-bert", "5-wav32k", "7-sv_cn"):
-        (logs / sub).mkdir(parents=True, exist_ok=True)
-    text_lines, sem_lines = [], ["item_name\tsemantic_audio"]
-    for i, ((phones, word2ph, norm), secs) in enumerate(
-        zip(CLIP_TEXTS, CLIP_SECONDS, strict=True)
-    ):
-        name = f"{logs.name}_{i:04d}.wav"
-        samples = _write_wav(logs / "5-wav32k" / name, secs, rng)
-        n_phones = len(phones.split())
-        bert = torch.from_numpy(rng.standard_normal((TINY_BERT_DIM, n_phones)))
-        torch.save(bert.half(), logs / "3-bert" / f"{name}.pt")
-        sv = torch.from_numpy(rng.standard_normal((1, sv_dim)).astype(np.float32))
-        torch.save(sv, logs / "7-sv_cn" / f"{name}.pt")
-        codes = rng.integers(0, SEMANTIC_VOCAB - 1, semantic_length(samples))
-        text_lines.append(f"{name}\t{phones}\t{word2ph}\t{norm}")
-        sem_lines.append(f"{name}\t{' '.join(map(str, codes))}")
-    (logs / "2-name2text.txt").write_text("\n".join(text_lines) + "\n", encoding="utf8")
-    (logs / "6-name2semantic.tsv").write_text(
-        "\n".join(sem_lines) + "\n", encoding="utf8"
+def voice_at(
+    root: Path, exp: str = "tinyvoice", gpt_epoch: int = 2, sovits_epoch: int = 2
+) -> SyntheticVoice:
+    """The SyntheticVoice that `write_test_voice` wrote under `root`."""
+    root = Path(root)
+    (sovits,) = (root / "SoVITS_weights_v2Pro").glob(f"{exp}_e{sovits_epoch}_s*.pth")
+    return SyntheticVoice(
+        root,
+        exp,
+        root / "GPT_weights_v2Pro" / f"{exp}-e{gpt_epoch}.ckpt",
+        sovits,
+        root / "logs" / exp,
+        gpt_epoch,
+        sovits_epoch,
+        root / BERT_SUBDIR,
+        root / G2PW_SUBDIR,
     )
 
 
@@ -280,8 +264,22 @@ def write_test_voice(
         f"{sovits_epoch}epoch_{sovits_steps}iteration",
         "v2Pro",
     )
+    bert_dir = tiny_text.write_tiny_bert(
+        root / BERT_SUBDIR, TINY_BERT_DIM, TINY.bert_layers, TINY.bert_tokens, seed
+    )
+    g2pw_dir = tiny_text.write_tiny_g2pw(root / G2PW_SUBDIR, seed)
     logs = root / "logs" / exp
-    write_training_folder(logs, np.random.default_rng(seed), TINY_SV)
+    write_training_folder(
+        logs, np.random.default_rng(seed), TINY_SV, bert_dir, TINY_BERT_DIM
+    )
     return SyntheticVoice(
-        root, exp, gpt_path, sovits_path, logs, gpt_epoch, sovits_epoch
+        root,
+        exp,
+        gpt_path,
+        sovits_path,
+        logs,
+        gpt_epoch,
+        sovits_epoch,
+        bert_dir,
+        g2pw_dir,
     )

@@ -94,16 +94,21 @@ FULL = GraphShapes(
 )
 
 # Synthetic test voice: same graph structure, small enough for the simulator.
-# The vocoder window stays 96/12 because the windowing itself is under test.
+# P must hold a 3 s reference prompt (~89 tokens incl. the appended silence) plus
+# its phones and a short target; the largest KV bucket holds P + a full segment.
+# g2pw tokens match the runtime's fixed batch (daemon.text.g2pw.G2PW_TOKENS).
+# The HTP simulator needs seconds per op at 32 kHz, so the vocoder window is
+# 32 frames (20480 samples); the overlap of 6 frames still covers the tiny
+# generator's receptive field (~4.5 frames), so windowing stays exact.
 TINY = GraphShapes(
-    prefill_len=64,
-    kv_buckets=(96, 128),
+    prefill_len=160,
+    kv_buckets=(192, 224),
     vits_frames=128,
     vits_phones=32,
-    gen_window=96,
-    gen_overlap=12,
+    gen_window=32,
+    gen_overlap=6,
     bert_tokens=32,
     bert_layers=2,
     g2pw_rows=8,
-    g2pw_tokens=16,
+    g2pw_tokens=64,
 )

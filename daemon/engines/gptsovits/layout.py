@@ -11,6 +11,20 @@ Graph keys (``voice.yaml`` → ``graphs``)::
     t2s_decode_<L>  one T2S decode step with a KV cache of length L (bucketed)
     vits_enc        SoVITS text encoder (MRTE) + reverse flow, frames x phones
     vits_gen        HiFiGAN on fixed windows (window/overlap frames, frame mask)
+
+Graph I/O (names; shapes and dtypes are in ``voice.yaml`` per graph; the NPU
+binaries of the T2S graphs have float16 K/V inputs/outputs, ``onnx/*.onnx`` keep
+float32 everywhere)::
+
+    g2pw            input_ids, token_type_ids, attention_mask [rows, tokens] int32,
+                    position_ids [rows] int32 -> hidden [rows, H]
+    bert            input_ids [1, T] int32, mask [1, 1, 1, T] (0 / mask_value)
+                    -> hidden [1, T, bert_dim]  (rows 1..n-2 are the chars)
+    t2s_prefill     xy [1, P, D], mask [1, 1, P, P] -> h, k, v [layers, H, P, dh]
+    t2s_decode_<L>  x [1, 1, D], k_cache, v_cache [layers, H, L, dh],
+                    mask [1, 1, 1, L] -> logits [1, vocab], k_new, v_new
+    vits_enc        ssl, y_mask, text, text_mask, ge512, ge, noise -> z
+    vits_gen        z [1, inter, window], ge, mask [1, 1, window] -> audio
 """
 
 from __future__ import annotations
@@ -47,6 +61,14 @@ VITS_CODEBOOK: Final = "cpu/vits_codebook.npy"  # [1024, ssl_dim]
 G2PW_HEAD_PREFIX: Final = "g2pw_"
 
 # --- refs/<voice>.npz -------------------------------------------------------
+REFS_DIR: Final = "refs"
+
+
+def ref_file(voice: str) -> str:
+    """Bundle path of a voice's reference archive (``voice.yaml`` voices.<v>.file)."""
+    return f"{REFS_DIR}/{voice}.npz"
+
+
 #: keys of each reference-voice archive
 REF_PHONES: Final = "phones"  # int32 [n_ref_phones] (symbols_v2 ids)
 REF_BERT: Final = "bert"  # float32 [n_ref_phones, bert_dim] (zeros for non-zh)

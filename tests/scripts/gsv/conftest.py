@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -50,3 +52,14 @@ def tiny_t2s_kv16(
     out = tmp_path_factory.mktemp("gsv_onnx_kv16")
     specs = export.export_t2s(t2s_model, shapes.TINY, out, kv_dtype=torch.float16)
     return {spec.name: spec for spec in specs}
+
+
+@pytest.fixture(scope="session")
+def built_voice(request: pytest.FixtureRequest) -> Path:
+    """The test voice built end to end by the real pipeline (scripts/make_test_voice
+    layout), cached by content in pytest's cache dir across sessions."""
+    from scripts.gsv.test_voice import make_test_voice
+
+    out = Path(request.config.cache.mkdir("gsv-test-voice"))
+    make_test_voice(out)
+    return out

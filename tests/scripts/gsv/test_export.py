@@ -10,19 +10,19 @@ import pytest
 from scripts.gsv.export import GraphSpec, TensorSpec, graph_spec
 from scripts.gsv.shapes import TINY
 
-# Tiny voice dims: T2S 2 layers x 4 heads x 16, width 64; SoVITS inter 32,
-# hidden 64, ssl 48, mrte 96, gin 80.
+# Tiny voice dims (P=160, KV 192/224): T2S 2 layers x 4 heads x 16, width 64;
+# SoVITS inter 32, hidden 64, ssl 48, mrte 96, gin 80; vocoder window 32.
 EXPECTED = {
     "t2s_prefill": (
-        [("xy", (1, 64, 64)), ("mask", (1, 1, 64, 64))],
-        [("h", (1, 64, 64)), ("k", (2, 4, 64, 16)), ("v", (2, 4, 64, 16))],
+        [("xy", (1, 160, 64)), ("mask", (1, 1, 160, 160))],
+        [("h", (1, 160, 64)), ("k", (2, 4, 160, 16)), ("v", (2, 4, 160, 16))],
     ),
-    "t2s_decode_L96": (
+    "t2s_decode_L192": (
         [
             ("x", (1, 1, 64)),
-            ("k_cache", (2, 4, 96, 16)),
-            ("v_cache", (2, 4, 96, 16)),
-            ("mask", (1, 1, 1, 96)),
+            ("k_cache", (2, 4, 192, 16)),
+            ("v_cache", (2, 4, 192, 16)),
+            ("mask", (1, 1, 1, 192)),
         ],
         [("logits", (1, 1025)), ("k_new", (2, 4, 1, 16)), ("v_new", (2, 4, 1, 16))],
     ),
@@ -39,8 +39,8 @@ EXPECTED = {
         [("z", (1, 32, 128))],
     ),
     "vits_gen": (
-        [("z", (1, 32, 96)), ("ge", (1, 80, 1)), ("mask", (1, 1, 96))],
-        [("audio", (1, 1, 96 * 640))],
+        [("z", (1, 32, 32)), ("ge", (1, 80, 1)), ("mask", (1, 1, 32))],
+        [("audio", (1, 1, 32 * 640))],
     ),
 }
 
@@ -59,7 +59,7 @@ def test_graph_io(tiny_graphs: dict[str, GraphSpec], name: str) -> None:
 
 
 def test_fp16_kv_variant_io(tiny_t2s_kv16: dict[str, GraphSpec]) -> None:
-    prefill, decode = tiny_t2s_kv16["t2s_prefill"], tiny_t2s_kv16["t2s_decode_L96"]
+    prefill, decode = tiny_t2s_kv16["t2s_prefill"], tiny_t2s_kv16["t2s_decode_L192"]
     assert [t.dtype for t in prefill.inputs] == ["float32", "float32"]
     assert [t.dtype for t in prefill.outputs] == ["float32", "float16", "float16"]
     assert [t.dtype for t in decode.inputs] == [
@@ -69,7 +69,7 @@ def test_fp16_kv_variant_io(tiny_t2s_kv16: dict[str, GraphSpec]) -> None:
         "float32",
     ]
     assert [t.dtype for t in decode.outputs] == ["float32", "float16", "float16"]
-    assert decode.inputs[1].shape == (2, 4, 96, 16)
+    assert decode.inputs[1].shape == (2, 4, 192, 16)
 
 
 def test_graphs_are_plain_static_onnx(tiny_graphs: dict[str, GraphSpec]) -> None:
@@ -107,7 +107,7 @@ def test_graphs_compile_for_htp(
     """Every op is accepted by the HTP (CPU fallback disabled, fp16, v73)."""
     qnn_compile = pytest.importorskip("scripts.qnn_compile")
     pytest.importorskip("onnxruntime_qnn")
-    kv16 = [s for s in tiny_t2s_kv16.values() if s.name.endswith("L96")]
+    kv16 = [s for s in tiny_t2s_kv16.values() if s.name.endswith("L192")]
     for spec in [*tiny_graphs.values(), *kv16]:
         result = qnn_compile.compile_onnx(
             spec.path, tmp_path / spec.path.parent.name, cache_dir=qnn_cache

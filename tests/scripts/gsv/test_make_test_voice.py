@@ -58,3 +58,19 @@ def test_training_folder_formats(synthetic_voice: SyntheticVoice) -> None:
 def test_semantic_length_matches_upstream_rate() -> None:
     # 3 s at 16 kHz: (48000 - 400) // 320 + 1 = 149 HuBERT frames -> 74 tokens.
     assert semantic_length(3 * SAMPLE_RATE) == 74
+
+
+def test_tiny_pretrained_models(synthetic_voice: SyntheticVoice) -> None:
+    """Laid out like chinese-roberta-wwm-ext-large and G2PWModel_1.1."""
+    import json
+
+    from daemon.text import CharVocab, G2pwTables
+
+    config = json.loads((synthetic_voice.bert_dir / "config.json").read_text())
+    assert config["hidden_size"] == TINY_BERT_DIM
+    assert config["num_hidden_layers"] == 4  # hidden_states[-3] = layer 2
+    vocab = CharVocab(synthetic_voice.bert_dir / "vocab.txt")
+    assert vocab.encode("你好") != [vocab.unk, vocab.unk]
+    tables = G2pwTables.from_dir(synthetic_voice.g2pw_dir)
+    assert tables.to_pinyin("ㄏㄤ2") == "hang2"
+    assert (synthetic_voice.g2pw_dir / "g2pW.onnx").is_file()

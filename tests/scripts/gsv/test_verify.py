@@ -68,8 +68,8 @@ def test_t2s_gate_failure(
     other.load_state_dict(t2s_model.state_dict())
     with torch.no_grad():  # a uniform bias shift would vanish in the LayerNorm
         other.h.layers[1].linear2.weight.mul_(1.01)
-    decode = {96: tiny_graphs["t2s_decode_L96"].path}
-    with pytest.raises(verify.GateError, match=r"t2s_prefill\+t2s_decode_L96: logits"):
+    decode = {192: tiny_graphs["t2s_decode_L192"].path}
+    with pytest.raises(verify.GateError, match=r"t2s_prefill\+t2s_decode_L192: logits"):
         verify.gate_t2s(other, tiny_graphs["t2s_prefill"].path, decode, TINY)
 
 
@@ -84,8 +84,8 @@ def test_metrics() -> None:
 def test_gate_rejects_prompt_too_long_for_cache(
     t2s_model: T2SModel, tiny_graphs: dict[str, GraphSpec]
 ) -> None:
-    decode = {96: Path("unused.onnx")}
-    with pytest.raises(ValueError, match="exceed L=96"):
+    decode = {192: Path("unused.onnx")}
+    with pytest.raises(ValueError, match="exceed L=192"):
         verify.gate_t2s(
-            t2s_model, tiny_graphs["t2s_prefill"].path, decode, TINY, steps=90
+            t2s_model, tiny_graphs["t2s_prefill"].path, decode, TINY, steps=190
         )
