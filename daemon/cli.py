@@ -17,6 +17,9 @@ from typing import Final
 SUBCOMMANDS: Final[dict[str, tuple[str, str]]] = {
     "bundle": ("daemon.bundle_cli", "inspect or verify a voice bundle"),
     "doctor": ("board.doctor", "check this machine / board before serving"),
+    "serve": ("daemon.serve", "run the TTS service (Wyoming + OpenAI HTTP)"),
+    "say": ("daemon.say", "speak TEXT into a WAV (service, or --bundle in-process)"),
+    "voices": ("daemon.client_voices", "list the running service's voices"),
 }
 
 

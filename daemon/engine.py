@@ -64,6 +64,8 @@ class SynthesisOptions:
     """Per-request options; engine-specific knobs travel in ``extra``."""
 
     voice: str | None = None
+    #: speaker of a multi-speaker voice (validated by the host against the voice)
+    speaker: str | None = None
     seed: int | None = None
     speed: float = 1.0
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -101,6 +103,8 @@ class VoiceInfo:
     languages: tuple[str, ...]
     description: str = ""
     speakers: tuple[str, ...] = ()
+    #: (name, url) of whoever made the voice, shown to Wyoming clients
+    attribution: tuple[str, str] = ("", "")
 
 
 @runtime_checkable

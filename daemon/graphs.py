@@ -24,9 +24,13 @@ BACKENDS: Final = ("qnn", "cpu")
 
 
 class Runner(Protocol):
+    """A graph as engines see it.  ``inputs``/``outputs`` are what THIS backend
+    computes on (the NPU binary's dtypes, or the fp32 ONNX file's on the CPU)."""
+
     key: str
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
+    output_index: Mapping[str, int]
     stats: GraphStats
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]: ...
@@ -34,6 +38,13 @@ class Runner(Protocol):
     def bind(self, key: str | int, array: np.ndarray) -> None: ...
 
     def execute(self) -> None: ...
+
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """A zeroed buffer the graph reads without copies (rpcmem on a board)."""
+
+    @property
+    def last_execute_s(self) -> float:
+        """Seconds inside the backend's execute call, for the last run/execute."""
 
 
 @dataclass
@@ -67,6 +78,13 @@ class QnnRunner:
         self.graph.execute()
         self.stats.add(self.graph.last_timing.wall_s)
 
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        return self.graph.context.backend.empty(shape, dtype)
+
+    @property
+    def last_execute_s(self) -> float:
+        return self.graph.last_timing.execute_s
+
 
 class CpuRunner:
     """onnxruntime CPU session over the bundle's fp32 ONNX graph."""
@@ -74,17 +92,24 @@ class CpuRunner:
     def __init__(self, key: str, session: Any, spec: Any) -> None:
         self.key = key
         self.session = session
-        self.inputs = spec.inputs
-        self.outputs = spec.outputs
         self.stats = GraphStats()
-        self._names = [o.name for o in session.get_outputs()]
-        order = {t.name: i for i, t in enumerate(spec.outputs)}
-        if set(order) != set(self._names):
-            raise BundleError(
-                f"graph {key}: ONNX outputs {self._names} do not match "
-                f"the manifest {list(order)}"
-            )
-        self.output_index = order
+        self._last_s = 0.0
+        onnx_in = {a.name: _spec(a) for a in session.get_inputs()}
+        onnx_out = {a.name: _spec(a) for a in session.get_outputs()}
+        self._names = list(onnx_out)
+        for kind, want, have in (
+            ("inputs", spec.inputs, onnx_in),
+            ("outputs", spec.outputs, onnx_out),
+        ):
+            if {t.name for t in want} != set(have):
+                raise BundleError(
+                    f"graph {key}: ONNX {kind} {sorted(have)} do not match the "
+                    f"manifest {[t.name for t in want]}"
+                )
+        # The manifest (binary) order, with the dtypes onnxruntime computes on.
+        self.inputs = tuple(onnx_in[t.name] for t in spec.inputs)
+        self.outputs = tuple(onnx_out[t.name] for t in spec.outputs)
+        self.output_index = {t.name: i for i, t in enumerate(spec.outputs)}
         self._perm = [self._names.index(t.name) for t in spec.outputs]
         self._in_names = {t.name for t in spec.inputs}
         self._bound_in: dict[str, np.ndarray] = {}
@@ -103,7 +128,8 @@ class CpuRunner:
             raise ValueError(f"graph {self.key}: missing input(s) {sorted(missing)}")
         t0 = time.perf_counter()
         raw = self.session.run(None, merged)
-        self.stats.add(time.perf_counter() - t0)
+        self._last_s = time.perf_counter() - t0
+        self.stats.add(self._last_s)
         outs = [raw[i] for i in self._perm]
         for i, arr in self._bound_out.items():
             np.copyto(arr, outs[i])
@@ -122,6 +148,30 @@ class CpuRunner:
 
     def execute(self) -> None:
         self.run({})
+
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        return np.zeros(shape, dtype)
+
+    @property
+    def last_execute_s(self) -> float:
+        return self._last_s
+
+
+#: onnxruntime type strings → numpy dtype names
+_ORT_DTYPES: Final = {
+    "tensor(float)": "float32",
+    "tensor(float16)": "float16",
+    "tensor(int32)": "int32",
+    "tensor(int64)": "int64",
+    "tensor(uint8)": "uint8",
+    "tensor(uint16)": "uint16",
+    "tensor(int8)": "int8",
+}
+
+
+def _spec(arg: Any) -> TensorSpec:
+    shape = tuple(int(d) if isinstance(d, int) else -1 for d in arg.shape)
+    return TensorSpec(arg.name, _ORT_DTYPES.get(arg.type, arg.type), shape)
 
 
 class GraphHost:

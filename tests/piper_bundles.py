@@ -38,24 +38,3 @@ def bundle_dir(config: pytest.Config, options: ConvertOptions) -> Path:
     pytest.importorskip("onnxruntime_qnn")
     pytest.importorskip("onnx")
     return cached_convert(voice_path(), options, *cache_dirs(config))
-
-
-def install_entry_points(root: Path, site: Path) -> None:
-    """Register pyproject's `hexvoice.engines` table as a real distribution.
-
-    hexvoice is not pip-installed in the dev venv; a dist-info directory on
-    sys.path is exactly what an install would add for importlib.metadata.
-    """
-    import tomllib
-
-    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
-    engines = project["entry-points"]["hexvoice.engines"]
-    info = site / f"hexvoice-{project['version']}.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: hexvoice\nVersion: {project['version']}\n"
-    )
-    lines = [f"{name} = {target}" for name, target in engines.items()]
-    (info / "entry_points.txt").write_text(
-        "[hexvoice.engines]\n" + "\n".join(lines) + "\n"
-    )

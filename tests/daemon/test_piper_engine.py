@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -38,7 +35,6 @@ from tests.piper_bundles import (  # noqa: E402
     CPU_OPTIONS,
     SIM_OPTIONS,
     bundle_dir,
-    install_entry_points,
     voice_path,
 )
 
@@ -298,10 +294,7 @@ def test_load_refuses_wrong_engine_and_missing_graphs(cpu) -> None:  # type: ign
         PiperEngine().synthesize("Hi.")
 
 
-def test_registered_under_hexvoice_engines(cpu, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    install_entry_points(Path(__file__).resolve().parents[2], tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    importlib.invalidate_caches()
+def test_registered_under_hexvoice_engines(cpu) -> None:  # type: ignore[no-untyped-def]
     cls = engine_class("piper-vits")
     assert cls is PiperEngine and cls.engine_id == "piper-vits"
     engine, _ = cpu

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import numpy as np
@@ -15,16 +14,11 @@ from daemon.say_local import main  # noqa: E402
 from tests.piper_bundles import (  # noqa: E402
     CPU_OPTIONS,
     bundle_dir,
-    install_entry_points,
 )
 
 
 @pytest.fixture()
-def bundle(pytestconfig: pytest.Config, tmp_path: Path, monkeypatch) -> Path:  # type: ignore[no-untyped-def]
-    site = tmp_path / "site"
-    install_entry_points(Path(__file__).resolve().parents[2], site)
-    monkeypatch.syspath_prepend(str(site))
-    importlib.invalidate_caches()
+def bundle(pytestconfig: pytest.Config) -> Path:
     return bundle_dir(pytestconfig, CPU_OPTIONS)
 
 

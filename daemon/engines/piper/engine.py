@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 ENGINE_ID = "piper-vits"
 # Warm-up text: a short sentence that makes espeak-ng load its voice data.
 WARMUP_TEXT = "Hello."
+#: Piper voices are trained with piper (rhasspy / OHF-Voice); credit it to clients.
+PIPER_ATTRIBUTION = ("piper", "https://github.com/OHF-Voice/piper1-gpl")
 
 
 class PiperEngine:
@@ -72,6 +74,7 @@ class PiperEngine:
                 name=self._bundle.name,
                 languages=self._bundle.languages,
                 description=f"Piper VITS voice {self._bundle.name}",
+                attribution=PIPER_ATTRIBUTION,
             )
         ]
 

@@ -1,0 +1,69 @@
+"""Graphs whose inputs and outputs are allocated once and bound (zero-copy).
+
+On the QNN backend the buffers come from ``backend.empty`` (rpcmem on a board,
+so the NPU reads them without copies) and ``execute`` runs on them in place; the
+CPU backend emulates binding. Dtypes are what the backend computes on: the NPU
+binaries' (e.g. float16 K/V), or for onnxruntime the ONNX file's own (float32),
+since the CPU backend exists for fp32 parity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from daemon.bundle import BundleError
+
+if TYPE_CHECKING:
+    from daemon.graphs import Runner
+
+
+def output_index(runner: Runner) -> dict[str, int]:
+    return {t.name: i for i, t in enumerate(runner.outputs)}
+
+
+def tensor_dtype(runner: Runner, name: str, shape: tuple[int, ...]) -> np.dtype:
+    """The dtype of tensor ``name``; BundleError unless its shape is ``shape``."""
+    for t in (*runner.inputs, *runner.outputs):
+        if t.name == name:
+            if tuple(t.shape) != shape:
+                raise BundleError(
+                    f"graph {runner.key}: {name!r} is {list(t.shape)}, the engine "
+                    f"uses {list(shape)}"
+                )
+            return np.dtype(t.dtype)
+    raise BundleError(f"graph {runner.key}: no tensor {name!r}")
+
+
+def empty_buffer(runner: Runner, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A zeroed buffer the graph can use without copies (rpcmem on a board)."""
+    return runner.empty(shape, dtype)
+
+
+class BoundGraph:
+    """A graph whose inputs and outputs are allocated and bound once."""
+
+    def __init__(self, runner: Runner, shapes: Mapping[str, tuple[int, ...]]) -> None:
+        self.runner = runner
+        self._shapes = dict(shapes)
+        self._dtypes = {n: tensor_dtype(runner, n, s) for n, s in self._shapes.items()}
+        self._out = output_index(runner)
+        self.buffers: dict[str, np.ndarray] = {}
+        self.graph_seconds = 0.0  # of the last execute
+
+    def bind(self) -> dict[str, np.ndarray]:
+        if not self.buffers:
+            bufs = {
+                n: empty_buffer(self.runner, s, self._dtypes[n])
+                for n, s in self._shapes.items()
+            }
+            for name, arr in bufs.items():
+                self.runner.bind(self._out.get(name, name), arr)
+            self.buffers = bufs
+        return self.buffers
+
+    def execute(self) -> None:
+        self.runner.execute()
+        self.graph_seconds = self.runner.last_execute_s

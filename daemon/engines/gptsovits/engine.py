@@ -1,0 +1,275 @@
+"""The ``gpt-sovits-v2pro`` engine: GPT-SoVITS v2Pro voices on the NPU.
+
+Per segment of the frontend's split (≤ 30 spoken chars, reference-ports.md §1.7):
+phonemize (g2pw graph for polyphones) -> BERT features (bert graph) -> T2S
+prefill + decode loop (t2s.py) -> vits_enc -> vits_gen windows, each window's
+audio yielded as soon as it is done, faded at the segment's edges and followed
+by its pause. A segment that reaches the token cap without EOS, or does not fit
+a static graph, is re-split at its most natural midpoint and both halves are
+synthesized instead: nothing is truncated. One ``np.random.Generator`` per
+request (T2S draws, then the VITS noise, segment by segment) makes a seeded
+request reproducible.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from daemon.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, SegmentShaper
+from daemon.bundle import Bundle, BundleError
+from daemon.engine import AudioChunk, CancelToken, SynthesisOptions, VoiceInfo
+from daemon.text import Phonemes, Segment
+
+from .layout import ENGINE_ID, GsvParams
+from .options import Request, default_sampling
+from .sampling import TokenSampler
+from .t2s import T2S, CapacityError
+from .tables import CpuTables, Reference, load_references
+from .text import TextStack, build_text
+from .vits import Vits
+
+if TYPE_CHECKING:
+    from daemon.graphs import Runner
+
+log = logging.getLogger(__name__)
+
+PAUSES = {"sentence": SENTENCE_PAUSE_S, "comma": COMMA_PAUSE_S}
+# Upstream ("bad zero prediction"): an empty token sequence becomes one 0 token.
+EMPTY_FALLBACK_TOKEN = 0
+
+
+@dataclass
+class EngineStats:
+    """Where the host's time went, over all requests (for benchmarks)."""
+
+    frontend_seconds: float = 0.0  # split + phonemize, incl. g2pw graph calls
+    segments: int = 0
+    resplits: int = 0
+    kept_capped: int = 0  # unsplittable segments kept at the token cap
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    bundle: Bundle
+    params: GsvParams
+    voices: dict[str, Reference]
+    text: TextStack
+    t2s: T2S
+    vits: Vits
+
+
+@dataclass(frozen=True)
+class _Tokens:
+    """What one T2S attempt gave: tokens, or the halves to do instead."""
+
+    phonemes: Phonemes
+    tokens: np.ndarray | None = None
+    halves: tuple[Segment, Segment] | None = None
+
+
+class GptSovitsEngine:
+    """A GPT-SoVITS v2Pro bundle, loaded; one request at a time (synchronous)."""
+
+    engine_id = ENGINE_ID
+
+    def __init__(self) -> None:
+        self._state: _Loaded | None = None
+        self.stats = EngineStats()
+
+    def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
+        if bundle.engine != ENGINE_ID:
+            raise BundleError(
+                f"{bundle.root}: engine {bundle.engine!r}, not {ENGINE_ID!r}"
+            )
+        try:
+            p = GsvParams.from_mapping(bundle.params)
+        except (TypeError, ValueError) as exc:
+            raise BundleError(f"{bundle.root}: params: {exc}") from exc
+        tables = CpuTables.load(bundle, p)
+        voices = load_references(bundle, p)
+        text = build_text(bundle, graphs, p)
+        t2s, vits = T2S(p, tables, graphs), Vits(p, tables, graphs)
+        for ref in voices.values():
+            vits.check_reference(ref)
+        cap = min(p.max_new_tokens, vits.max_tokens)
+        # A full prefill plus a segment at the token cap must fit the largest
+        # cache and the position table, or long segments could never finish.
+        need = p.prefill_len + cap
+        if need > p.kv_buckets[-1] or need > tables.positions:
+            raise BundleError(
+                f"{bundle.root}: prefill {p.prefill_len} + {cap} tokens exceed the "
+                f"largest KV bucket {p.kv_buckets[-1]} or the "
+                f"{tables.positions}-row position table"
+            )
+        self._state = _Loaded(bundle, p, voices, text, t2s, vits)
+
+    @property
+    def loaded(self) -> _Loaded:
+        if self._state is None:
+            raise RuntimeError(f"{ENGINE_ID} engine: load() a bundle first")
+        return self._state
+
+    @property
+    def sample_rate(self) -> int:
+        return self.loaded.bundle.sample_rate
+
+    @property
+    def token_cap(self) -> int:
+        s = self.loaded
+        return min(s.params.max_new_tokens, s.vits.max_tokens)
+
+    @property
+    def default_voice(self) -> str:
+        s = self.loaded
+        return s.bundle.name if s.bundle.name in s.voices else next(iter(s.voices))
+
+    def voices(self) -> list[VoiceInfo]:
+        s = self.loaded
+        return [
+            VoiceInfo(
+                name=name,
+                languages=s.bundle.languages,
+                description=f"GPT-SoVITS v2Pro voice {name!r} ({s.bundle.name})",
+            )
+            for name in s.voices
+        ]
+
+    def warmup(self) -> None:
+        """Every graph once, and the frontend's lazily loaded tables."""
+        s = self.loaded
+        s.text.warmup()
+        s.t2s.warmup()
+        ref = s.voices[self.default_voice]
+        sampling = default_sampling(s.params)
+        rng = np.random.default_rng(0)
+        TokenSampler(sampling, s.params.vocab, ref.prompt, rng).warmup()
+        s.vits.warmup(s.voices[self.default_voice])
+
+    def synthesize(
+        self,
+        text: str,
+        options: SynthesisOptions | None = None,
+        cancel: CancelToken | None = None,
+    ) -> Iterator[AudioChunk]:
+        """Chunks as soon as each vocoder window is done; a segment per piece."""
+        s = self.loaded
+        req = Request.from_options(
+            options or SynthesisOptions(),
+            s.params,
+            s.voices,
+            self.default_voice,
+            self.token_cap,
+        )
+        t0 = time.perf_counter()
+        segments = s.text.frontend.split(text)  # ValueError for empty text
+        self.stats.frontend_seconds += time.perf_counter() - t0
+        return self._stream(segments, req, cancel)
+
+    def _stream(
+        self, segments: list[Segment], req: Request, cancel: CancelToken | None
+    ) -> Iterator[AudioChunk]:
+        s = self.loaded
+        rate = self.sample_rate
+        rng = np.random.default_rng(req.seed)
+        pending = deque(segments)
+        index = 0
+        while pending:
+            segment = pending.popleft()
+            got = self._tokens(segment, req, rng, cancel)
+            if got.tokens is None:
+                assert got.halves is not None
+                pending.extendleft(reversed(got.halves))
+                continue
+            ids = got.phonemes.phone_ids
+            log.debug(
+                "segment %d %r (%s): %d tokens",
+                index,
+                segment.text,
+                segment.end,
+                len(got.tokens),
+            )
+            z = s.vits.encode(got.tokens, ids, req.voice, rng, cancel)
+            shaper = SegmentShaper(rate)
+            for raw in s.vits.generate(z, req.voice, cancel):
+                out = shaper.push(raw)
+                if out.size:
+                    yield AudioChunk(out, rate, segment=index)
+            # No pause after the last segment: it would only delay the end.
+            pause = PAUSES[segment.end] if pending else 0.0
+            yield AudioChunk(shaper.finish(pause), rate, index, end_of_segment=True)
+            self.stats.segments += 1
+            index += 1
+
+    def _tokens(
+        self,
+        segment: Segment,
+        req: Request,
+        rng: np.random.Generator,
+        cancel: CancelToken | None,
+    ) -> _Tokens:
+        s = self.loaded
+        ref = req.voice
+        t0 = time.perf_counter()
+        s.text.g2pw.cancel = cancel  # the g2pW resolver calls the graph itself
+        try:
+            phonemes = s.text.frontend.phonemize(segment.text)
+        finally:
+            s.text.g2pw.cancel = None
+        self.stats.frontend_seconds += time.perf_counter() - t0
+        phones = np.concatenate([ref.phones, phonemes.phone_ids])
+        try:
+            s.vits.check_fits(len(phonemes.phones), 1)
+            s.text.bert.check_fits(phonemes)
+            s.t2s.check_fits(len(phones), len(ref.prompt), req.max_tokens)
+        except CapacityError as exc:
+            halves = self._halves(segment)
+            if halves is None:
+                raise ValueError(
+                    f"{ENGINE_ID}: cannot synthesize {segment.text!r}: {exc}"
+                ) from exc
+            log.info("re-splitting %r: %s", segment.text, exc)
+            return _Tokens(phonemes, halves=halves)
+        bert = np.concatenate([ref.bert, s.text.bert.features(phonemes, cancel)])
+        sampler = TokenSampler(req.sampling, s.params.vocab, ref.prompt, rng)
+        result = s.t2s.generate(
+            phones, bert, ref.prompt, sampler, req.max_tokens, cancel
+        )
+        if result.capped:
+            halves = self._halves(segment)
+            if halves is not None:
+                log.info(
+                    "segment %r reached %d tokens without EOS: re-splitting",
+                    segment.text,
+                    req.max_tokens,
+                )
+                return _Tokens(phonemes, halves=halves)
+            # One spoken char that never ends is a model failure, not a long
+            # text: its capped audio is all there is to say.
+            log.warning(
+                "segment %r reached %d tokens without EOS and cannot be split",
+                segment.text,
+                req.max_tokens,
+            )
+            self.stats.kept_capped += 1
+        tokens = result.tokens
+        if tokens.size == 0:
+            tokens = np.array([EMPTY_FALLBACK_TOKEN], np.int64)
+        return _Tokens(phonemes, tokens=tokens)
+
+    def _halves(self, segment: Segment) -> tuple[Segment, Segment] | None:
+        try:
+            halves = self.loaded.text.frontend.split_in_half(segment)
+        except ValueError:
+            return None
+        self.stats.resplits += 1
+        return halves
+
+    def close(self) -> None:
+        self._state = None

@@ -1,0 +1,173 @@
+"""SoVITS decode on the NPU: ``vits_enc`` once per segment, then ``vits_gen`` windows.
+
+Host side of shared/docs/gpt-sovits-v2pro.md §5.2 (B = 1, speed 1):
+- codebook lookup of the semantic tokens, repeated x2 to the 50 Hz latent rate;
+- VITS phone embedding of the segment's phones (target text only, no prompt);
+- both padded into the static graph (FR frames x TT phones) with 0/1 masks;
+- prior noise ``randn * noise_scale`` drawn from the request's generator for the
+  real frames only (padding stays zero, so the draw does not depend on FR);
+- HiFiGAN over overlapped windows (daemon.vocoder_windows), each window's audio
+  yielded as soon as it is computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from daemon.bundle import BundleError
+from daemon.engine import CancelToken
+from daemon.vocoder_windows import decode_windowed
+
+from . import layout as L
+from .bound import BoundGraph
+from .layout import GsvParams
+from .t2s import CapacityError
+from .tables import CpuTables, Reference
+
+if TYPE_CHECKING:
+    from daemon.graphs import Runner
+
+# 25 Hz semantic tokens -> 50 Hz latent frames (upstream decode: nearest x2).
+FRAMES_PER_TOKEN = 2
+
+
+class Vits:
+    """``vits_enc`` + windowed ``vits_gen`` for one bundle."""
+
+    def __init__(
+        self, p: GsvParams, tables: CpuTables, graphs: Mapping[str, Runner]
+    ) -> None:
+        missing = [k for k in (L.VITS_ENC, L.VITS_GEN) if k not in graphs]
+        if missing:
+            raise BundleError(f"gpt-sovits bundle lacks graph(s) {missing}")
+        if p.gen_window <= 2 * p.gen_overlap:
+            raise BundleError(
+                f"gen_window {p.gen_window} must exceed 2 x gen_overlap {p.gen_overlap}"
+            )
+        self.p, self.tables = p, tables
+        enc = graphs[L.VITS_ENC]
+        # GsvParams has no flow width or MRTE width: the graph's I/O fixes them.
+        self.inter = _shape(enc, "noise")[1]
+        self.mrte = _shape(enc, "ge512")[1]
+        fr, tt = p.vits_frames, p.vits_phones
+        self.enc = BoundGraph(
+            enc,
+            {
+                "ssl": (1, p.ssl_dim, fr),
+                "y_mask": (1, 1, fr),
+                "text": (1, p.vits_hidden, tt),
+                "text_mask": (1, 1, tt),
+                "ge512": (1, self.mrte, 1),
+                "ge": (1, p.gin, 1),
+                "noise": (1, self.inter, fr),
+                "z": (1, self.inter, fr),
+            },
+        )
+        w = p.gen_window
+        self.gen = BoundGraph(
+            graphs[L.VITS_GEN],
+            {
+                "z": (1, self.inter, w),
+                "ge": (1, p.gin, 1),
+                "mask": (1, 1, w),
+                "audio": (1, 1, w * p.hop),
+            },
+        )
+
+    def check_reference(self, ref: Reference) -> None:
+        if ref.ge512.shape != (1, self.mrte, 1):
+            raise BundleError(
+                f"reference {ref.name!r}: ge512 has {ref.ge512.shape[1]} channels, "
+                f"the vits_enc graph takes {self.mrte}"
+            )
+
+    @property
+    def max_tokens(self) -> int:
+        return self.p.vits_frames // FRAMES_PER_TOKEN
+
+    def check_fits(self, n_phones: int, n_tokens: int) -> None:
+        if n_phones > self.p.vits_phones:
+            raise CapacityError(
+                f"{n_phones} phones exceed the VITS encoder's {self.p.vits_phones}"
+            )
+        if n_tokens > self.max_tokens:
+            raise CapacityError(
+                f"{n_tokens} tokens exceed the VITS encoder's {self.max_tokens}"
+            )
+
+    def encode(
+        self,
+        tokens: np.ndarray,
+        phones: np.ndarray,
+        ref: Reference,
+        rng: np.random.Generator,
+        cancel: CancelToken | None = None,
+    ) -> np.ndarray:
+        """Latent z [inter, 2 * len(tokens)] of one segment."""
+        n_tok, n_ph = len(tokens), len(phones)
+        if n_tok == 0 or n_ph == 0:
+            raise ValueError("VITS needs at least one token and one phone")
+        self.check_fits(n_ph, n_tok)
+        frames = FRAMES_PER_TOKEN * n_tok
+        # Noise first: the draw order (T2S tokens, then this) fixes the stream.
+        noise = rng.standard_normal((self.inter, frames), dtype=np.float32)
+        b = self.enc.bind()
+        t = self.tables
+        ssl = b["ssl"][0]
+        ssl[:, :frames] = np.repeat(t.codebook[tokens].T, FRAMES_PER_TOKEN, axis=1)
+        ssl[:, frames:] = 0.0
+        _mask(b["y_mask"], frames)
+        text = b["text"][0]
+        text[:, :n_ph] = t.vits_text_emb[phones].T
+        text[:, n_ph:] = 0.0
+        _mask(b["text_mask"], n_ph)
+        b["ge"][...] = ref.ge
+        b["ge512"][...] = ref.ge512
+        nz = b["noise"][0]
+        np.multiply(noise, np.float32(self.p.noise_scale), out=nz[:, :frames])
+        nz[:, frames:] = 0.0
+        if cancel is not None:
+            cancel.check()
+        self.enc.execute()
+        return np.array(b["z"][0, :, :frames], np.float32)
+
+    def generate(
+        self, z: np.ndarray, ref: Reference, cancel: CancelToken | None = None
+    ) -> Iterator[np.ndarray]:
+        """Audio of z [inter, n], one chunk per vocoder window, as each is done."""
+        b = self.gen.bind()
+        b["ge"][...] = ref.ge
+
+        def window(frames: np.ndarray, mask: np.ndarray) -> np.ndarray:
+            if cancel is not None:
+                cancel.check()
+            b["z"][0] = frames
+            b["mask"][0, 0] = mask
+            self.gen.execute()
+            return b["audio"]
+
+        for audio in decode_windowed(
+            z, window, self.p.hop, self.p.gen_window, self.p.gen_overlap
+        ):
+            yield np.array(audio, np.float32)  # the bound buffer is reused
+
+    def warmup(self, ref: Reference) -> None:
+        rng = np.random.default_rng(0)
+        z = self.encode(np.zeros(1, np.int64), np.zeros(1, np.int64), ref, rng)
+        for _ in self.generate(z, ref):
+            pass
+
+
+def _mask(buf: np.ndarray, n: int) -> None:
+    buf[..., :n] = 1.0
+    buf[..., n:] = 0.0
+
+
+def _shape(runner: Runner, name: str) -> tuple[int, ...]:
+    for t in runner.inputs:
+        if t.name == name and len(t.shape) == 3:
+            return tuple(t.shape)
+    raise BundleError(f"graph {runner.key}: no 3-d input {name!r}")

@@ -1,0 +1,158 @@
+"""The running service: engine host + Wyoming + HTTP servers + systemd signals.
+
+Start-up: bundles loaded and warmed up on the NPU worker → sockets (systemd's,
+else our own) → ``READY=1``.  SIGTERM/SIGINT: stop accepting, cancel running
+requests, free QNN on the worker, remove the sockets we created, exit 0.
+SIGHUP: reload config and bundles; the listening sockets stay open throughout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from dataclasses import replace
+from typing import Any, Final
+
+from aiohttp import web
+
+from . import systemd
+from .config import ConfigError, ServeConfig, check_voices, load_config
+from .host import EngineHost
+from .http_server import make_app
+from .listeners import Listener, ListenerError, open_listeners
+from .metrics import Metrics
+from .wyoming_server import WyomingServer
+
+_LOGGER = logging.getLogger(__name__)
+EX_SOFTWARE: Final = 70  # sysexits.h: start-up failed (bundles, sockets)
+#: How long aiohttp waits for open HTTP responses once requests are cancelled.
+HTTP_SHUTDOWN_S: Final = 5.0
+_NS_PER_USEC: Final = 1000
+
+
+class Service:
+    """One ``hexvoice serve`` process: built in ``serve.main``, run once."""
+
+    def __init__(self, cfg: ServeConfig, overrides: dict[str, Any]) -> None:
+        self.cfg = cfg
+        self._overrides = overrides
+        self.notifier = systemd.Notifier.from_env()
+        self._inherited = systemd.listen_fds()  # read (and unset) before anything
+        self.metrics = Metrics()
+        self.host = EngineHost(cfg, self.metrics)
+        self._stop = asyncio.Event()
+        self._reload_lock = asyncio.Lock()
+        self._listeners: list[Listener] = []
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stop.set)
+        loop.add_signal_handler(signal.SIGHUP, lambda: loop.create_task(self._reload()))
+        n = len(self.cfg.voices)
+        self.notifier.status(
+            f"Loading {n} voice bundle(s) on {self.cfg.engine.backend}"
+        )
+        try:
+            t0 = time.monotonic()
+            await self.host.load(self.cfg)
+            _LOGGER.info(
+                "loaded in %.1f s: %s", time.monotonic() - t0, self.host.status
+            )
+            self._listeners = open_listeners(self.cfg.listen, self._inherited)
+        except (ConfigError, ListenerError) as exc:
+            return await self._fail(str(exc))
+        except Exception as exc:  # noqa: BLE001 - bundle/engine/QNN: report, exit
+            _LOGGER.exception("start-up failed")
+            return await self._fail(f"{type(exc).__name__}: {exc}")
+        wyoming = WyomingServer(self.host)
+        await wyoming.start([x.sock for x in self._listeners if x.kind == "wyoming"])
+        # handler_cancellation: a client that hangs up cancels its handler, which
+        # cancels its synthesis (http_server.py).
+        runner = web.AppRunner(
+            make_app(self.host),
+            handler_cancellation=True,
+            access_log=None,
+            shutdown_timeout=HTTP_SHUTDOWN_S,
+        )
+        await runner.setup()
+        sites = [
+            web.SockSite(runner, x.sock) for x in self._listeners if x.kind == "http"
+        ]
+        for site in sites:
+            await site.start()
+        where = ", ".join(f"{x.kind} {x.label}" for x in self._listeners)
+        _LOGGER.info("serving %s", where)
+        self.notifier.ready(f"Ready: {self.host.status}")
+        watchdog = None
+        period = systemd.watchdog_period()
+        if period is not None:
+            watchdog = asyncio.create_task(self._watchdog(period))
+        await self._stop.wait()
+
+        _LOGGER.info("stopping")
+        self.notifier.stopping()
+        if watchdog is not None:
+            watchdog.cancel()
+        await wyoming.stop_accepting()
+        for site in sites:
+            await site.stop()
+        await self.host.close("service stopping")
+        await wyoming.close()
+        await runner.cleanup()
+        for x in self._listeners:
+            x.close()
+        _LOGGER.info("stopped")
+        return 0
+
+    async def _fail(self, why: str) -> int:
+        _LOGGER.error("cannot start: %s", why)
+        self.notifier.status(f"Failed: {why}")
+        await self.host.close("start-up failed")
+        return EX_SOFTWARE
+
+    async def _watchdog(self, period: float) -> None:
+        """Ping only while the event loop runs and the NPU worker makes progress."""
+        stuck = False
+        while True:
+            healthy, why = self.host.health()
+            if healthy:
+                self.notifier.watchdog()
+                if stuck:
+                    _LOGGER.info("NPU worker recovered")
+                    self.notifier.status(f"Ready: {self.host.status}")
+            elif not stuck:
+                _LOGGER.error("%s; withholding watchdog pings", why)
+                self.notifier.status(f"Unhealthy: {why}")
+            stuck = not healthy
+            await asyncio.sleep(period)
+
+    async def _reload(self) -> None:
+        async with self._reload_lock:
+            src = self.cfg.source
+            _LOGGER.info("SIGHUP: reloading %s", src or "command-line configuration")
+            try:
+                new = load_config(src, self._overrides)
+                check_voices(new)
+            except ConfigError as exc:
+                _LOGGER.error("reload refused: %s", exc)
+                self.notifier.status(f"Ready (reload refused: {exc})")
+                return
+            if new.listen != self.cfg.listen:
+                _LOGGER.warning("listener changes take effect at the next restart")
+                new = replace(new, listen=self.cfg.listen)
+            # sd_notify(3): RELOADING=1 carries the CLOCK_MONOTONIC time of the request
+            usec = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // _NS_PER_USEC
+            self.notifier.notify("RELOADING=1", f"MONOTONIC_USEC={usec}")
+            self.notifier.status("Reloading voices")
+            try:
+                await self.host.load(new)
+                self.cfg = new
+                logging.getLogger().setLevel(new.log_level.upper())
+                _LOGGER.info("reloaded: %s", self.host.status)
+                self.notifier.ready(f"Ready: {self.host.status}")
+            except Exception as exc:  # noqa: BLE001 - keep serving the old set
+                _LOGGER.exception("reload failed")
+                self.notifier.ready(f"Ready (reload failed: {exc})")

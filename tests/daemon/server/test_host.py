@@ -1,0 +1,172 @@
+"""The engine host in-process: admission, FIFO, cancellation, deadlines, health,
+reload and shutdown, with the real NPU worker and a real graph."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import replace
+
+import pytest
+
+from daemon.config import ConfigError, LimitsConfig, ServeConfig, VoiceSource
+from daemon.engine import Cancelled, SynthesisOptions
+from daemon.host import EngineHost
+from daemon.jobs import Busy, Unavailable
+from daemon.metrics import Metrics
+
+from .conftest import LONG_WORDS, words
+
+
+@pytest.fixture
+def cfg(test_voice, monkeypatch) -> ServeConfig:
+    # Register the tone engine for this process (entry points scan sys.path).
+    monkeypatch.syspath_prepend(test_voice.env["PYTHONPATH"].split(os.pathsep)[0])
+    return ServeConfig(voices=(VoiceSource(test_voice.bundle),))
+
+
+def _limits(cfg: ServeConfig, **kw) -> ServeConfig:  # noqa: ANN003
+    return replace(cfg, limits=replace(LimitsConfig(), **kw))
+
+
+async def _host(cfg: ServeConfig) -> EngineHost:
+    host = EngineHost(cfg, Metrics())
+    await host.load(cfg)
+    return host
+
+
+async def _drain(job) -> int:  # noqa: ANN001
+    return sum([len(c.audio) async for c in job])
+
+
+def _opts() -> SynthesisOptions:
+    return SynthesisOptions()
+
+
+def test_every_engine_call_runs_on_the_npu_worker(cfg):
+    async def go() -> list[tuple[str, str]]:
+        host = await _host(cfg)
+        engine = host._set.engines[0]  # noqa: SLF001 - the test engine's call log
+        await _drain(host.submit("a b c", host.resolve(), _opts(), "test"))
+        await host.close()
+        return engine.calls
+
+    calls = asyncio.run(go())
+    assert [m for m, _ in calls] == [
+        "load",
+        "warmup",
+        "synthesize",
+        "synthesize",
+        "close",
+    ]
+    assert {t for _, t in calls} == {"npu"}
+
+
+def test_full_queue_is_busy_and_fifo_order_holds(cfg):
+    async def go() -> tuple[list[int], int]:
+        host = await _host(_limits(cfg, queue_size=1))
+        v = host.resolve()
+        first = host.submit(words(40, "a"), v, _opts(), "test")
+        second = host.submit(words(20, "b"), v, _opts(), "test")
+        with pytest.raises(Busy) as info:
+            host.submit("c", v, _opts(), "test")
+        order: list[int] = []
+
+        async def take(job, tag):  # noqa: ANN001, ANN202
+            await _drain(job)
+            order.append(tag)
+
+        await asyncio.gather(take(second, 2), take(first, 1))
+        third = host.submit("now there is room", v, _opts(), "test")
+        await _drain(third)
+        await host.close()
+        return order, info.value.retry_after
+
+    order, retry = asyncio.run(go())
+    assert order == [1, 2] and retry >= 1
+
+
+def test_cancelled_before_start_is_skipped(cfg):
+    async def go() -> tuple[int, int, str]:
+        host = await _host(cfg)
+        v = host.resolve()
+        long = host.submit(words(LONG_WORDS), v, _opts(), "test")
+        waiting = host.submit(words(500, "w"), v, _opts(), "test")
+        host.cancel(waiting, "client disconnected")
+        calls_before = host.graph_calls()
+        host.cancel(long, "client disconnected")
+        with pytest.raises(Cancelled):
+            await _drain(long)
+        with pytest.raises(Cancelled, match="client disconnected"):
+            await _drain(waiting)
+        calls = host.graph_calls() - calls_before
+        await host.close()
+        m = host.metrics.requests
+        return calls, m[("test", "cancelled")], host.metrics.cancel_lag_calls
+
+    calls, cancelled, lag = asyncio.run(go())
+    assert calls <= 1 and lag <= 1  # the running one stopped within one call
+    assert cancelled == 2
+
+
+def test_deadline_while_queued_is_reported_at_the_deadline(cfg):
+    async def go() -> float:
+        host = await _host(_limits(cfg, request_timeout_s=0.3))
+        v = host.resolve()
+        long = host.submit(words(LONG_WORDS), v, _opts(), "test")
+        late = host.submit("behind the long one", v, _opts(), "test")
+        t0 = time.monotonic()
+        with pytest.raises(Cancelled, match="deadline passed"):
+            await _drain(late)
+        took = time.monotonic() - t0
+        with pytest.raises(Cancelled):
+            await _drain(long)
+        await host.close()
+        assert host.metrics.requests[("test", "timeout")] == 2, dict(
+            host.metrics.requests
+        )
+        return took
+
+    assert asyncio.run(go()) < 0.6
+
+
+def test_stalled_engine_step_is_unhealthy(cfg):
+    async def go() -> list[tuple[bool, str]]:
+        host = await _host(_limits(cfg, stall_timeout_s=0.2))
+        job = host.submit("a [[stall:0.6]] b", host.resolve(), _opts(), "test")
+        seen = [host.health()]
+        await asyncio.sleep(0.4)
+        seen.append(host.health())
+        await _drain(job)
+        seen.append(host.health())
+        await host.close()
+        return seen
+
+    (ok1, _), (ok2, why), (ok3, idle) = asyncio.run(go())
+    assert ok1 and not ok2 and "stuck" in why and ok3 and idle == "idle"
+
+
+def test_failed_reload_keeps_serving_the_old_voices(cfg):
+    async def go() -> int:
+        host = await _host(cfg)
+        with pytest.raises(ConfigError, match="default_voice 'nope'"):
+            await host.load(replace(cfg, default_voice="nope"))
+        n = await _drain(host.submit("still works", host.resolve(), _opts(), "test"))
+        await host.close()
+        return n
+
+    assert asyncio.run(go()) > 0
+
+
+def test_closed_host_refuses_and_its_worker_is_gone(cfg):
+    async def go() -> EngineHost:
+        host = await _host(cfg)
+        await host.close()
+        with pytest.raises(Unavailable, match="closed"):
+            host.submit("x", next(iter(host.voices.values())), _opts(), "test")
+        return host
+
+    host = asyncio.run(go())
+    assert not host._worker.thread.is_alive()  # noqa: SLF001
+    assert host._set is None  # noqa: SLF001 - QNN freed on the worker
