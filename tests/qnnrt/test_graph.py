@@ -11,7 +11,6 @@ import pytest
 
 import qnnrt
 from scripts.qnn_compile import Compiled, qnn_session
-
 from tests.qnnrt import tiny_models as tm
 
 FP16_ATOL = 2e-2  # fp16 HTP math vs fp32 CPU on O(1) activations
