@@ -151,3 +151,16 @@ def test_voices_are_checked_without_loading_models(tmp_path, test_voice, monkeyp
     missing = load_config(_write(tmp_path, "voices: [/nonexistent]\n"))
     with pytest.raises(ConfigError, match="voices\\[0\\]: /nonexistent: no voice.yaml"):
         check_voices(missing)
+
+
+
+def test_shipped_example_config_is_valid(tmp_path):
+    # systemd/config.yaml is what board/install.sh puts in /etc/hexvoice.
+    src = Path(__file__).resolve().parents[3] / "systemd" / "config.yaml"
+    group = grp.getgrgid(os.getgid()).gr_name  # the hexvoice group is board-only
+    text = src.read_text().replace("socket_group: hexvoice", f"socket_group: {group}")
+    cfg = load_config(_write(tmp_path, text))
+    assert cfg.voices[0].bundle.name == "en_US-joe-medium"
+    assert cfg.engine.backend == "qnn" and cfg.engine.power == "burst"
+    assert cfg.listen.socket_mode == 0o660 and cfg.listen.tcp_wyoming is None
+    assert cfg.limits.queue_size == 4 and cfg.log_level == "info"

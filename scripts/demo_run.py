@@ -1,0 +1,137 @@
+"""The main job end to end: demo voice → service on a Unix socket → WAV → stop.
+
+    python -m scripts.demo_run [--backend qnn|cpu] [--text TEXT] [--out hello.wav]
+
+1. converts the pip-installed Piper voice (en_US joe) into a bundle for HTP v73
+   (cached by content under .cache/demo-voice);
+2. starts ``hexvoice serve`` with its sockets under ./run and waits for systemd's
+   READY=1 on a real NOTIFY_SOCKET (the service warms up every graph first);
+3. synthesizes TEXT through the running service with ``hexvoice say``;
+4. stops the service with SIGTERM and checks it exited cleanly.
+
+The default backend is the QNN HTP simulator: it is slow (seconds per vocoder
+window), so the demo voice keeps only short-sentence buckets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Final
+
+import soundfile
+
+from scripts.make_demo_voice import make
+
+ROOT: Final = Path(__file__).resolve().parents[1]
+DEFAULT_TEXT: Final = "Hello from hexvoice, on the Qualcomm NPU."
+READY_TIMEOUT_S: Final = 900.0  # simulator warm-up of every graph
+STOP_TIMEOUT_S: Final = 120.0
+NOTIFY_BYTES: Final = 4096
+
+
+def _say(msg: str) -> None:
+    print(f"[demo] {msg}", file=sys.stderr, flush=True)
+
+
+def _wait_ready(notify: socket.socket, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"hexvoice serve exited early with {proc.returncode}")
+        try:
+            data = notify.recv(NOTIFY_BYTES).decode(errors="replace")
+        except TimeoutError:
+            continue
+        for line in data.splitlines():
+            if line.startswith("STATUS="):
+                _say(f"service: {line[7:]}")
+            if line == "READY=1":
+                return
+    raise RuntimeError(f"service not ready after {READY_TIMEOUT_S:.0f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="scripts/demo", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--backend", choices=("qnn", "cpu"), default="qnn")
+    parser.add_argument("--text", default=DEFAULT_TEXT)
+    parser.add_argument("--out", type=Path, default=ROOT / "hello.wav")
+    args = parser.parse_args(argv)
+
+    _say("[1/4] demo voice (Piper en_US joe → HTP v73 graphs)")
+    bundle = make(ROOT / ".cache" / "demo-voice", "simulator", small=True)
+    run_dir = ROOT / "run"
+    run_dir.mkdir(exist_ok=True)
+    wyoming = run_dir / "wyoming.sock"
+    hexvoice = Path(sys.executable).with_name("hexvoice")
+
+    with tempfile.TemporaryDirectory(prefix="hexvoice-demo-") as tmp:
+        notify_path = Path(tmp) / "notify"
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify.bind(str(notify_path))
+        notify.settimeout(1.0)
+        env = {**os.environ, "NOTIFY_SOCKET": str(notify_path)}
+        _say(f"[2/4] starting hexvoice serve ({args.backend}); sockets in {run_dir}")
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            [
+                str(hexvoice),
+                "serve",
+                "--bundle",
+                str(bundle),
+                "--backend",
+                args.backend,
+                "--socket-dir",
+                str(run_dir),
+            ],
+            env=env,
+        )
+        try:
+            _wait_ready(notify, proc)
+            _say(f"      ready after {time.monotonic() - t0:.1f} s")
+            _say(f"[3/4] hexvoice say {args.text!r} → {args.out}")
+            t1 = time.monotonic()
+            subprocess.run(
+                [
+                    str(hexvoice),
+                    "say",
+                    args.text,
+                    "-o",
+                    str(args.out),
+                    "--socket",
+                    str(wyoming),
+                ],
+                check=True,
+            )
+            synth_s = time.monotonic() - t1
+        finally:
+            _say("[4/4] stopping the service (SIGTERM)")
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=STOP_TIMEOUT_S)
+            notify.close()
+    if code != 0:
+        _say(f"service exited with {code}")
+        return 1
+    if wyoming.exists():
+        _say(f"service left {wyoming} behind")
+        return 1
+    info = soundfile.info(str(args.out))
+    _say(
+        f"done: {args.out} — {info.duration:.2f} s of {info.samplerate} Hz speech, "
+        f"synthesized in {synth_s:.1f} s; service exited 0 and removed its sockets"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
