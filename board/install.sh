@@ -29,20 +29,9 @@ ENV_FILE=$CONF_DIR/hexvoice.env
 MARKER=hexvoice-qnn.yaml # read by `hexvoice doctor` (board/qnn_checks.py)
 UNITS=(hexvoice.socket hexvoice.service)
 
-die() {
-    echo "install.sh: error: $*" >&2
-    exit 1
-}
-note() { echo "# $*"; }
-# Print an action, then do it (unless --dry-run).
-run() {
-    local a shown=()
-    for a in "$@"; do
-        if [[ $a =~ ^[A-Za-z0-9_./=:,+@%-]+$ ]]; then shown+=("$a"); else shown+=("${a@Q}"); fi
-    done
-    echo "+ ${shown[*]}"
-    if ((!DRY_RUN)); then "$@"; fi
-}
+PROG=install.sh
+# shellcheck source=board/_common.sh
+source "$REPO/board/_common.sh"
 # Write stdin to a file as one action.
 write() {
     local dest="$1" content line

@@ -20,19 +20,9 @@ STATE_DIR=/var/lib/hexvoice
 CONF_DIR=/etc/hexvoice
 UNITS=(hexvoice.socket hexvoice.service)
 
-die() {
-    echo "uninstall.sh: error: $*" >&2
-    exit 1
-}
-note() { echo "# $*"; }
-run() {
-    local a shown=()
-    for a in "$@"; do
-        if [[ $a =~ ^[A-Za-z0-9_./=:,+@%-]+$ ]]; then shown+=("$a"); else shown+=("${a@Q}"); fi
-    done
-    echo "+ ${shown[*]}"
-    if ((!DRY_RUN)); then "$@"; fi
-}
+PROG=uninstall.sh
+# shellcheck source=board/_common.sh
+source "$REPO/board/_common.sh"
 r() { echo "${ROOT%/}$1"; }
 has_user() {
     if [[ $ROOT == / ]]; then

@@ -7,7 +7,10 @@ run, or a second test module, reuses them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,3 +41,35 @@ def bundle_dir(config: pytest.Config, options: ConvertOptions) -> Path:
     pytest.importorskip("onnxruntime_qnn")
     pytest.importorskip("onnx")
     return cached_convert(voice_path(), options, *cache_dirs(config))
+
+
+@contextmanager
+def cpu_parts(config: pytest.Config, dynamic: str) -> Iterator[tuple[Any, dict, Any]]:
+    """(PiperGraphs on the CPU backend, its runners, an onnxruntime session of the
+    voice's own whole-sequence ``dynamic`` part: ``"sdp_dynamic"`` or
+    ``"decoder_dynamic"`` from scripts.piper.graphs) — the shared oracle set-up."""
+    ort = pytest.importorskip("onnxruntime")
+    import onnx
+
+    from daemon.bundle import Bundle
+    from daemon.engines.piper.cpu import DurationPredictor
+    from daemon.engines.piper.params import PiperParams
+    from daemon.engines.piper.pipeline import PiperGraphs
+    from daemon.graphs import GraphHost
+    from scripts.piper import graphs
+    from scripts.piper.cuts import find_cuts
+
+    bundle = Bundle.load(bundle_dir(config, CPU_OPTIONS))
+    model = onnx.load(voice_path())
+    part = getattr(graphs, dynamic)(model, find_cuts(model))
+    session = ort.InferenceSession(
+        part.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    host = GraphHost("cpu")
+    try:
+        (runners,) = host.open([bundle])
+        params = PiperParams.from_dict(bundle.params)
+        sdp = DurationPredictor.load(bundle.path(params.sdp))
+        yield PiperGraphs(params, runners, sdp), runners, session
+    finally:
+        host.close()

@@ -52,7 +52,7 @@ def fake(tmp_path: Path) -> dict[str, Path]:
     repo, root, qairt = tmp_path / "repo", tmp_path / "root", tmp_path / "qairt"
     board = repo / "board"
     (board / "profiles").mkdir(parents=True)
-    for f in ("__init__.py", "profile.py", "install.sh", "uninstall.sh"):
+    for f in ("__init__.py", "profile.py", "install.sh", "uninstall.sh", "_common.sh"):
         shutil.copy2(REPO / "board" / f, board / f)
     for f in (REPO / "board/profiles").glob("*.yaml"):
         shutil.copy2(f, board / "profiles" / f.name)

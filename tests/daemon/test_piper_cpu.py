@@ -124,29 +124,10 @@ def test_bad_weight_arrays_are_rejected() -> None:
 @pytest.fixture(scope="session")
 def sdp_pair(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
     """(numpy DurationPredictor, onnxruntime session of the voice's SDP, graphs)."""
-    ort = pytest.importorskip("onnxruntime")
-    import onnx
+    from tests.piper_bundles import cpu_parts
 
-    from daemon.bundle import Bundle
-    from daemon.engines.piper.params import PiperParams
-    from daemon.engines.piper.pipeline import PiperGraphs
-    from daemon.graphs import GraphHost
-    from scripts.piper import graphs
-    from scripts.piper.cuts import find_cuts
-    from tests.piper_bundles import CPU_OPTIONS, bundle_dir, voice_path
-
-    bundle = Bundle.load(bundle_dir(pytestconfig, CPU_OPTIONS))
-    model = onnx.load(voice_path())
-    sdp = graphs.sdp_dynamic(model, find_cuts(model))
-    session = ort.InferenceSession(
-        sdp.SerializeToString(), providers=["CPUExecutionProvider"]
-    )
-    host = GraphHost("cpu")
-    (runners,) = host.open([bundle])
-    params = PiperParams.from_dict(bundle.params)
-    port = DurationPredictor.load(bundle.path(params.sdp))
-    yield port, session, PiperGraphs(params, runners, port)
-    host.close()
+    with cpu_parts(pytestconfig, "sdp_dynamic") as (pipeline, _, session):
+        yield pipeline.sdp, session, pipeline
 
 
 @pytest.mark.parametrize("t, noise_w", [(7, 0.0), (60, 0.0), (60, 0.8), (200, 1.5)])

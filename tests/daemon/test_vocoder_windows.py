@@ -105,30 +105,10 @@ class _PiperParts:
 @pytest.fixture(scope="session")
 def piper_decoders(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
     """The bundle's windowed decoder and the voice's whole-sequence decoder."""
-    ort = pytest.importorskip("onnxruntime")
-    import onnx
+    from tests.piper_bundles import cpu_parts
 
-    from daemon.bundle import Bundle
-    from daemon.engines.piper.cpu import DurationPredictor
-    from daemon.engines.piper.params import PiperParams
-    from daemon.engines.piper.pipeline import PiperGraphs
-    from daemon.graphs import GraphHost
-    from scripts.piper import graphs
-    from scripts.piper.cuts import find_cuts
-    from tests.piper_bundles import CPU_OPTIONS, bundle_dir, voice_path
-
-    bundle = Bundle.load(bundle_dir(pytestconfig, CPU_OPTIONS))
-    model = onnx.load(voice_path())
-    full = graphs.decoder_dynamic(model, find_cuts(model))
-    session = ort.InferenceSession(
-        full.SerializeToString(), providers=["CPUExecutionProvider"]
-    )
-    host = GraphHost("cpu")
-    (runners,) = host.open([bundle])
-    params = PiperParams.from_dict(bundle.params)
-    sdp = DurationPredictor.load(bundle.path(params.sdp))
-    yield _PiperParts(PiperGraphs(params, runners, sdp), runners), session
-    host.close()
+    with cpu_parts(pytestconfig, "decoder_dynamic") as (pipeline, runners, session):
+        yield _PiperParts(pipeline, runners), session
 
 
 def _snr(ref: np.ndarray, got: np.ndarray) -> float:
