@@ -57,6 +57,8 @@ class EngineHost:
         self._set: VoiceSet | None = None  # replaced on the worker only
         self._jobs: set[Job] = set()
         self._current: Job | None = None
+        #: when the worker last showed progress outside a job (job end, idle)
+        self._last_beat = 0.0
         self._loading_since: float | None = None
         self._closed_graphs = (0, 0.0)  # calls/seconds of voice sets closed
         m = metrics
@@ -174,6 +176,9 @@ class EngineHost:
         finally:
             chunks.close()  # the engine's cleanup runs here, on the NPU thread
             job.wall_s = time.monotonic() - t0
+            # Progress, too: between here and the worker going idle (busy_since
+            # cleared) health must not measure the stall from the job's start.
+            self._last_beat = time.monotonic()
             self._current = None
 
     def _finished(self, job: Job, fut: Future[None], protocol: str) -> None:  # loop
@@ -226,7 +231,8 @@ class EngineHost:
         if since is None:
             return True, "idle"
         job = self._current
-        stalled = now - (max(since, job.token.beat) if job is not None else since)
+        beat = job.token.beat if job is not None else self._last_beat
+        stalled = now - max(since, beat)
         if stalled > self.cfg.limits.stall_timeout_s:
             return False, f"NPU worker stuck for {stalled:.0f} s"
         return True, "busy"

@@ -166,13 +166,15 @@ def test_execute_allocates_nothing_per_call(backend, bins):
         after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
+    # Only what qnnrt itself allocated: other threads (log callbacks, other
+    # tests' leftovers) may allocate meanwhile and are not ours to measure.
     mine = [
         s
         for s in after.compare_to(before, "filename")
-        if "qnnrt" in str(s.traceback) and s.size_diff > 0
+        if "/qnnrt/" in s.traceback[0].filename
     ]
-    grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
-    assert grown < 4096, mine  # well below one allocation per call (1000 calls)
+    grown = sum(s.size_diff for s in mine)
+    assert grown < 1000, mine  # 1,000 calls: under one byte per call
 
 
 def test_kv_caches_bound_zero_copy_and_updated_in_place(backend, bins, onnx_dir):
