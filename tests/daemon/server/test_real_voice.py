@@ -1,0 +1,125 @@
+"""The service with a real voice (Piper en_US joe, CPU backend) and real clients.
+
+The other service tests run a cheap test engine; this one proves the same paths
+carry real speech: Wyoming and the OpenAI SDK both get the audio the engine makes
+in-process for the same text, and Wyoming ``info`` describes the real voice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import wave
+
+import httpx
+import numpy as np
+import openai
+import pytest
+from wyoming.audio import AudioChunk, AudioStart
+from wyoming.client import AsyncClient
+from wyoming.info import Describe, Info
+from wyoming.tts import Synthesize
+
+from daemon.bundle import Bundle
+from daemon.engine import SynthesisOptions, engine_class
+from daemon.graphs import GraphHost
+from tests.daemon.server.conftest import Daemon, ServiceVoice, start_daemon
+from tests.piper_bundles import CPU_OPTIONS, bundle_dir
+
+pytest.importorskip("piper")
+TEXT = "Hello world."
+VOICE = "en_US-joe-medium"
+READ_TIMEOUT_S = 60.0
+#: Same seed → same noise: the service must deliver the engine's exact samples.
+SEED = 7
+
+
+@pytest.fixture(scope="module")
+def joe(pytestconfig: pytest.Config) -> ServiceVoice:
+    return ServiceVoice(bundle_dir(pytestconfig, CPU_OPTIONS), VOICE, 22050, {})
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory, joe: ServiceVoice):
+    d: Daemon = start_daemon(
+        tmp_path_factory.mktemp("joe"), joe, engine={"backend": "cpu"}
+    )
+    yield d
+    assert d.stop() == 0, d.stderr()
+    assert "Traceback" not in d.stderr(), d.stderr()
+
+
+@pytest.fixture(scope="module")
+def in_process(joe: ServiceVoice) -> np.ndarray:
+    """int16 audio the engine makes for TEXT without the service."""
+    host = GraphHost("cpu")
+    try:
+        bundle = Bundle.load(joe.bundle)
+        (graphs,) = host.open([bundle])
+        engine = engine_class(bundle.engine)()
+        engine.load(bundle, graphs)
+        chunks = engine.synthesize(TEXT, SynthesisOptions(seed=SEED))
+        audio = np.concatenate([c.audio for c in chunks])
+    finally:
+        host.close()
+    return np.rint(np.clip(audio, -1, 1) * 32767).astype(np.int16)
+
+
+def _snr_db(ref: np.ndarray, got: np.ndarray) -> float:
+    ref, got = ref.astype(np.float64), got.astype(np.float64)
+    err = np.sum((ref - got) ** 2)
+    return float("inf") if err == 0 else float(10 * np.log10(np.sum(ref**2) / err))
+
+
+def test_wyoming_describes_the_real_voice(daemon: Daemon):
+    async def go() -> Info:
+        async with AsyncClient.from_uri(daemon.uri) as c:
+            await c.write_event(Describe().event())
+            while True:
+                e = await asyncio.wait_for(c.read_event(), READ_TIMEOUT_S)
+                if Info.is_type(e.type):
+                    return Info.from_event(e)
+
+    info = asyncio.run(go())
+    (voice,) = info.tts[0].voices
+    assert voice.name == VOICE and voice.languages == ["en_US"]
+    assert voice.attribution.name == "piper"
+
+
+def test_openai_sdk_gets_the_engines_exact_samples(daemon: Daemon, in_process):
+    http = httpx.Client(transport=httpx.HTTPTransport(uds=str(daemon.http)))
+    sdk = openai.OpenAI(base_url="http://localhost/v1", api_key="unused",
+                        max_retries=0, http_client=http)  # fmt: skip
+    data = sdk.audio.speech.create(
+        model="tts-1", voice=VOICE, input=TEXT, response_format="wav",
+        extra_body={"seed": SEED},
+    ).read()  # fmt: skip
+    with wave.open(io.BytesIO(data)) as w:
+        assert (w.getframerate(), w.getsampwidth()) == (22050, 2)
+    got = np.frombuffer(data[44:], "<i2")
+    assert len(got) == len(in_process)
+    assert _snr_db(in_process, got) > 90
+
+
+def test_wyoming_carries_real_speech(daemon: Daemon, in_process):
+    # Wyoming has no seed: the noise differs, so compare length and loudness.
+    async def wyoming() -> tuple[int, np.ndarray]:
+        async with AsyncClient.from_uri(daemon.uri) as c:
+            await c.write_event(Synthesize(text=TEXT).event())
+            rate, pcm = 0, []
+            while True:
+                e = await asyncio.wait_for(c.read_event(), READ_TIMEOUT_S)
+                if AudioStart.is_type(e.type):
+                    rate = AudioStart.from_event(e).rate
+                elif AudioChunk.is_type(e.type):
+                    pcm.append(np.frombuffer(AudioChunk.from_event(e).audio, "<i2"))
+                elif e.type == "audio-stop":
+                    return rate, np.concatenate(pcm)
+
+    rate, got = asyncio.run(wyoming())
+    assert rate == 22050
+    assert 0.7 < len(got) / len(in_process) < 1.3  # noise_w varies durations
+    rms = np.sqrt(np.mean(got.astype(np.float64) ** 2))
+    ref_rms = np.sqrt(np.mean(in_process.astype(np.float64) ** 2))
+    assert 0.5 < rms / ref_rms < 2.0
+    assert _snr_db(in_process[: len(got)], got[: len(in_process)]) < 60  # not a copy
