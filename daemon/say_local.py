@@ -18,6 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from .audio import OUTPUT_RATES, StreamResampler, to_int16
 from .bundle import Bundle, BundleError
 from .engine import Cancelled, Engine, SynthesisOptions, engine_class
 from .graphs import BACKENDS, GraphHost
@@ -57,6 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--backend", choices=BACKENDS, default="qnn")
     parser.add_argument("--seed", type=int, help="noise seed (default: random)")
     parser.add_argument("--speed", type=float, default=1.0, help="speaking rate")
+    parser.add_argument(
+        "--rate", type=int, choices=OUTPUT_RATES, help="output Hz (default: voice's)"
+    )
     args = parser.parse_args(argv)
     text = sys.stdin.read() if args.text == "-" else args.text
     try:
@@ -78,11 +84,10 @@ def _say(
 ) -> tuple[float, float, float]:
     import soundfile
 
-    from .audio import to_int16
-
     partial = args.output.with_name(f".{args.output.name}.partial")
     with open_local(args.bundle, args.backend, verify=True) as engine:
-        rate = engine.sample_rate
+        rate = args.rate or engine.sample_rate
+        resample = StreamResampler(engine.sample_rate, rate)
         start = time.perf_counter()
         first = None
         samples = 0
@@ -93,9 +98,12 @@ def _say(
                 for chunk in engine.synthesize(text, options):
                     if first is None:
                         first = time.perf_counter() - start
-                    pcm = to_int16(chunk.audio)
-                    wav.buffer_write(pcm, dtype="int16")
-                    samples += len(chunk.audio)
+                    out = resample.push(chunk.audio)
+                    wav.buffer_write(to_int16(out), dtype="int16")
+                    samples += len(out)
+                tail = resample.push(np.zeros(0, np.float32), last=True)
+                wav.buffer_write(to_int16(tail), dtype="int16")
+                samples += len(tail)
             os.replace(partial, args.output)
         except BaseException:
             partial.unlink(missing_ok=True)

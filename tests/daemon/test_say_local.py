@@ -40,6 +40,17 @@ def test_say_writes_a_seeded_wav(bundle: Path, tmp_path: Path, capsys) -> None: 
     assert not list(tmp_path.glob(".*.partial"))
 
 
+def test_say_resamples_at_the_edge(bundle: Path, tmp_path: Path) -> None:
+    native, low = tmp_path / "native.wav", tmp_path / "16k.wav"
+    assert _say(bundle, native, "--seed", "3") == 0
+    assert _say(bundle, low, "--seed", "3", "--rate", "16000") == 0
+    a, ra = soundfile.read(native, dtype="float32")
+    b, rb = soundfile.read(low, dtype="float32")
+    assert (ra, rb) == (22050, 16000)
+    assert abs(len(b) / rb - len(a) / ra) < 0.01  # same duration, new rate
+    assert np.sqrt(np.mean(b**2)) == pytest.approx(np.sqrt(np.mean(a**2)), rel=0.15)
+
+
 def test_say_fails_clearly_and_leaves_no_file(
     bundle: Path, tmp_path: Path, capsys
 ) -> None:  # type: ignore[no-untyped-def]
