@@ -139,7 +139,12 @@ def test_stalled_engine_step_is_unhealthy(cfg):
         await asyncio.sleep(0.4)
         seen.append(host.health())
         await _drain(job)
-        seen.append(host.health())
+        seen.append(host.health())  # healthy again at once...
+        for _ in range(100):  # ...and idle once the worker finished its cleanup
+            if host.health()[1] == "idle":
+                break
+            await asyncio.sleep(0.02)
+        seen[-1] = (seen[-1][0], host.health()[1])
         await host.close()
         return seen
 
