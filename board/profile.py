@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
+
+from daemon.fields import Fields
 
 PROFILE_DIR: Final = Path(__file__).resolve().parent / "profiles"
 #: ``platform.machine()`` values a profile may name.
@@ -126,7 +128,7 @@ def load_profile(name_or_path: str | Path) -> Profile:
 
 
 def from_dict(data: Any, source: Path) -> Profile:
-    top = _Fields(data, str(source))
+    top = _Fields(data, str(source), ProfileError)
     ver = top.section("versions")
     q = top.section("qnn")
     h = top.section("htp")
@@ -134,8 +136,8 @@ def from_dict(data: Any, source: Path) -> Profile:
     machine = top.text("machine")
     if machine not in MACHINES:
         raise ProfileError(f"{source}: machine {machine!r} not one of {MACHINES}")
-    soc = top.section("soc", optional=True)
-    fr = top.section("fastrpc", optional=True)
+    soc = top.section("soc", required=False)
+    fr = top.section("fastrpc", required=False)
     adsp = top.strings("adsp_library_path")
     profile = Profile(
         name=top.text("name"),
@@ -146,10 +148,10 @@ def from_dict(data: Any, source: Path) -> Profile:
         min_numpy=ver.version("numpy"),
         qnn=Qnn(
             flavour=q.text("flavour"),
-            lib_dir=q.path("lib_dir", optional=True),
-            dsp_dir=q.path("dsp_dir", optional=True),
+            lib_dir=q.path("lib_dir", required=False),
+            dsp_dir=q.path("dsp_dir", required=False),
             host_libs=q.strings("host_libs"),
-            stub=q.text("stub", optional=True),
+            stub=q.text("stub", required=False),
             skel_libs=q.strings("skel_libs"),
         ),
         htp=Htp(
@@ -171,7 +173,7 @@ def from_dict(data: Any, source: Path) -> Profile:
             device_group=fr.text("device_group"),
         ),
         adsp_library_path=adsp,
-        service_user=top.text("service_user", optional=True),
+        service_user=top.text("service_user", required=False),
         install_prefix=top.path("install_prefix"),
         free_ram_bytes=res.integer("free_ram_mb") * _MB,
         free_disk_bytes=res.integer("free_disk_mb") * _MB,
@@ -187,68 +189,28 @@ def from_dict(data: Any, source: Path) -> Profile:
     return profile
 
 
-class _Fields:
-    """Typed access to one YAML mapping; errors name the file and the field."""
+class _Fields(Fields):
+    """Profile fields: integers are counts/sizes (>= 0); paths are absolute."""
 
-    def __init__(self, data: Any, where: str) -> None:
-        if not isinstance(data, Mapping):
-            raise ProfileError(
-                f"{where}: expected a mapping, got {type(data).__name__}"
-            )
-        self.data, self.where, self.used = data, where, set()
+    def integer(self, key: str, minimum: int | None = 0) -> int:
+        return super().integer(key, minimum)
 
-    def _get(self, key: str, optional: bool) -> Any:
-        self.used.add(key)
-        if key not in self.data:
-            raise ProfileError(f"{self.where}: missing field {key!r}")
-        value = self.data[key]
-        if value is None and not optional:
-            raise ProfileError(f"{self.where}: {key} must not be null")
-        return value
-
-    def _bad(self, key: str, want: str) -> ProfileError:
-        return ProfileError(f"{self.where}: {key} must be {want}")
-
-    def section(self, key: str, optional: bool = False) -> Any:
-        v = self._get(key, optional)
-        return None if v is None else _Fields(v, f"{self.where}: {key}")
-
-    def text(self, key: str, optional: bool = False) -> Any:
-        v = self._get(key, optional)
-        if v is None:
-            return None
-        if not isinstance(v, str) or not v:
-            raise self._bad(key, "a non-empty string")
-        return v
-
-    def path(self, key: str, optional: bool = False) -> Any:
-        v = self.text(key, optional)
+    def path(self, key: str, required: bool = True) -> Any:
+        v = self.text(key, required)
         if v is not None and not v.startswith("/"):
-            raise self._bad(key, "an absolute path")
+            raise self.bad(key, "an absolute path")
         return v
-
-    def integer(self, key: str) -> int:
-        v = self._get(key, False)
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise self._bad(key, "a non-negative integer")
-        return v
-
-    def strings(self, key: str) -> tuple[str, ...]:
-        v = self._get(key, False)
-        if not isinstance(v, list) or not all(isinstance(s, str) and s for s in v):
-            raise self._bad(key, "a list of non-empty strings")
-        return tuple(v)
 
     def path_list(self, key: str) -> tuple[str, ...]:
         v = self.strings(key)
         if not all(s.startswith("/") for s in v):
-            raise self._bad(key, "a list of absolute paths")
+            raise self.bad(key, "a list of absolute paths")
         return v
 
     def integer_list(self, key: str) -> list[int]:
-        v = self._get(key, False)
+        v = self.value(key)
         if not isinstance(v, list) or not all(type(i) is int for i in v):
-            raise self._bad(key, "a list of integers")
+            raise self.bad(key, "a list of integers")
         return v
 
     def version(self, key: str) -> tuple[int, ...]:
@@ -256,12 +218,7 @@ class _Fields:
         try:
             return tuple(int(p) for p in v.split("."))
         except ValueError:
-            raise self._bad(key, 'a dotted version string such as "2.34"') from None
-
-    def reject_unknown(self) -> None:
-        unknown = sorted(set(self.data) - self.used)
-        if unknown:
-            raise ProfileError(f"{self.where}: unknown field(s) {unknown}")
+            raise self.bad(key, 'a dotted version string such as "2.34"') from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,6 +25,8 @@ from typing import Any, Final
 
 import yaml
 
+from .fields import Fields
+
 BUNDLE_FORMAT: Final = 1
 MANIFEST: Final = "voice.yaml"
 _HASH_CHUNK: Final = 1 << 20
@@ -96,7 +98,7 @@ class Bundle:
 
     @classmethod
     def from_dict(cls, root: Path, data: Any, where: str = MANIFEST) -> Bundle:
-        m = _Reader(data, where)
+        m = Fields(data, where, BundleError)
         fmt = m.integer("format")
         if fmt != BUNDLE_FORMAT:
             raise BundleError(
@@ -104,7 +106,7 @@ class Bundle:
             )
         graphs = {}
         for key, g in m.mapping("graphs").items():
-            gr = _Reader(g, f"{where}: graphs.{key}")
+            gr = Fields(g, f"{where}: graphs.{key}", BundleError)
             graphs[key] = GraphSpec(
                 key=key,
                 file=_relative(gr.text("file"), gr.where + ".file"),
@@ -115,8 +117,8 @@ class Bundle:
                 outputs=tuple(
                     _tensor(t, f"{gr.where}.outputs") for t in gr.items("outputs")
                 ),
-                onnx=_relative(gr.opt_text("onnx"), gr.where + ".onnx"),
-                onnx_sha256=gr.opt_text("onnx_sha256"),
+                onnx=_relative(gr.text("onnx", required=False), gr.where + ".onnx"),
+                onnx_sha256=gr.text("onnx_sha256", required=False),
             )
         files = {
             _relative(k, f"{where}: files"): str(v)
@@ -135,8 +137,8 @@ class Bundle:
                 str(k): dict(v or {})
                 for k, v in m.mapping("voices", required=False).items()
             },
-            qnn_sdk=m.opt_text("qnn_sdk"),
-            target=m.opt_text("target"),
+            qnn_sdk=m.text("qnn_sdk", required=False),
+            target=m.text("target", required=False),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -278,54 +280,8 @@ def _relative(rel: str | None, where: str) -> Any:
 
 
 def _tensor(data: Any, where: str) -> TensorSpec:
-    r = _Reader(data, where)
+    r = Fields(data, where, BundleError)
     shape = r.items("shape")
     if not all(isinstance(d, int) and d > 0 for d in shape):
         raise BundleError(f"{where}: shape {shape!r} must be positive integers")
     return TensorSpec(r.text("name"), r.text("dtype"), tuple(shape))
-
-
-class _Reader:
-    """Typed access to one YAML mapping with errors that name the field."""
-
-    def __init__(self, data: Any, where: str) -> None:
-        if not isinstance(data, Mapping):
-            raise BundleError(f"{where}: expected a mapping, got {type(data).__name__}")
-        self.data, self.where = data, where
-
-    def _get(self, key: str, required: bool = True) -> Any:
-        if key not in self.data:
-            if required:
-                raise BundleError(f"{self.where}: missing field {key!r}")
-            return None
-        return self.data[key]
-
-    def text(self, key: str) -> str:
-        v = self._get(key)
-        if not isinstance(v, str) or not v:
-            raise BundleError(f"{self.where}: {key} must be a non-empty string")
-        return v
-
-    def opt_text(self, key: str) -> str | None:
-        v = self._get(key, required=False)
-        return None if v is None else str(v)
-
-    def integer(self, key: str) -> int:
-        v = self._get(key)
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise BundleError(f"{self.where}: {key} must be an integer")
-        return v
-
-    def items(self, key: str) -> list[Any]:
-        v = self._get(key)
-        if not isinstance(v, list):
-            raise BundleError(f"{self.where}: {key} must be a list")
-        return v
-
-    def mapping(self, key: str, required: bool = True) -> Mapping[str, Any]:
-        v = self._get(key, required)
-        if v is None:
-            return {}
-        if not isinstance(v, Mapping):
-            raise BundleError(f"{self.where}: {key} must be a mapping")
-        return v
