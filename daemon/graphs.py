@@ -68,7 +68,7 @@ class QnnRunner:
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         out = self.graph.run(feeds)
-        self.stats.add(self.graph.last_timing.wall_s)
+        self.stats.add(self.graph.last_wall_s)
         return out
 
     def bind(self, key: str | int, array: np.ndarray) -> None:
@@ -76,14 +76,14 @@ class QnnRunner:
 
     def execute(self) -> None:
         self.graph.execute()
-        self.stats.add(self.graph.last_timing.wall_s)
+        self.stats.add(self.graph.last_wall_s)
 
     def empty(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         return self.graph.context.backend.empty(shape, dtype)
 
     @property
     def last_execute_s(self) -> float:
-        return self.graph.last_timing.execute_s
+        return self.graph.last_execute_s
 
 
 class CpuRunner:

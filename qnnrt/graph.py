@@ -293,8 +293,16 @@ class Graph:
     @property
     def last_timing(self) -> Timing:
         """Timing of the most recent execute/run."""
-        t0, t1, t2, t3 = self._stamps
-        return Timing(wall_s=t3 - t0, execute_s=t2 - t1, accelerator_s=self._accel_s)
+        return Timing(self.last_wall_s, self.last_execute_s, self._accel_s)
+
+    # Plain floats for per-step accounting: no object per call on the decode path.
+    @property
+    def last_wall_s(self) -> float:
+        return self._stamps[3] - self._stamps[0]
+
+    @property
+    def last_execute_s(self) -> float:
+        return self._stamps[2] - self._stamps[1]
 
     def _release(self) -> None:
         # Called by Context.close(): handles are gone, drop pinned arrays too.
