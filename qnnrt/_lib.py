@@ -114,13 +114,19 @@ class QnnLibrary:
         )
 
 
-def load_library(lib_dir: str | os.PathLike[str] | None = None) -> QnnLibrary:
+def load_library(
+    lib_dir: str | os.PathLike[str] | None = None,
+    *,
+    board_dirs: Sequence[str | os.PathLike[str]] = DEFAULT_BOARD_LIB_DIRS,
+    simulator: bool = True,
+) -> QnnLibrary:
     """Load (once) the QNN host libraries from the first directory that has them.
 
     Search order: ``lib_dir``; ``$QNN_LIB_DIR``; the ``onnxruntime_qnn`` wheel
-    (x86_64 simulator); :data:`DEFAULT_BOARD_LIB_DIRS`.
+    (x86_64 simulator, unless ``simulator=False``); ``board_dirs`` (a board
+    profile's default library dirs).
     """
-    candidates = list(_candidate_dirs(lib_dir))
+    candidates = list(_candidate_dirs(lib_dir, board_dirs, simulator))
     explicit = lib_dir is not None or bool(os.environ.get(ENV_LIB_DIR))
     for d in candidates:
         if (d / HTP_LIBRARY).is_file() and (d / SYSTEM_LIBRARY).is_file():
@@ -154,7 +160,11 @@ def simulator_lib_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _candidate_dirs(lib_dir: str | os.PathLike[str] | None) -> Iterator[Path]:
+def _candidate_dirs(
+    lib_dir: str | os.PathLike[str] | None,
+    board_dirs: Sequence[str | os.PathLike[str]],
+    simulator: bool,
+) -> Iterator[Path]:
     if lib_dir is not None:
         yield Path(lib_dir)
         return
@@ -162,10 +172,10 @@ def _candidate_dirs(lib_dir: str | os.PathLike[str] | None) -> Iterator[Path]:
     if env:
         yield Path(env)
         return
-    sim = simulator_lib_dir()
+    sim = simulator_lib_dir() if simulator else None
     if sim is not None:
         yield sim
-    for d in DEFAULT_BOARD_LIB_DIRS:
+    for d in board_dirs:
         yield Path(d)
 
 

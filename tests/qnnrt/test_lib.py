@@ -15,6 +15,14 @@ from qnnrt import _lib
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter (import state, stdout and environment
+    of its own; ``env`` entries set to "" are removed)."""
+    child = {k: v for k, v in {**os.environ, **env}.items() if v != ""}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120, env=child)  # fmt: skip
+
+
 def test_simulator_libraries_are_found_and_version_checked():
     lib = qnnrt.load_library()
     assert lib.core_api_version.major == 2
@@ -29,14 +37,9 @@ def test_import_loads_nothing():
         "import sys, qnnrt; bad = [m for m in sys.modules if 'onnx' in m];"
         "print(bad or 'clean')"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-    ).stdout.strip()
-    assert out == "clean"
+    proc = _python(code)
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    assert proc.stdout.strip() == "clean"
 
 
 def test_explicit_dir_without_libraries_names_the_dir(tmp_path):
@@ -44,19 +47,23 @@ def test_explicit_dir_without_libraries_names_the_dir(tmp_path):
         qnnrt.load_library(tmp_path)
 
 
-def test_env_var_without_libraries_names_the_variable(tmp_path, monkeypatch):
-    monkeypatch.setenv(_lib.ENV_LIB_DIR, str(tmp_path))
-    with pytest.raises(qnnrt.QnnLibraryError, match=r"\$QNN_LIB_DIR"):
-        qnnrt.load_library()
+_LOAD_ERROR = (
+    "import qnnrt\ntry:\n    qnnrt.load_library({args})\n"
+    "except qnnrt.QnnLibraryError as e:\n    print(e)"
+)
 
 
-def test_nothing_found_says_what_to_set(monkeypatch):
-    monkeypatch.delenv(_lib.ENV_LIB_DIR, raising=False)
-    monkeypatch.setattr(_lib, "simulator_lib_dir", lambda: None)
-    monkeypatch.setattr(_lib, "DEFAULT_BOARD_LIB_DIRS", ("/nonexistent/qnn",))
-    with pytest.raises(qnnrt.QnnLibraryError) as err:
-        qnnrt.load_library()
-    msg = str(err.value)
+def test_env_var_without_libraries_names_the_variable(tmp_path):
+    proc = _python(_LOAD_ERROR.format(args=""), **{_lib.ENV_LIB_DIR: str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    assert "$QNN_LIB_DIR" in proc.stdout and str(tmp_path) in proc.stdout
+
+
+def test_nothing_found_says_what_to_set():
+    args = "board_dirs=('/nonexistent/qnn',), simulator=False"
+    proc = _python(_LOAD_ERROR.format(args=args), **{_lib.ENV_LIB_DIR: ""})
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    msg = proc.stdout
     assert "QNN_LIB_DIR" in msg and "/nonexistent/qnn" in msg and "hexvoice[sim]" in msg
 
 
@@ -73,24 +80,12 @@ def test_rtld_local_lets_onnxruntime_load_afterwards():
         "import qnnrt; qnnrt.load_library(); import onnxruntime as ort;"
         "ort.InferenceSession; print('ok')"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    proc = _python(code)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-1000:]
 
 
 def test_loading_keeps_the_banner_off_stdout():
     code = "import qnnrt; qnnrt.load_library(); print('DATA')"
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-        env={**os.environ},
-    ).stdout
-    assert out == "DATA\n"
+    proc = _python(code)
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    assert proc.stdout == "DATA\n"
