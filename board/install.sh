@@ -79,18 +79,13 @@ while (($#)); do
     --python) PYTHON="${2:?--python needs an interpreter}" && shift ;;
     --root) ROOT="$(realpath -m "${2:?--root needs a directory}")" && shift ;;
     --dry-run) DRY_RUN=1 ;;
-    -h | --help)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
+    -h | --help) usage ;;
     *) die "unknown argument $1 (see --help)" ;;
     esac
     shift
 done
 
-if [[ $ROOT == / ]] && ((!DRY_RUN)) && ((EUID != 0)); then
-    die "run as root (sudo), or try --dry-run"
-fi
+need_root
 "$PYTHON" -c 'import venv, ensurepip, yaml' 2>/dev/null ||
     die "$PYTHON needs venv, ensurepip and yaml: sudo apt-get install python3-venv python3-yaml"
 # The profile's variables: QNN_FLAVOUR, QNN_LIB_DIR, QNN_DSP_DIR, HTP_ARCH, HOST_LIBS,

@@ -39,18 +39,13 @@ while (($#)); do
     --python) PYTHON="${2:?--python needs an interpreter}" && shift ;;
     --root) ROOT="$(realpath -m "${2:?--root needs a directory}")" && shift ;;
     --dry-run) DRY_RUN=1 ;;
-    -h | --help)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
+    -h | --help) usage ;;
     *) die "unknown argument $1 (see --help)" ;;
     esac
     shift
 done
 
-if [[ $ROOT == / ]] && ((!DRY_RUN)) && ((EUID != 0)); then
-    die "run as root (sudo), or try --dry-run"
-fi
+need_root
 # SERVICE_USER, INSTALL_PREFIX, ... from board/profiles/<profile>.yaml.
 PROFILE_VARS="$(PYTHONPATH="$REPO" "$PYTHON" -m board.profile "$PROFILE" --shell)" ||
     die "cannot read profile $PROFILE ($PYTHON needs yaml: apt-get install python3-yaml)"
