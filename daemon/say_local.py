@@ -13,41 +13,16 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from .audio import OUTPUT_RATES, StreamResampler, to_int16
-from .bundle import Bundle, BundleError
-from .engine import Cancelled, Engine, SynthesisOptions, engine_class
-from .graphs import BACKENDS, GraphHost
-
-
-@contextmanager
-def open_local(
-    bundle_dir: str | Path, backend: str = "qnn", *, verify: bool = False
-) -> Iterator[Any]:
-    """A loaded engine for one bundle on `backend`; graphs closed on exit."""
-    bundle = Bundle.load(bundle_dir)
-    if verify:
-        problems = bundle.verify(binaries=False)
-        if problems:
-            raise BundleError(f"{bundle.root}: " + "; ".join(problems))
-    cls = engine_class(bundle.engine)
-    host = GraphHost(backend)
-    engine: Engine | None = None
-    try:
-        (graphs,) = host.open([bundle])
-        engine = cls()
-        engine.load(bundle, graphs)
-        yield engine
-    finally:
-        if engine is not None:
-            engine.close()
-        host.close()
+from .bundle import BundleError
+from .engine import Cancelled, SynthesisOptions
+from .graphs import BACKENDS
+from .local import open_engine
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -85,7 +60,7 @@ def _say(
     import soundfile
 
     partial = args.output.with_name(f".{args.output.name}.partial")
-    with open_local(args.bundle, args.backend, verify=True) as engine:
+    with open_engine(args.bundle, args.backend, verify=True) as (engine, _):
         rate = args.rate or engine.sample_rate
         resample = StreamResampler(engine.sample_rate, rate)
         start = time.perf_counter()

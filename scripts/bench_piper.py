@@ -26,6 +26,7 @@ from daemon.bundle import Bundle
 from daemon.engine import SynthesisOptions
 from daemon.engines.piper.engine import PiperEngine
 from daemon.graphs import GraphHost
+from daemon.local import open_engine
 from scripts.piper.oracle import SENTENCES, default_voice
 
 SEED = 1
@@ -68,41 +69,40 @@ def bench_cpu(bundle: Bundle, threads: int | None) -> None:
     from piper import PiperVoice
 
     voice = PiperVoice.load(default_voice())
-    host = GraphHost("cpu", threads=threads)
-    (runners,) = host.open([bundle])
-    engine = PiperEngine()
-    engine.load(bundle, runners)
-    engine.warmup()
-    list(theirs(voice, "Hello."))
-    rate = engine.sample_rate
-    print("== CPU: hexvoice piper-vits (onnxruntime CPU backend) vs piper-tts ==")
-    print(
-        f"{'audio s':>7} | {'ours TTFA':>9} {'RTF':>6} | {'piper TTFA':>10} "
-        f"{'RTF':>6} | text"
-    )
-    rows = []
-    for text in (*SENTENCES, PARAGRAPH):
-        a = timed(ours(engine, text), rate)
-        b = timed(theirs(voice, text), rate)
-        rows.append((a, b))
-        label = "(all ten as one paragraph)" if text is PARAGRAPH else text[:34]
+    with open_engine(bundle, "cpu", threads=threads, warmup=True) as loaded:
+        engine, runners = loaded
+        list(theirs(voice, "Hello."))
+        rate = engine.sample_rate
+        print("== CPU: hexvoice piper-vits (onnxruntime CPU backend) vs piper-tts ==")
         print(
-            f"{a.audio_s:7.2f} | {a.ttfa:9.3f} {a.rtf:6.3f} | {b.ttfa:10.3f} "
-            f"{b.rtf:6.3f} | {label}",
-            flush=True,
+            f"{'audio s':>7} | {'ours TTFA':>9} {'RTF':>6} | {'piper TTFA':>10} "
+            f"{'RTF':>6} | text"
         )
-    each = rows[:-1]
-    print(
-        f"mean over sentences: ours TTFA {np.mean([a.ttfa for a, _ in each]):.3f} s "
-        f"RTF {np.mean([a.rtf for a, _ in each]):.3f}; piper TTFA "
-        f"{np.mean([b.ttfa for _, b in each]):.3f} s RTF "
-        f"{np.mean([b.rtf for _, b in each]):.3f}"
-    )
-    stages = {k: r.stats for k, r in runners.items() if r.stats.calls}
-    print("ours, graph time per call: " + ", ".join(
-        f"{k} {s.seconds / s.calls * 1e3:.1f} ms x{s.calls}" for k, s in stages.items()
-    ))  # fmt: skip
-    host.close()
+        rows = []
+        for text in (*SENTENCES, PARAGRAPH):
+            a = timed(ours(engine, text), rate)
+            b = timed(theirs(voice, text), rate)
+            rows.append((a, b))
+            label = "(all ten as one paragraph)" if text is PARAGRAPH else text[:34]
+            print(
+                f"{a.audio_s:7.2f} | {a.ttfa:9.3f} {a.rtf:6.3f} | {b.ttfa:10.3f} "
+                f"{b.rtf:6.3f} | {label}",
+                flush=True,
+            )
+        each = rows[:-1]
+        print(
+            "mean over sentences: ours TTFA "
+            f"{np.mean([a.ttfa for a, _ in each]):.3f} s "
+            f"RTF {np.mean([a.rtf for a, _ in each]):.3f}; piper TTFA "
+            f"{np.mean([b.ttfa for _, b in each]):.3f} s RTF "
+            f"{np.mean([b.rtf for _, b in each]):.3f}"
+        )
+        stages = {k: r.stats for k, r in runners.items() if r.stats.calls}
+        per_call = (
+            f"{k} {s.seconds / s.calls * 1e3:.1f} ms x{s.calls}"
+            for k, s in stages.items()
+        )
+        print("ours, graph time per call: " + ", ".join(per_call))
 
 
 def bench_graphs(bundle: Bundle) -> None:

@@ -150,7 +150,7 @@ def default_voice() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from daemon.say_local import open_local
+    from daemon.local import open_engine
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("bundle", type=Path)
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     voice, config = piper_reference(args.voice or default_voice())
     metric = "SNR dB" if args.backend == "cpu" else "mel L1"
     print(f"{'ids':>4} {'samples':>7} {metric:>7} {'piper s':>8} {'ours s':>7}  text")
-    with open_local(args.bundle, args.backend) as engine:
+    with open_engine(args.bundle, args.backend) as (engine, _):
         for text in SENTENCES[: args.sentences]:
             pieces = [(p.ids, p.pause_s) for p in engine.pieces(text)]
             start = time.perf_counter()

@@ -19,7 +19,7 @@ from daemon.engine import (  # noqa: E402
 )
 from daemon.engines.piper.engine import PiperEngine  # noqa: E402
 from daemon.engines.piper.params import Scales  # noqa: E402
-from daemon.graphs import GraphHost  # noqa: E402
+from daemon.local import open_engine
 from scripts.piper.oracle import (  # noqa: E402
     DETERMINISTIC,
     SENTENCES,
@@ -52,26 +52,14 @@ def reference():  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def cpu(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
-    bundle = Bundle.load(bundle_dir(pytestconfig, CPU_OPTIONS))
-    host = GraphHost("cpu")
-    (runners,) = host.open([bundle])
-    engine = PiperEngine()
-    engine.load(bundle, runners)
-    yield engine, runners
-    engine.close()
-    host.close()
+    with open_engine(bundle_dir(pytestconfig, CPU_OPTIONS), "cpu") as loaded:
+        yield loaded
 
 
 @pytest.fixture(scope="module")
 def sim(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
-    bundle = Bundle.load(bundle_dir(pytestconfig, SIM_OPTIONS))
-    host = GraphHost("qnn")
-    (runners,) = host.open([bundle])
-    engine = PiperEngine()
-    engine.load(bundle, runners)
-    yield engine, runners
-    engine.close()
-    host.close()
+    with open_engine(bundle_dir(pytestconfig, SIM_OPTIONS), "qnn") as loaded:
+        yield loaded
 
 
 def _calls(runners) -> int:  # type: ignore[no-untyped-def]
@@ -241,17 +229,12 @@ def test_every_graph_call_is_preceded_by_a_check(cpu) -> None:  # type: ignore[n
 
 def test_warmup_touches_every_graph_once(pytestconfig: pytest.Config) -> None:
     bundle = Bundle.load(bundle_dir(pytestconfig, CPU_OPTIONS))
-    host = GraphHost("cpu")
-    try:
-        (runners,) = host.open([bundle])
-        engine = PiperEngine()
-        engine.load(bundle, runners)
+    with open_engine(bundle, "cpu") as (engine, runners):
+        assert all(r.stats.calls == 0 for r in runners.values())
         engine.warmup()
         assert {k: r.stats.calls for k, r in runners.items()} == dict.fromkeys(
             bundle.graphs, 1
         )
-    finally:
-        host.close()
 
 
 @pytest.mark.parametrize(

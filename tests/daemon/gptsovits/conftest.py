@@ -10,7 +10,7 @@ import pytest
 
 from daemon.bundle import Bundle
 from daemon.engines.gptsovits.engine import GptSovitsEngine
-from daemon.graphs import GraphHost
+from daemon.local import open_engine
 
 
 @pytest.fixture(scope="session")
@@ -49,16 +49,9 @@ def sovits_model(gsv_voice: Path):
 
 
 def _engine(bundle: Bundle, backend: str) -> Iterator[GptSovitsEngine]:
-    host = GraphHost(backend)
-    try:
-        (graphs,) = host.open([bundle])
-        engine = GptSovitsEngine()
-        engine.load(bundle, graphs)
-        engine.warmup()
+    with open_engine(bundle, backend, warmup=True) as (engine, _):
+        assert isinstance(engine, GptSovitsEngine)
         yield engine
-        engine.close()
-    finally:
-        host.close()
 
 
 @pytest.fixture(scope="session")

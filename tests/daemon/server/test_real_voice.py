@@ -20,9 +20,8 @@ from wyoming.client import AsyncClient
 from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize
 
-from daemon.bundle import Bundle
-from daemon.engine import SynthesisOptions, engine_class
-from daemon.graphs import GraphHost
+from daemon.engine import SynthesisOptions
+from daemon.local import open_engine
 from tests.daemon.server.conftest import Daemon, ServiceVoice, start_daemon
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir
 
@@ -52,16 +51,9 @@ def daemon(tmp_path_factory: pytest.TempPathFactory, joe: ServiceVoice):
 @pytest.fixture(scope="module")
 def in_process(joe: ServiceVoice) -> np.ndarray:
     """int16 audio the engine makes for TEXT without the service."""
-    host = GraphHost("cpu")
-    try:
-        bundle = Bundle.load(joe.bundle)
-        (graphs,) = host.open([bundle])
-        engine = engine_class(bundle.engine)()
-        engine.load(bundle, graphs)
+    with open_engine(joe.bundle, "cpu") as (engine, _):
         chunks = engine.synthesize(TEXT, SynthesisOptions(seed=SEED))
         audio = np.concatenate([c.audio for c in chunks])
-    finally:
-        host.close()
     return np.rint(np.clip(audio, -1, 1) * 32767).astype(np.int16)
 
 
