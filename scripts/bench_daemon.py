@@ -2,7 +2,6 @@
 side with the engine called in-process, then requests/minute held by N clients.
 
     python -m scripts.bench_daemon --bundle DIR [--backend cpu] [--seconds 60]
-    python -m scripts.bench_daemon --tone          # the test voice (simulator)
 
 The daemon runs as a subprocess on Unix sockets in a temporary directory, as
 systemd would run it (READY=1 read from a real NOTIFY_SOCKET).  In-process runs
@@ -52,9 +51,7 @@ class Run:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--bundle", type=Path, help="voice bundle directory")
-    src.add_argument("--tone", action="store_true", help="the service tests' voice")
+    p.add_argument("--bundle", type=Path, required=True, help="voice bundle dir")
     p.add_argument("--backend", choices=("qnn", "cpu"), default="qnn")
     p.add_argument("--text", default=DEFAULT_TEXT)
     p.add_argument("--rounds", type=int, default=5, help="per protocol (median)")
@@ -63,12 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="hvbench") as tmp:
         tmpdir = Path(tmp)
-        site = _register_engines(tmpdir / "site", tone=a.tone)
-        sys.path.insert(0, str(site))
-        bundle = _tone_bundle(tmpdir / "tone") if a.tone else a.bundle
+        bundle = a.bundle.resolve()  # the config file lives in a temp dir
         print(f"# bundle {bundle} on {a.backend}; text {len(a.text)} chars", flush=True)
         local = _in_process(bundle, a.backend, a.text, a.rounds)
-        daemon, sock_dir = _start(tmpdir, bundle, a.backend, site)
+        daemon, sock_dir = _start(tmpdir, bundle, a.backend)
         try:
             wy = [asyncio.run(_wyoming(sock_dir, a.text)) for _ in range(a.rounds)]
             ht = [asyncio.run(_http(sock_dir, a.text)) for _ in range(a.rounds)]
@@ -95,54 +90,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _register_engines(site: Path, tone: bool) -> Path:
-    """A dist-info registering the engines a bare checkout lacks (not pip-installed:
-    pyproject's table), plus the tests' tone engine for ``--tone``."""
-    from importlib.metadata import entry_points
-
-    engines = {}
-    if not entry_points(group="hexvoice.engines"):
-        import tomllib  # Python >= 3.11; an installed hexvoice needs none of this
-
-        table = tomllib.loads((ROOT / "pyproject.toml").read_text())
-        project = table.get("project", {})
-        engines.update(project.get("entry-points", {}).get("hexvoice.engines", {}))
-    if tone:
-        engines["test-tone"] = "tests.daemon.server.tone_engine:ToneEngine"
-    dist = site / "hexvoice_bench_engines-0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: hexvoice-bench-engines\nVersion: 0\n"
-    )
-    lines = [f"{k} = {v}" for k, v in engines.items()]
-    (dist / "entry_points.txt").write_text(
-        "[hexvoice.engines]\n" + "\n".join(lines) + "\n"
-    )
-    return site
-
-
-def _tone_bundle(root: Path) -> Path:
-    from scripts import bundling
-    from scripts.qnn_compile import compile_onnx
-    from tests.qnnrt import tiny_models
-
-    root.mkdir(parents=True)
-    onnx = tiny_models.matmul_tanh(root / "mm.onnx")
-    cache = ROOT / ".pytest_cache" / "d" / "qnn-bins"
-    compiled = compile_onnx(onnx, root / "build", cache_dir=cache)
-    graphs = {"mm": bundling.add_graph(root, "mm", compiled.bin_path, onnx)}
-    bundling.finish(
-        root,
-        engine="test-tone",
-        name="tone",
-        sample_rate=16000,
-        languages=("en_US",),
-        graphs=graphs,
-        params={"calls_per_word": 4},
-    )
-    return root
-
-
 def _in_process(bundle: Path, backend: str, text: str, rounds: int) -> list[Run]:
     from daemon.config import EngineConfig, ServeConfig, VoiceSource
     from daemon.engine import SynthesisOptions
@@ -167,7 +114,7 @@ def _in_process(bundle: Path, backend: str, text: str, rounds: int) -> list[Run]
         vs.close()
 
 
-def _start(tmp: Path, bundle: Path, backend: str, site: Path):  # noqa: ANN202
+def _start(tmp: Path, bundle: Path, backend: str):  # noqa: ANN202
     sock_dir = tmp / "run"
     cfg = {
         "voices": [str(bundle)],
@@ -181,12 +128,7 @@ def _start(tmp: Path, bundle: Path, backend: str, site: Path):  # noqa: ANN202
     (tmp / "config.yaml").write_text(yaml.safe_dump(cfg))
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(tmp / "notify.sock"))
-    notify.settimeout(START_TIMEOUT_S)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),
-        "NOTIFY_SOCKET": str(tmp / "notify.sock"),
-    }
+    env = {**os.environ, "NOTIFY_SOCKET": str(tmp / "notify.sock")}
     argv = ["-m", "daemon.cli", "serve", "--config", str(tmp / "config.yaml")]
     proc = subprocess.Popen(
         [sys.executable, *argv],
@@ -195,8 +137,15 @@ def _start(tmp: Path, bundle: Path, backend: str, site: Path):  # noqa: ANN202
         stderr=open(tmp / "daemon.log", "wb"),  # noqa: SIM115 - the child owns it
     )
     t0 = time.monotonic()
-    while b"READY=1" not in notify.recv(4096):
-        pass
+    notify.settimeout(1.0)
+    while True:
+        try:
+            if b"READY=1" in notify.recv(4096):
+                break
+        except TimeoutError:
+            if proc.poll() is not None or time.monotonic() - t0 > START_TIMEOUT_S:
+                log = (tmp / "daemon.log").read_text(errors="replace")
+                raise SystemExit(f"daemon did not get ready:\n{log[-2000:]}") from None
     notify.close()
     print(f"# daemon ready in {time.monotonic() - t0:.1f} s", flush=True)
     return proc, sock_dir
