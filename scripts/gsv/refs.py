@@ -29,10 +29,11 @@ import torch
 
 from daemon.engines.gptsovits import layout
 from daemon.text import CharVocab, Phonemes, TextFrontend
+from scripts.metrics import rel_error
 
 from .shapes import SAMPLE_RATE
 from .sovits import SovitsModel
-from .verify import GateError, rel_error
+from .verify import GateError
 
 log = logging.getLogger(__name__)
 

@@ -20,12 +20,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from scripts.metrics import cosine, snr_db
+
 from .bert_export import bert_inputs
 from .refs import RefFeatures
 from .shapes import NOISE_SCALE, GraphShapes
 from .sovits import SovitsModel
 from .t2s import T2SModel, decode_mask, prefill_mask
-from .verify import _check, cpu_session, snr_db
+from .verify import _check, cpu_session
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +44,6 @@ class SimResult:
     metric: str
     value: float
     seconds: list[float] = field(default_factory=list)  # per simulator call
-
-
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    a, b = np.ravel(a).astype(np.float64), np.ravel(b).astype(np.float64)
-    return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-30))
 
 
 def topk_agreement(test: np.ndarray, ref: np.ndarray, k: int = SIM_TOP_K) -> float:
@@ -250,7 +247,7 @@ def gate_vits(
     gen_s: list[float] = []
     (audio_sim,) = sim.run(sim.graph(gen_bin), gen_feeds, gen_s)
     (audio_cpu,) = cpu_session(gen_onnx)(gen_feeds)
-    snr = snr_db(audio_sim, audio_cpu)
+    snr = snr_db(audio_cpu, audio_sim)
     _check(
         "vits_gen",
         "simulator SNR (dB, one window)",

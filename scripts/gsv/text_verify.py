@@ -17,10 +17,11 @@ import onnxruntime as ort
 from torch import nn
 
 from daemon.text import CharVocab, G2pwHead, G2pwResolver, G2pwTables
+from scripts.metrics import rel_error
 
 from .bert_export import bert_inputs, reference_hidden
 from .g2pw_export import hidden_probe
-from .verify import _check, cpu_session, rel_error
+from .verify import _check, cpu_session
 
 BERT_MAX_REL_ERR = 1e-4
 G2PW_MAX_REL_ERR = 1e-4

@@ -18,6 +18,7 @@ import onnxruntime as ort
 import torch
 
 from daemon.vocoder_windows import decode_windowed
+from scripts.metrics import rel_error, snr_db
 
 from .shapes import NOISE_SCALE, GraphShapes
 from .sovits import SovitsModel, VitsEnc
@@ -35,18 +36,6 @@ VITS_GEN_MIN_SNR_DB = 100.0
 
 class GateError(RuntimeError):
     """A parity gate failed; stops the pipeline."""
-
-
-def rel_error(test: np.ndarray, ref: np.ndarray) -> float:
-    """||test - ref|| / ||ref|| (L2 over all elements)."""
-    return float(np.linalg.norm(test - ref) / max(np.linalg.norm(ref), 1e-30))
-
-
-def snr_db(test: np.ndarray, ref: np.ndarray) -> float:
-    noise = float(np.sum((test.astype(np.float64) - ref) ** 2))
-    if noise == 0.0:
-        return float("inf")
-    return float(10.0 * np.log10(float(np.sum(ref.astype(np.float64) ** 2)) / noise))
 
 
 def _check(graph: str, metric: str, value: float, ok: bool, threshold: str) -> None:
@@ -245,7 +234,7 @@ def gate_vits_gen(
             raise GateError(
                 f"vits_gen: windowed audio {test.shape} != full {ref.shape}"
             )
-        worst = min(worst, snr_db(test, ref))
+        worst = min(worst, snr_db(ref, test))
     _check(
         "vits_gen",
         f"windowed vs full-length SNR (dB, frames {list(frames)})",

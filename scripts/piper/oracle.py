@@ -21,6 +21,7 @@ import numpy as np
 
 from daemon.audio import SegmentShaper
 from daemon.engine import SynthesisOptions
+from scripts.metrics import snr_db
 
 SENTENCES: Final = (
     "Hi.",
@@ -52,15 +53,6 @@ LOG_FLOOR: Final = 1e-5
 _MEL_LINEAR_HZ: Final = 200.0 / 3.0
 _MEL_BREAK_HZ: Final = 1000.0
 _MEL_LOG_STEP: Final = np.log(6.4) / 27.0
-
-
-def snr_db(reference: np.ndarray, test: np.ndarray) -> float:
-    """10 log10(signal / error) in dB; lengths must match."""
-    if reference.shape != test.shape:
-        raise ValueError(f"length mismatch: {reference.shape} vs {test.shape}")
-    err = float(np.sum((reference.astype(np.float64) - test) ** 2))
-    sig = float(np.sum(reference.astype(np.float64) ** 2))
-    return float("inf") if err == 0.0 else 10.0 * np.log10(sig / err)
 
 
 def _hz_to_mel(f: np.ndarray) -> np.ndarray:

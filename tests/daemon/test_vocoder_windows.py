@@ -13,6 +13,7 @@ from daemon.vocoder_windows import (
     decode_windowed,
     windows,
 )
+from scripts.metrics import snr_db
 
 
 @pytest.mark.parametrize("n", [1, 5, 95, 96, 97, 150, 168, 169, 240, 577, 1000])
@@ -111,11 +112,6 @@ def piper_decoders(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
         yield _PiperParts(pipeline, runners), session
 
 
-def _snr(ref: np.ndarray, got: np.ndarray) -> float:
-    err = np.sum((ref.astype(np.float64) - got) ** 2)
-    return float("inf") if err == 0 else 10 * np.log10(np.sum(ref**2) / err)
-
-
 @pytest.mark.parametrize("n", [20, 96, 97, 250])
 def test_stitched_windows_equal_full_decode(piper_decoders, n: int) -> None:  # type: ignore[no-untyped-def]
     piper, full = piper_decoders
@@ -129,7 +125,7 @@ def test_stitched_windows_equal_full_decode(piper_decoders, n: int) -> None:  # 
     ref = full.run(None, {"z": z[None]})[0].reshape(-1)
     got = np.concatenate(list(decode_windowed(z, piper.decode_window, piper.hop)))
     assert got.shape == ref.shape == (n * piper.hop,)
-    assert _snr(ref, got) >= 100.0
+    assert snr_db(ref, got) >= 100.0
 
 
 def test_without_frame_mask_short_windows_are_wrong(piper_decoders) -> None:  # type: ignore[no-untyped-def]
@@ -145,4 +141,4 @@ def test_without_frame_mask_short_windows_are_wrong(piper_decoders) -> None:  # 
         )
     )
     masked = np.concatenate(list(decode_windowed(z, piper.decode_window, piper.hop)))
-    assert _snr(ref, unmasked) < 40.0 < 100.0 <= _snr(ref, masked)
+    assert snr_db(ref, unmasked) < 40.0 < 100.0 <= snr_db(ref, masked)

@@ -8,10 +8,7 @@ import torch
 
 from daemon.engines.gptsovits.engine import GptSovitsEngine
 from daemon.engines.gptsovits.t2s import CapacityError
-
-
-def _snr_db(ref: np.ndarray, got: np.ndarray) -> float:
-    return float(10 * np.log10(np.sum(ref**2) / max(np.sum((ref - got) ** 2), 1e-30)))
+from scripts.metrics import snr_db
 
 
 def _segment(engine: GptSovitsEngine, n_tokens: int):
@@ -71,7 +68,7 @@ def test_windowed_audio_equals_a_full_decode(
         torch.ones(1, 1, z.shape[1]),
     ).numpy()[0, 0]
     assert audio.shape == full.shape == (z.shape[1] * vits.p.hop,)
-    snr = _snr_db(full, audio)
+    snr = snr_db(full, audio)
     print(f"windowed vs full decode: {snr:.1f} dB over {len(chunks)} windows")
     assert snr >= 100.0
     step = vits.p.gen_window - 2 * vits.p.gen_overlap

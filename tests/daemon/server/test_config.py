@@ -153,7 +153,6 @@ def test_voices_are_checked_without_loading_models(tmp_path, test_voice, monkeyp
         check_voices(missing)
 
 
-
 def test_shipped_example_config_is_valid(tmp_path):
     # systemd/config.yaml is what board/install.sh puts in /etc/hexvoice.
     src = Path(__file__).resolve().parents[3] / "systemd" / "config.yaml"

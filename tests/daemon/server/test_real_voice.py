@@ -22,6 +22,7 @@ from wyoming.tts import Synthesize
 
 from daemon.engine import SynthesisOptions
 from daemon.local import open_engine
+from scripts.metrics import snr_db
 from tests.daemon.server.conftest import Daemon, ServiceVoice, start_daemon
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir
 
@@ -57,12 +58,6 @@ def in_process(joe: ServiceVoice) -> np.ndarray:
     return np.rint(np.clip(audio, -1, 1) * 32767).astype(np.int16)
 
 
-def _snr_db(ref: np.ndarray, got: np.ndarray) -> float:
-    ref, got = ref.astype(np.float64), got.astype(np.float64)
-    err = np.sum((ref - got) ** 2)
-    return float("inf") if err == 0 else float(10 * np.log10(np.sum(ref**2) / err))
-
-
 def test_wyoming_describes_the_real_voice(daemon: Daemon):
     async def go() -> Info:
         async with AsyncClient.from_uri(daemon.uri) as c:
@@ -90,7 +85,7 @@ def test_openai_sdk_gets_the_engines_exact_samples(daemon: Daemon, in_process):
         assert (w.getframerate(), w.getsampwidth()) == (22050, 2)
     got = np.frombuffer(data[44:], "<i2")
     assert len(got) == len(in_process)
-    assert _snr_db(in_process, got) > 90
+    assert snr_db(in_process, got) > 90
 
 
 def test_wyoming_carries_real_speech(daemon: Daemon, in_process):
@@ -114,4 +109,4 @@ def test_wyoming_carries_real_speech(daemon: Daemon, in_process):
     rms = np.sqrt(np.mean(got.astype(np.float64) ** 2))
     ref_rms = np.sqrt(np.mean(in_process.astype(np.float64) ** 2))
     assert 0.5 < rms / ref_rms < 2.0
-    assert _snr_db(in_process[: len(got)], got[: len(in_process)]) < 60  # not a copy
+    assert snr_db(in_process[: len(got)], got[: len(in_process)]) < 60  # not a copy

@@ -78,7 +78,7 @@ def test_metrics() -> None:
     assert verify.rel_error(ref, ref) == 0.0
     assert verify.rel_error(ref * 1.1, ref) == pytest.approx(0.1)
     assert verify.snr_db(ref, ref) == float("inf")
-    assert verify.snr_db(ref * 1.1, ref) == pytest.approx(20.0)
+    assert verify.snr_db(ref, ref * 1.1) == pytest.approx(20.0)
 
 
 def test_gate_rejects_prompt_too_long_for_cache(
