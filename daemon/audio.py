@@ -8,10 +8,12 @@ after a sentence end and 0.15 s after a comma cut keep the rhythm of read text.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Final
 
 import numpy as np
+
+from .engine import AudioChunk
 
 FADE_IN_S: Final = 0.010
 FADE_OUT_S: Final = 0.040
@@ -65,6 +67,23 @@ class SegmentShaper:
         self._tail = np.zeros(0, np.float32)
         pause = np.zeros(round(pause_s * self.sample_rate), np.float32)
         return np.concatenate([tail, pause]).astype(np.float32)
+
+
+def shaped_segment(
+    raw: Iterable[np.ndarray], sample_rate: int, segment: int, pause_s: float
+) -> Iterator[AudioChunk]:
+    """One segment's vocoder output as chunks: faded in/out, then its pause.
+
+    Every engine streams its segments through here, so fades and pauses sound the
+    same whatever produced the audio.
+    """
+    shaper = SegmentShaper(sample_rate)
+    for audio in raw:
+        out = shaper.push(audio)
+        if out.size:
+            yield AudioChunk(out, sample_rate, segment=segment)
+    tail = shaper.finish(pause_s)
+    yield AudioChunk(tail, sample_rate, segment, end_of_segment=True)
 
 
 def to_int16(audio: np.ndarray) -> bytes:

@@ -13,6 +13,7 @@ from daemon.audio import (
     StreamResampler,
     chunked,
     raised_cosine,
+    shaped_segment,
     to_int16,
 )
 
@@ -80,3 +81,14 @@ def test_same_rate_passes_through_and_bad_rate_is_refused():
     assert StreamResampler(SR, SR).push(x) is not None
     with pytest.raises(ValueError, match="expected one of"):
         StreamResampler(SR, 44100)
+
+
+def test_shaped_segment_streams_fades_and_ends_with_its_pause():
+    x = np.ones(SR // 2, np.float32)
+    chunks = list(shaped_segment(chunked(x, 4000), SR, 3, COMMA_PAUSE_S))
+    assert [c.end_of_segment for c in chunks] == [False] * (len(chunks) - 1) + [True]
+    assert {c.segment for c in chunks} == {3} and {c.sample_rate for c in chunks} == {
+        SR
+    }
+    audio = np.concatenate([c.audio for c in chunks])
+    assert np.array_equal(audio, _shape(x, len(x), pause=COMMA_PAUSE_S))

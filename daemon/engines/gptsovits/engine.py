@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, SegmentShaper
+from daemon.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
 from daemon.bundle import Bundle, BundleError
 from daemon.engine import AudioChunk, CancelToken, SynthesisOptions, VoiceInfo
 from daemon.text import Phonemes, Segment
@@ -196,14 +196,10 @@ class GptSovitsEngine:
                 len(got.tokens),
             )
             z = s.vits.encode(got.tokens, ids, req.voice, rng, cancel)
-            shaper = SegmentShaper(rate)
-            for raw in s.vits.generate(z, req.voice, cancel):
-                out = shaper.push(raw)
-                if out.size:
-                    yield AudioChunk(out, rate, segment=index)
             # No pause after the last segment: it would only delay the end.
             pause = PAUSES[segment.end] if pending else 0.0
-            yield AudioChunk(shaper.finish(pause), rate, index, end_of_segment=True)
+            raw = s.vits.generate(z, req.voice, cancel)
+            yield from shaped_segment(raw, rate, index, pause)
             self.stats.segments += 1
             index += 1
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.audio import SegmentShaper
+from daemon.audio import shaped_segment
 from daemon.bundle import Bundle, BundleError
 from daemon.engine import AudioChunk, CancelToken, SynthesisOptions, VoiceInfo
 
@@ -113,14 +113,10 @@ class PiperEngine:
         graphs, _ = self._loaded()
         rate = self.sample_rate
         for index, piece in enumerate(pieces):
-            shaper = SegmentShaper(rate)
-            for raw in graphs.stream(piece.ids, scales, rng, cancel):
-                out = shaper.push(raw)
-                if out.size:
-                    yield AudioChunk(out, rate, segment=index)
             # No pause after the last piece: it would only delay the end.
             pause = piece.pause_s if index < len(pieces) - 1 else 0.0
-            yield AudioChunk(shaper.finish(pause), rate, index, end_of_segment=True)
+            raw = graphs.stream(piece.ids, scales, rng, cancel)
+            yield from shaped_segment(raw, rate, index, pause)
 
     def stream_ids(
         self,
