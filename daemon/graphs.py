@@ -174,6 +174,27 @@ def _spec(arg: Any) -> TensorSpec:
     return TensorSpec(arg.name, _ORT_DTYPES.get(arg.type, arg.type), shape)
 
 
+def expect(
+    runner: Runner, tensors: Mapping[str, tuple[int, ...] | None]
+) -> dict[str, np.dtype]:
+    """Dtypes of the named inputs/outputs; at load, a BundleError naming graph and
+    tensor unless each exists with the shape the engine uses (None: any shape)."""
+    have = {t.name: t for t in (*runner.inputs, *runner.outputs)}
+    out = {}
+    for name, shape in tensors.items():
+        t = have.get(name)
+        if t is None:
+            raise BundleError(f"graph {runner.key}: no tensor {name!r}; it has "
+                              f"{sorted(have)}")  # fmt: skip
+        if shape is not None and tuple(t.shape) != tuple(shape):
+            raise BundleError(
+                f"graph {runner.key}: {name!r} is {list(t.shape)}, the engine "
+                f"uses {list(shape)}"
+            )
+        out[name] = np.dtype(t.dtype)
+    return out
+
+
 class GraphHost:
     """Opens the graphs of one or more bundles on one backend; owns them."""
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from daemon.bundle import Bundle, BundleError
-from daemon.graphs import GraphHost
+from daemon.graphs import GraphHost, expect
 from scripts import bundling
 
 
@@ -108,5 +108,24 @@ def test_two_bundles_share_one_group(bundle: Bundle):
         assert first["mm"] is not second["mm"]
         assert len(host.group.contexts) == 6
         assert "standalone" in host.status
+    finally:
+        host.close()
+
+
+def test_expect_names_graph_tensor_and_shape(bundle: Bundle):
+    host = GraphHost("cpu")
+    try:
+        (runners,) = host.open([bundle])
+        mm = runners["mm"]
+        assert expect(mm, {"x": (1, 64), "y": None}) == {
+            "x": np.dtype("float32"),
+            "y": np.dtype("float32"),
+        }
+        with pytest.raises(
+            BundleError, match=r"graph mm: 'x' is \[1, 64\], the engine uses \[1, 32\]"
+        ):
+            expect(mm, {"x": (1, 32)})
+        with pytest.raises(BundleError, match="graph mm: no tensor 'z'"):
+            expect(mm, {"z": None})
     finally:
         host.close()

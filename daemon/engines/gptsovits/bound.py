@@ -14,32 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.bundle import BundleError
+from daemon.graphs import expect
 
 if TYPE_CHECKING:
     from daemon.graphs import Runner
-
-
-def output_index(runner: Runner) -> dict[str, int]:
-    return {t.name: i for i, t in enumerate(runner.outputs)}
-
-
-def tensor_dtype(runner: Runner, name: str, shape: tuple[int, ...]) -> np.dtype:
-    """The dtype of tensor ``name``; BundleError unless its shape is ``shape``."""
-    for t in (*runner.inputs, *runner.outputs):
-        if t.name == name:
-            if tuple(t.shape) != shape:
-                raise BundleError(
-                    f"graph {runner.key}: {name!r} is {list(t.shape)}, the engine "
-                    f"uses {list(shape)}"
-                )
-            return np.dtype(t.dtype)
-    raise BundleError(f"graph {runner.key}: no tensor {name!r}")
-
-
-def empty_buffer(runner: Runner, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """A zeroed buffer the graph can use without copies (rpcmem on a board)."""
-    return runner.empty(shape, dtype)
 
 
 class BoundGraph:
@@ -48,15 +26,15 @@ class BoundGraph:
     def __init__(self, runner: Runner, shapes: Mapping[str, tuple[int, ...]]) -> None:
         self.runner = runner
         self._shapes = dict(shapes)
-        self._dtypes = {n: tensor_dtype(runner, n, s) for n, s in self._shapes.items()}
-        self._out = output_index(runner)
+        self._dtypes = expect(runner, self._shapes)
+        self._out = dict(runner.output_index)
         self.buffers: dict[str, np.ndarray] = {}
         self.graph_seconds = 0.0  # of the last execute
 
     def bind(self) -> dict[str, np.ndarray]:
         if not self.buffers:
             bufs = {
-                n: empty_buffer(self.runner, s, self._dtypes[n])
+                n: self.runner.empty(s, self._dtypes[n])
                 for n, s in self._shapes.items()
             }
             for name, arr in bufs.items():

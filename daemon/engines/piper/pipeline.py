@@ -18,6 +18,7 @@ import numpy as np
 
 from daemon.bundle import BundleError
 from daemon.engine import CancelToken
+from daemon.graphs import expect
 from daemon.vocoder_windows import decode_windowed, windows
 
 from .cpu import DurationPredictor, durations, expand_prior, frame_count
@@ -44,18 +45,17 @@ class PiperGraphs:
             raise BundleError(f"piper-vits bundle lacks graph(s) {missing}")
         self.params, self.graphs, self.sdp = params, graphs, sdp
         c = params.channels
+        # Fail at load, naming graph and tensor, if a graph is not what we feed.
         for p in params.phoneme_buckets:
-            _expect(graphs[enc_key(p)], {"ids": (1, p), "x_mask": (1, 1, p)}, _ENC_OUT)
+            enc_out = dict.fromkeys(_ENC_OUT)
+            expect(graphs[enc_key(p)], {"ids": (1, p), "x_mask": (1, 1, p), **enc_out})
         for f in params.frame_buckets:
-            _expect(graphs[flow_key(f)], {"z_p": (1, c, f), "y_mask": (1, 1, f)}, ["z"])
+            expect(
+                graphs[flow_key(f)], {"z_p": (1, c, f), "y_mask": (1, 1, f), "z": None}
+            )
         w = params.window
-        _expect(
-            graphs[dec_key(w)], {"z": (1, c, w), "frame_mask": (1, 1, w)}, ["audio"]
-        )
-        self._out = {
-            key: {t.name: i for i, t in enumerate(g.outputs)}
-            for key, g in graphs.items()
-        }
+        dec = {"z": (1, c, w), "frame_mask": (1, 1, w), "audio": None}
+        expect(graphs[dec_key(w)], dec)
 
     @property
     def max_ids(self) -> int:
@@ -66,9 +66,11 @@ class PiperGraphs:
     ) -> dict[str, np.ndarray]:
         if cancel is not None:
             cancel.check()
-        outs = self.graphs[key].run(feeds)
+        graph = self.graphs[key]
+        outs = graph.run(feeds)
         return {
-            name: np.asarray(outs[i], np.float32) for name, i in self._out[key].items()
+            name: np.asarray(outs[i], np.float32)
+            for name, i in graph.output_index.items()
         }
 
     def encode(
@@ -183,24 +185,6 @@ class PiperGraphs:
             self.flow(np.zeros((c, 1 if i == 0 else f), np.float32))
         for _ in self.decode(np.zeros((c, 1), np.float32)):
             pass
-
-
-def _expect(
-    runner: Runner, inputs: Mapping[str, tuple[int, ...]], outputs: Sequence[str]
-) -> None:
-    """Fail at load, naming graph and tensor, if a graph is not what we feed."""
-    have = {t.name: tuple(t.shape) for t in runner.inputs}
-    for name, shape in inputs.items():
-        if have.get(name) != shape:
-            raise BundleError(
-                f"graph {runner.key}: input {name!r} is {have.get(name)}, the "
-                f"engine feeds {shape}"
-            )
-    names = {t.name for t in runner.outputs}
-    if not set(outputs) <= names:
-        raise BundleError(
-            f"graph {runner.key}: outputs {sorted(names)} lack {sorted(outputs)}"
-        )
 
 
 class _LazyFrames:
