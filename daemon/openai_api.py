@@ -136,6 +136,8 @@ async def json_object(request: web.Request) -> dict[str, Any]:
         body = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ApiError(400, f"request body is not valid JSON: {exc}") from None
+    except RecursionError:  # the C decoder recurses per nesting level
+        raise ApiError(400, "request body is nested too deeply") from None
     if not isinstance(body, dict):
         raise ApiError(400, "request body must be a JSON object")
     return body

@@ -198,6 +198,8 @@ def test_sdk_errors_are_openai_shaped(
         (b'{"input": "hi", "voice": "tone"}', 400, "'model' is required"),
         (b'["not", "an", "object"]', 400, "JSON object"),
         (b"{not json", 400, "not valid JSON"),
+        (b"[" * 100_000, 400, "nested too deeply"),  # RecursionError in json
+        (b'{"a":' * 40_000 + b"1" + b"}" * 40_000, 400, "nested too deeply"),
         (b'{"model": "m", "input": "\xff\xfe", "voice": "tone"}', 400, "not UTF-8"),
         (
             json.dumps(
