@@ -33,6 +33,10 @@ DEFAULT_BOARD_LIB_DIRS: Final = ("/opt/hexvoice/qnn/lib",)
 _SIM_PACKAGE: Final = "onnxruntime_qnn"
 
 _ELF_MAGIC: Final = b"\x7fELF"
+#: elf.h: e_machine (little-endian u16 after e_ident[16] and e_type) of x86_64.
+#: There is no x86_64 HTP: an x86_64 libQnnHtp.so is the simulator.
+_E_MACHINE: Final = slice(18, 20)
+_EM_X86_64: Final = 62
 _LOCK = threading.Lock()
 _LOADED: dict[Path, QnnLibrary] = {}
 
@@ -56,6 +60,10 @@ class QnnLibrary:
 
     def __init__(self, lib_dir: Path) -> None:
         self.lib_dir = lib_dir
+        #: The x86_64 HTP simulator, not a board (expected refusals are INFO).
+        self.simulator = _elf_head(lib_dir / HTP_LIBRARY)[_E_MACHINE] == (
+            _EM_X86_64.to_bytes(2, "little")
+        )
         htp = _dlopen(lib_dir / HTP_LIBRARY)
         system = _dlopen(lib_dir / SYSTEM_LIBRARY)
         self._keep = (htp, system)  # never released: no dlclose of libQnnHtp
@@ -179,10 +187,16 @@ def _candidate_dirs(
         yield Path(d)
 
 
-def _dlopen(path: Path) -> C.CDLL:
+def _elf_head(path: Path) -> bytes:
     with path.open("rb") as f:
-        if f.read(4) != _ELF_MAGIC:
-            raise QnnLibraryError(f"{str(path)!r} is not an ELF shared object")
+        head = f.read(_E_MACHINE.stop)
+    if not head.startswith(_ELF_MAGIC) or len(head) < _E_MACHINE.stop:
+        raise QnnLibraryError(f"{str(path)!r} is not an ELF shared object")
+    return head
+
+
+def _dlopen(path: Path) -> C.CDLL:
+    _elf_head(path)
     try:
         with _stdout_to_stderr():
             # RTLD_LOCAL: with RTLD_GLOBAL the wheel's bundled libc++abi/libunwind

@@ -14,6 +14,7 @@ from . import _api as A
 from .binary import BinaryInfo, mapped_file, read_binary_info
 from .errors import QnnError, check
 from .graph import Graph
+from .log import first_error, held_native, replay
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -184,6 +185,7 @@ class ContextGroup:
         )
         self.contexts: list[Context] = []
         self.shared_spill_fill = False
+        self._refused = False
         try:
             if not group:
                 self.status = "standalone (grouping disabled)"
@@ -200,20 +202,36 @@ class ContextGroup:
         except BaseException:
             self.close()
             raise
-        level = logging.INFO if self.shared_spill_fill else logging.WARNING
-        _LOGGER.log(level, "loaded %d context(s): %s", len(self.contexts), self.status)
+        # Standalone contexts cost NPU memory only when a board refuses a group;
+        # the simulator always refuses (qnn-abi.md §10b), so there it is routine.
+        unexpected = self._refused and not backend.lib.simulator
+        _LOGGER.log(
+            logging.WARNING if unexpected else logging.INFO,
+            "loaded %d context(s): %s",
+            len(self.contexts),
+            self.status,
+        )
 
     def _load_grouped(self, paths: Sequence[str | os.PathLike[str]]) -> None:
         size = self.spill_fill_bytes
-        try:
-            first = Context(
-                self.backend, paths[0], info=self.infos[0], group_spill_fill=size
-            )
-        except QnnError as exc:
-            if exc.code not in _GROUP_REFUSED:
-                raise
-            self.status = f"standalone (group refused: {exc.name} {exc.code})"
-            return
+        # QNN logs a refused group as five ERROR lines; it is an answer, not a
+        # failure, so its first (the cause) goes into the one line __init__ logs.
+        with held_native() as held:
+            try:
+                first = Context(
+                    self.backend, paths[0], info=self.infos[0], group_spill_fill=size
+                )
+            except QnnError as exc:
+                if exc.code not in _GROUP_REFUSED:
+                    replay(held)
+                    raise
+                replay(held, below=logging.ERROR)
+                said = first_error(held)
+                self._refused = True
+                self.status = f"standalone (group refused: {exc.name} {exc.code}"
+                self.status += f"; QNN: {said})" if said else ")"
+                return
+        replay(held)
         self.contexts.append(first)
         for p, info in zip(paths[1:], self.infos[1:]):
             self.contexts.append(

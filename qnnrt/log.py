@@ -5,6 +5,9 @@ from __future__ import annotations
 import ctypes as C
 import logging
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Final
 
 from . import _api
@@ -33,6 +36,13 @@ _MESSAGE_BYTES: Final = 2048
 _state: dict[str, object] = {}
 
 
+class _Held(threading.local):
+    lines: list[tuple[int, str]] | None = None
+
+
+_held = _Held()
+
+
 def _format(fmt: bytes, va_list: int | None) -> str:
     libc = _state.get("libc")
     if libc is None:
@@ -50,11 +60,47 @@ def _format(fmt: bytes, va_list: int | None) -> str:
 def _on_log(fmt: bytes, level: int, timestamp: int, va_list: int | None) -> None:
     # Runs on QNN's threads.  Never let an exception escape into C.
     try:
-        NATIVE_LOGGER.log(
-            _TO_LOGGING.get(level, logging.DEBUG), "%s", _format(fmt, va_list)
-        )
+        py_level = _TO_LOGGING.get(level, logging.DEBUG)
+        held = _held.lines
+        if held is not None:
+            if NATIVE_LOGGER.isEnabledFor(py_level):
+                held.append((py_level, _format(fmt, va_list)))
+            return
+        NATIVE_LOGGER.log(py_level, "%s", _format(fmt, va_list))
     except Exception:  # noqa: BLE001 - nothing sane to do inside a C callback
         pass
+
+
+@contextmanager
+def held_native() -> Iterator[list[tuple[int, str]]]:
+    """Collect QNN's messages on this thread instead of logging them.
+
+    For calls whose failure is an expected answer (the simulator refusing a
+    multi-context group, a memRegister probe): QNN logs such a refusal as several
+    ERROR lines.  The caller either folds them into one line of its own or
+    :func:`replay` s them.  QNN calls back on the calling thread (measured on the
+    simulator); messages from other threads are logged as usual.
+    """
+    outer, _held.lines = _held.lines, []
+    try:
+        yield _held.lines
+    finally:
+        _held.lines = outer
+
+
+def replay(lines: list[tuple[int, str]], below: int | None = None) -> None:
+    """Log held messages as they would have been logged (those under ``below``)."""
+    for level, text in lines:
+        if below is None or level < below:
+            NATIVE_LOGGER.log(level, "%s", text)
+
+
+def first_error(lines: list[tuple[int, str]]) -> str:
+    """The first held ERROR message (QNN's cause; the rest restate it), or ""."""
+    for level, text in lines:
+        if level >= logging.ERROR:
+            return text.split("<E>", 1)[-1].strip()
+    return ""
 
 
 def _callback() -> object:
