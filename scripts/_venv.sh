@@ -1,20 +1,69 @@
 # shellcheck shell=bash
 # Shared by scripts/test and scripts/demo: create .venv once and install hexvoice
-# with the given extras.  Re-running is cheap (pip skips what is installed).
+# with the given extras.  Every step says what it does and how long it took.  The
+# install is skipped when the venv holds a stamp for this pyproject.toml, these
+# extras and this interpreter: hexvoice is installed editable, so a source change
+# needs no reinstall; only a change of dependencies or entry points does.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${HEXVOICE_VENV:-$ROOT/.venv}"
 PYTHON="${PYTHON:-python3}"
 
+_hexvoice_say() { printf '==> %s\n' "$*" >&2; }
+
+# Seconds since $1 (an $EPOCHREALTIME value; some locales write a comma).
+_hexvoice_since() {
+    awk -v a="${1/,/.}" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { printf "%.1f", b - a }'
+}
+
+# What an install of these extras depends on: pyproject.toml, the extras, the
+# checkout it points at (editable) and the interpreter.
+_hexvoice_key() {
+    { cat "$ROOT/pyproject.toml"; echo "$1"; echo "$ROOT"; "$VENV/bin/python" -VV; } |
+        sha256sum | cut -d' ' -f1
+}
+
+# pip install "$@" with its full output in $VENV/pip-install.log; shows only the
+# big downloads (so a long wait has a visible reason) and, on failure, the log's end.
+_hexvoice_pip() {
+    local log="$VENV/pip-install.log"
+    if ! "$VENV/bin/python" -m pip install --progress-bar off "$@" 2>&1 | tee "$log" |
+        awk '/Downloading/ && !/\.metadata/ && / [MG]B\)$/ {
+                 sub(/^ +/, ""); print "    " $0; fflush() }' >&2; then
+        tail -n 25 "$log" >&2
+        _hexvoice_say "pip failed; full output in $log"
+        return 1
+    fi
+}
+
 hexvoice_venv() {
     local extras="$1"
+    local stamp="$VENV/.hexvoice-installed-${extras//,/+}"
+    local t0 key installed
     if [[ ! -x "$VENV/bin/python" ]]; then
-        echo "==> creating $VENV" >&2
+        t0=$EPOCHREALTIME
+        _hexvoice_say "creating $VENV ($("$PYTHON" -V 2>&1)) and upgrading pip"
         "$PYTHON" -m venv "$VENV"
         "$VENV/bin/python" -m pip install --quiet --upgrade pip
+        _hexvoice_say "venv ready in $(_hexvoice_since "$t0") s"
     fi
-    echo "==> installing hexvoice[$extras] into $VENV" >&2
-    "$VENV/bin/python" -m pip install --quiet --editable "${ROOT}[$extras]"
+    key="$(_hexvoice_key "$extras")"
+    if [[ -f "$stamp" && "$(<"$stamp")" == "$key" ]]; then
+        _hexvoice_say "hexvoice[$extras] is installed in $VENV (pyproject.toml" \
+            "unchanged; delete $stamp to force a reinstall)"
+        return 0
+    fi
+    rm -f "$stamp"
+    t0=$EPOCHREALTIME
+    _hexvoice_say "installing hexvoice[$extras] (editable) and its dependencies into" \
+        "$VENV; the first time this downloads large wheels (torch, onnxruntime-qnn)" \
+        "and takes minutes"
+    _hexvoice_pip --editable "${ROOT}[$extras]"
+    installed="$(grep -m1 '^Successfully installed' "$VENV/pip-install.log" || true)"
+    installed="${installed#Successfully installed }"
+    _hexvoice_say "installed $(wc -w <<<"$installed") package(s) in" \
+        "$(_hexvoice_since "$t0") s (list: $VENV/pip-install.log)"
+    printf '%s\n' "$key" >"$stamp"
 }
 
 # Debian packages the tests use (shellcheck, systemd tools, curl).  Installed with
@@ -36,8 +85,10 @@ hexvoice_debs() {
             return 0
         fi
     fi
+    local t0=$EPOCHREALTIME
     echo "==> apt-get install ${missing[*]}" >&2
     "${sudo[@]}" apt-get update -qq >/dev/null 2>&1 || true
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" \
         >/dev/null 2>&1 || echo "==> apt-get failed for ${missing[*]}; dependent tests will skip" >&2
+    echo "==> apt-get done in $(_hexvoice_since "$t0") s" >&2
 }

@@ -31,7 +31,12 @@ import soundfile
 from scripts.make_demo_voice import make
 
 ROOT: Final = Path(__file__).resolve().parents[1]
-DEFAULT_TEXT: Final = "Hello from hexvoice, on the Qualcomm NPU."
+#: What each backend really runs the demo bundle's graphs on (x86: no NPU here).
+RUNS_ON: Final = {
+    "qnn": "its HTP v73 context binaries on the QNN HTP simulator",
+    "cpu": "its ONNX graphs on onnxruntime CPU (no QNN, no NPU)",
+}
+DEFAULT_TEXT: Final = "Hello from hexvoice."
 READY_TIMEOUT_S: Final = 900.0  # simulator warm-up of every graph
 STOP_TIMEOUT_S: Final = 120.0
 NOTIFY_BYTES: Final = 4096
@@ -67,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "hello.wav")
     args = parser.parse_args(argv)
 
-    _say("[1/4] demo voice (Piper en_US joe → HTP v73 graphs)")
-    bundle = make(ROOT / ".cache" / "demo-voice", "simulator", small=True)
+    cache = ROOT / ".cache" / "demo-voice"
+    _say(f"[1/4] demo voice: Piper en_US joe as a bundle under {cache}")
+    bundle = make(cache, "simulator", small=True)
+    _say(f"      {bundle}; --backend {args.backend} runs {RUNS_ON[args.backend]}")
     run_dir = ROOT / "run"
     run_dir.mkdir(exist_ok=True)
     wyoming = run_dir / "wyoming.sock"
@@ -129,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     _say(
         f"done: {args.out} — {info.duration:.2f} s of {info.samplerate} Hz speech, "
         f"synthesized in {synth_s:.1f} s; service exited 0 and removed its sockets"
+    )
+    _say(
+        f"again, without the service: {os.path.relpath(hexvoice, ROOT)} say "
+        f'"Hello." -o hello.wav --bundle {os.path.relpath(bundle, ROOT)} --backend cpu'
     )
     return 0
 
