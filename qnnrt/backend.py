@@ -16,10 +16,10 @@ import numpy as np
 from . import _api as A
 from . import _lifecycle
 from ._lib import QnnLibrary, load_library
-from .errors import check
-from .log import Logger
+from .errors import QnnError, check
+from .log import Logger, first_error, held_native, replay
 from .power import PowerConfig, open_power
-from .rpcmem import MemoryChoice, RpcMem, choose_memory
+from .rpcmem import PROBE_BYTES, MemoryChoice, RpcMem, ion_descriptor, open_memory
 
 if TYPE_CHECKING:
     from .context import Context, ContextGroup
@@ -30,8 +30,9 @@ _LOGGER = logging.getLogger(__name__)
 class Backend:
     """Owns the QNN log, backend and device handles and every context made from it.
 
-    Teardown order is structural: contexts (reverse creation order) → power config
-    → device → backend → log.  ``close()`` is idempotent; an atexit hook closes a
+    Teardown order is structural: contexts (reverse creation order; each
+    deregisters its mem handles first) → rpcmem buffers → power config → device →
+    backend → log.  ``close()`` is idempotent; an atexit hook closes a
     backend left open, after joining NPU workers.
     """
 
@@ -58,6 +59,7 @@ class Backend:
         self.device: int | None = None
         self.power: PowerConfig | None = None
         self.profile: int | None = None
+        self.rpcmem: RpcMem | None = None
         try:
             self.logger = Logger(self.lib, log_level)
             handle = A.Qnn_Handle_t()
@@ -79,18 +81,13 @@ class Backend:
                     "profileCreate",
                 )
                 self.profile = prof.value
-            self.rpcmem: RpcMem | None = None
-            self.memory: MemoryChoice = choose_memory(
-                memory,
-                rpcmem_loads=RpcMem.available,
-                ion_supported=self.lib.has_capability(A.QNN_PROPERTY_MEM_TYPE_ION),
-                memhandle_tensors=self.lib.has_capability(
-                    A.QNN_PROPERTY_TENSOR_SUPPORT_MEMHANDLE_TYPE
-                ),
-            )
-            if self.memory.kind == "rpcmem":
-                self.rpcmem = RpcMem.load()
-            _LOGGER.info("QNN memory: %s (%s)", self.memory.kind, self.memory.reason)
+            # Decided by trying (as onnxruntime and ExecuTorch do), not by
+            # propertyHasCapability: the simulator answers 1000 for MEMHANDLE
+            # tensors, and a board's answer is not what memRegister does.
+            self._memory_request = memory
+            self.rpcmem, self.memory = open_memory(memory)
+            if self.memory.confirmed:
+                _LOGGER.info("QNN memory: host (%s)", self.memory.reason)
         except BaseException:
             self.close()
             raise
@@ -141,11 +138,50 @@ class Backend:
 
     # ----------------------------------------------------------------- memory
     def empty(self, shape: Sequence[int], dtype: Any) -> np.ndarray:
-        """A zeroed array QNN can read without copies (rpcmem on a board)."""
+        """A zeroed array QNN can read without copies (rpcmem on a board).
+
+        rpcmem arrays are valid until :meth:`close`, which frees their memory.
+        """
         self.check_usable()
-        if self.rpcmem is not None:
+        if self.rpcmem is not None and self.memory.kind == "rpcmem":
             return self.rpcmem.zeros(tuple(shape), np.dtype(dtype))
         return np.zeros(tuple(shape), dtype)
+
+    def _settle_memory(self, context: Context) -> None:
+        """Decide rpcmem with the first context: register one buffer with it."""
+        if self.memory.confirmed or self.rpcmem is None:
+            return
+        rpc = self.rpcmem
+        probe = rpc.alloc(PROBE_BYTES)
+        desc, _keep = ion_descriptor(probe, (PROBE_BYTES,), A.QNN_DATATYPE_UINT_8)
+        failed: QnnError | None = None
+        with held_native() as held:  # a refusal is an answer: one line, below
+            try:
+                context.register_memory(desc, probe)
+            except QnnError as exc:
+                failed = exc
+        rpc.release(probe.base)  # deregisters the probe's handle, then frees
+        if failed is None:
+            replay(held)
+            self.memory = MemoryChoice(
+                "rpcmem", f"{rpc.name}; ION buffers register with QNN"
+            )
+            _LOGGER.info("QNN memory: rpcmem (%s)", self.memory.reason)
+            return
+        if self._memory_request == "rpcmem":
+            replay(held)
+            raise failed
+        replay(held, below=logging.ERROR)
+        said = first_error(held)
+        self.memory = MemoryChoice(
+            "host",
+            f"memRegister of a {PROBE_BYTES}-byte {rpc.name} buffer failed: "
+            f"{failed.name} ({failed.code})" + (f"; QNN: {said}" if said else ""),
+        )
+        # rpcmem buffers handed out before this stay valid (as RAW buffers) and
+        # are freed at close.
+        level = logging.INFO if self.lib.simulator else logging.WARNING
+        _LOGGER.log(level, "QNN memory: host (%s)", self.memory.reason)
 
     def read_execute_profile(self) -> float | None:
         """Accelerator seconds of the last execute, from the BASIC profile."""
@@ -186,7 +222,7 @@ class Backend:
             )
 
     def close(self) -> None:
-        """Free contexts (newest first), power vote, device, backend, log."""
+        """Free contexts (newest first), rpcmem, power vote, device, backend, log."""
         if self._closed:
             return
         self._closed = True
@@ -199,6 +235,9 @@ class Backend:
                 ctx.close()
         self._contexts.clear()
         steps = (
+            # After the contexts (they deregistered every handle), before the
+            # device and backend: the buffers' last user is gone.
+            ("rpcmem", lambda: self.rpcmem and self.rpcmem.close()),
             ("power", lambda: self.power and self.power.close()),
             ("profile", lambda: self._free("profileFree", "profile")),
             ("device", lambda: self._free("deviceFree", "device")),

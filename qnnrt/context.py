@@ -6,7 +6,8 @@ import ctypes as C
 import logging
 import os
 import sys
-from collections.abc import Sequence
+import weakref
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -15,6 +16,7 @@ from .binary import BinaryInfo, mapped_file, read_binary_info
 from .errors import QnnError, check
 from .graph import Graph
 from .log import first_error, held_native, replay
+from .rpcmem import Allocation
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -42,7 +44,8 @@ class Context:
         self.backend = backend
         self.path = Path(path)
         self.handle: int | None = None
-        self._mem_handles: list[int] = []
+        #: memRegister handle → the rpcmem buffer it maps (None: not ours)
+        self._mem_handles: dict[int, Allocation | None] = {}
         self.info = info or read_binary_info(self.path, backend.lib)
         lib = backend.lib
         keep: list[Any] = []
@@ -80,6 +83,7 @@ class Context:
                     g.name,
                 )
                 self.graphs[g.name] = Graph(self, g, gh.value)
+            backend._settle_memory(self)
         except BaseException:
             self.close()
             raise
@@ -100,8 +104,14 @@ class Context:
                 f"{self.path.name} has no graph {name!r}; graphs: {sorted(self.graphs)}"
             ) from None
 
-    def register_memory(self, descriptor: A.Qnn_MemDescriptor_t) -> int:
-        """``memRegister`` one buffer with this context; freed at close."""
+    def register_memory(
+        self, descriptor: A.Qnn_MemDescriptor_t, allocation: Allocation | None = None
+    ) -> int:
+        """``memRegister`` one buffer with this context.
+
+        The handle is deregistered when ``allocation`` is freed or the context
+        closes, whichever comes first; never after the memory is gone.
+        """
         self.check_usable()
         mh = A.Qnn_Handle_t()
         check(
@@ -110,8 +120,32 @@ class Context:
             ),
             "memRegister",
         )
-        self._mem_handles.append(mh.value)
+        self._adopt_mem_handle(mh.value, allocation)
         return mh.value
+
+    def _adopt_mem_handle(self, mh: int, allocation: Allocation | None) -> None:
+        self._mem_handles[mh] = allocation
+        if allocation is not None:
+            ref = weakref.ref(self)  # the buffer must not keep the context alive
+            allocation.before_free.append(lambda: _deregister(ref, mh))
+
+    def deregister_memory(self, handles: Collection[int]) -> None:
+        """``memDeRegister`` those of ``handles`` still registered here."""
+        mine = [h for h in handles if h in self._mem_handles]
+        if not mine:
+            return
+        for h in mine:
+            del self._mem_handles[h]
+        for g in getattr(self, "graphs", {}).values():
+            g._forget_handles(mine)
+        arr = (A.Qnn_Handle_t * len(mine))(*mine)
+        _LOGGER.debug("memDeRegister %d handle(s) of %s", len(mine), self.path.name)
+        try:
+            check(
+                self.backend.lib.core("memDeRegister")(arr, len(arr)), "memDeRegister"
+            )
+        except QnnError:
+            _LOGGER.exception("memDeRegister for %s failed", self.path.name)
 
     @property
     def closed(self) -> bool:
@@ -127,18 +161,21 @@ class Context:
         handle, self.handle = self.handle, None
         if handle is None or os.getpid() != self.backend._pid:
             return
-        for g in getattr(self, "graphs", {}).values():
-            g._release()
-        lib = self.backend.lib
-        if self._mem_handles:
-            arr = (A.Qnn_Handle_t * len(self._mem_handles))(*self._mem_handles)
-            self._mem_handles.clear()
-            try:
-                check(lib.core("memDeRegister")(arr, len(arr)), "memDeRegister")
-            except QnnError:
-                _LOGGER.exception("memDeRegister for %s failed", self.path.name)
-        if self.backend.handle is not None:  # else the backend already freed it
-            check(lib.core("contextFree")(handle, None), "contextFree", self.path.name)
+        graphs = list(getattr(self, "graphs", {}).values())
+        for g in graphs:
+            g._detach()
+        # Order: mem handles, then the context, then the arrays they point at.
+        self.deregister_memory(list(self._mem_handles))
+        try:
+            if self.backend.handle is not None:  # else the backend already freed it
+                check(
+                    self.backend.lib.core("contextFree")(handle, None),
+                    "contextFree",
+                    self.path.name,
+                )
+        finally:
+            for g in graphs:
+                g._drop_buffers()
 
     def __del__(self) -> None:
         # Backstop only: normal teardown is close() or Backend.close().
@@ -155,6 +192,12 @@ class Context:
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"graphs={list(self.graphs)}"
         return f"Context({self.path.name}, {state})"
+
+
+def _deregister(ref: weakref.ref[Context], mh: int) -> None:
+    context = ref()
+    if context is not None:
+        context.deregister_memory((mh,))
 
 
 class ContextGroup:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ctypes as C
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +13,7 @@ import numpy as np
 from . import _api as A
 from .binary import GraphInfo
 from .errors import check
+from .rpcmem import Allocation, ion_descriptor
 from .tensor import TensorInfo, check_array, require_supported, to_native
 
 if TYPE_CHECKING:
@@ -146,36 +147,38 @@ class Graph:
         return (self._bound_in if is_in else self._bound_out)[i]
 
     def _point(self, v: Any, array: np.ndarray, info: TensorInfo) -> None:
-        rpc = self.context.backend.rpcmem
-        loc = rpc.fd_of(array) if rpc is not None else None
+        backend = self.context.backend
+        rpc = backend.rpcmem if backend.memory.kind == "rpcmem" else None
+        loc = rpc.locate(array) if rpc is not None else None
         if loc is None:
             v.memType = A.QNN_TENSORMEMTYPE_RAW
             v.clientBuf.data = array.ctypes.data
             v.clientBuf.dataSize = info.nbytes
             return
+        # Valid while the buffer lives: freeing it deregisters the handle and
+        # drops this entry (_forget_handles), so a reused address registers anew.
         key = (array.ctypes.data, array.nbytes)
         mh = self._mem_handles.get(key)
         if mh is None:
-            mh = self._mem_handles[key] = self._register(info, loc)
+            mh = self._mem_handles[key] = self._register(info, *loc)
         v.memType = A.QNN_TENSORMEMTYPE_MEMHANDLE
         v.memHandle = mh
 
-    def _register(self, info: TensorInfo, loc: tuple[int, int]) -> int:
-        fd, offset = loc
+    def _register(self, info: TensorInfo, allocation: Allocation, offset: int) -> int:
         if offset:
             raise ValueError(
                 f"graph {self.name!r} tensor {info.name!r}: rpcmem views must start "
                 f"at their allocation (ION registration has no offset)"
             )
-        dims = (C.c_uint32 * len(info.shape))(*info.shape)
-        desc = A.Qnn_MemDescriptor_t()
-        desc.memShape.numDim = len(info.shape)
-        desc.memShape.dimSize = dims
-        desc.dataType = info.qnn_dtype
-        desc.memType = A.QNN_MEM_TYPE_ION
-        desc.ionFd = fd
-        self._keep.append(dims)
-        return self.context.register_memory(desc)
+        desc, keep = ion_descriptor(allocation, info.shape, info.qnn_dtype)
+        self._keep.append(keep)
+        return self.context.register_memory(desc, allocation)
+
+    def _forget_handles(self, handles: Collection[int]) -> None:
+        """Drop cached mem handles that were deregistered."""
+        stale = [k for k, mh in self._mem_handles.items() if mh in handles]
+        for k in stale:
+            del self._mem_handles[k]
 
     # ----------------------------------------------------------------- running
     def execute(self) -> None:
@@ -304,9 +307,13 @@ class Graph:
     def last_execute_s(self) -> float:
         return self._stamps[2] - self._stamps[1]
 
-    def _release(self) -> None:
-        # Called by Context.close(): handles are gone, drop pinned arrays too.
+    def _detach(self) -> None:
+        # Context.close(), first step: no execute may start on this graph.
         self.handle = None
+
+    def _drop_buffers(self) -> None:
+        # Context.close(), last step: pinned arrays are dropped only once no QNN
+        # handle (mem handle, context) can point at them any more.
         self._bound_in = [None] * len(self.inputs)
         self._bound_out = [None] * len(self.outputs)
         self._unbound = len(self.inputs) + len(self.outputs)

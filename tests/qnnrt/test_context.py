@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -140,3 +142,23 @@ def test_forked_child_never_tears_down_the_parents_handles(bins):
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
         np.testing.assert_array_equal(graph.run({"x": x})[0], before)
+
+
+def test_context_close_drops_pinned_arrays_only_after_the_context_is_freed(
+    bins, caplog
+):
+    with qnnrt.Backend(log_level="info") as be:
+        ctx = be.load(bins["matmul_tanh"].bin_path)
+        graph = ctx.graph()
+        x = np.ones((1, 64), np.float32)
+        log = logging.getLogger("qnnrt.test")
+        weakref.finalize(x, log.info, "pinned array dropped")
+        graph.bind("x", x)
+        del x
+        with caplog.at_level(logging.INFO):
+            ctx.close()
+            gc.collect()
+    messages = [r.getMessage() for r in caplog.records]
+    freed = [i for i, m in enumerate(messages) if "QnnContext_free done" in m]
+    dropped = messages.index("pinned array dropped")
+    assert freed and freed[0] < dropped, messages

@@ -1,67 +1,177 @@
-"""rpcmem selection: chosen only when libcdsprpc loads and QNN takes mem handles."""
+"""rpcmem: decided by trying, owned by the Backend, deregistered before it is freed.
+
+Off the board, a tiny libcdsprpc.so compiled here (tests/qnnrt/cdsprpc_stub.py)
+takes the board library's place; it logs every call on stderr, in order with the
+child's own log lines, so the tests read the real sequence of calls.
+"""
 
 from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from qnnrt import _api as A
-from qnnrt.rpcmem import RpcMem, choose_memory
+from qnnrt.rpcmem import RpcMem, open_memory
+from tests.qnnrt.cdsprpc_stub import calls
+
+ROOT = Path(__file__).resolve().parents[2]
+CHILD = Path(__file__).with_name("rpcmem_child.py")
+
+
+def _run(args: list[str], lib_dir: Path, **env: str) -> subprocess.CompletedProcess:
+    child_env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "LD_LIBRARY_PATH": str(lib_dir),
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=child_env,
+        timeout=120,
+    )
+
+
+def _child(bins, cdsprpc_dir: Path, mode: str) -> tuple[dict, list[str]]:
+    proc = _run([str(CHILD), str(bins["matmul_tanh"].bin_path), mode], cdsprpc_dir)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # QNN prints its refusal to deregister on stdout too: find our line.
+    (state,) = [ln[6:] for ln in proc.stdout.splitlines() if ln.startswith("STATE ")]
+    return json.loads(state), proc.stderr.splitlines()
+
+
+def _first(lines: list[str], needle: str, start: int = 0) -> int:
+    return next(i for i, line in enumerate(lines) if i >= start and needle in line)
+
+
+def _frees(lines: list[str]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for i, line in enumerate(lines):
+        if "rpcmem_stub: free " in line:
+            out.setdefault(line.split()[-1], []).append(i)
+    return out
+
+
+# ---------------------------------------------------------------- item 8: order
+def test_exit_with_live_buffers_deregisters_then_frees_after_the_context(
+    bins, cdsprpc_dir
+):
+    state, lines = _child(bins, cdsprpc_dir, "exit")
+    done = _first(lines, "CHILD DONE")
+    ctx_free = _first(lines, "QnnContext_free started", done)
+    dereg = _first(lines, "memDeRegister 1 handle(s) of ", done)
+    backend_free = _first(lines, "QnnBackend_free started", done)
+    frees = _frees(lines)
+    live = [state["x"], state["spare"], state["reg"]]
+    # Each buffer freed once, at exit, after its handle is deregistered and the
+    # context is gone, before the backend; weakref's own atexit never ran.
+    for ptr in live:
+        (at,) = [i for i in frees[ptr] if i > done]
+        assert dereg < ctx_free < at < backend_free, (ptr, lines[done:])
+    assert _first(lines, "rpcmem_stub: deinit", done) > max(frees[p][-1] for p in live)
+
+
+def test_dropping_a_registered_buffer_deregisters_it_and_clears_the_cache(
+    bins, cdsprpc_dir
+):
+    state, lines = _child(bins, cdsprpc_dir, "drop")
+    done = _first(lines, "CHILD DONE")
+    dereg = _first(lines, "memDeRegister 1 handle(s) of ")
+    (freed,) = _frees(lines)[state["reg"]]
+    assert dereg < freed < done
+    assert state["cache_after_free"] == 0
+    assert state["context_handles_after_free"] == 0
+    assert state["again_cached"] is False  # a new buffer never gets the old handle
+
+
+# ---------------------------------------------------------------- item 9: decide
+def test_registration_decides_and_falls_back_with_one_line(bins, cdsprpc_dir):
+    state, lines = _child(bins, cdsprpc_dir, "exit")
+    assert state["memory"] == "host"
+    assert state["reason"].startswith("memRegister of a 4096-byte libcdsprpc.so")
+    assert "QNN_COMMON_ERROR_NOT_SUPPORTED (1000)" in state["reason"]
+    assert "QnnMem API is not supported" in state["reason"]
+    done = _first(lines, "CHILD DONE")
+    said = [line for line in lines[:done] if "QNN memory" in line]
+    assert said == [f"qnnrt.backend: QNN memory: host ({state['reason']})"]
+    assert not [line for line in lines[:done] if "<E>" in line]  # folded into it
+    # The probe buffer was allocated, offered to QNN and freed.
+    probe = [c for c in calls("\n".join(lines[:done])) if "size=4096" in c[1]]
+    assert len(probe) == 2  # once to check the allocator, once to register
+
+
+_BACKEND = (
+    "import json, qnnrt\n"
+    "with qnnrt.Backend() as be:\n"
+    "    print(json.dumps([be.memory.kind, be.memory.reason]))\n"
+)
+
+
+def test_an_fd_of_minus_one_falls_back_and_frees_the_buffer(cdsprpc_dir):
+    proc = _run(["-c", _BACKEND], cdsprpc_dir, RPCMEM_STUB_NO_FD="1")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    kind, reason = json.loads(proc.stdout)
+    assert kind == "host" and "rpcmem_to_fd returned -1" in reason
+    seq = [c for c, _ in calls(proc.stderr)]
+    assert seq == ["init", "alloc", "to_fd", "free", "deinit"]
+
+
+def test_the_versioned_library_name_is_tried_too(bins, cdsprpc_dir, tmp_path):
+    shutil.copyfile(cdsprpc_dir / "libcdsprpc.so", tmp_path / "libcdsprpc.so.1")
+    load = f"    be.load({str(bins['matmul_tanh'].bin_path)!r})\n"
+    head, tail = _BACKEND.split("\n", 2)[:2], _BACKEND.split("\n", 2)[2]
+    code = "\n".join(head) + "\n" + load + tail
+    proc = _run(["-c", code], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    kind, reason = json.loads(proc.stdout)
+    assert kind == "host" and "libcdsprpc.so.1 buffer failed" in reason
+
+
+def test_forced_rpcmem_fails_loudly_when_registration_fails(bins, cdsprpc_dir):
+    code = (
+        "import qnnrt\n"
+        "be = qnnrt.Backend(memory='rpcmem')\n"
+        "try:\n"
+        f"    be.load({str(bins['matmul_tanh'].bin_path)!r})\n"
+        "except qnnrt.QnnError as e:\n"
+        "    print(e.call, e.code)\n"
+        "print(be.rpcmem.live)\n"
+        "be.close()\n"
+    )
+    proc = _run(["-c", code], cdsprpc_dir)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["memRegister", "1000", "0"]
 
 
 def test_x86_simulator_uses_host_memory_and_says_why(backend):
-    assert RpcMem.available() is False  # no libcdsprpc.so off the board
+    with pytest.raises(OSError, match="libcdsprpc.so / libcdsprpc.so.1 does not load"):
+        RpcMem.load()
     assert backend.memory.kind == "host"
-    assert "libcdsprpc.so does not load" in backend.memory.reason
+    assert "does not load" in backend.memory.reason
     arr = backend.empty((2, 3), np.float16)
     assert arr.dtype == np.float16 and not arr.any()
 
 
-def test_real_capabilities_of_the_simulator(backend):
+def test_capabilities_are_not_what_decides(backend):
+    # The simulator says MEMHANDLE tensors are unsupported (1000); onnxruntime and
+    # ExecuTorch never ask, and neither does qnnrt any more.
     lib = backend.lib
-    assert lib.has_capability(A.QNN_PROPERTY_MEM_TYPE_ION) is True
     assert lib.has_capability(A.QNN_PROPERTY_TENSOR_SUPPORT_MEMHANDLE_TYPE) is False
 
 
-@pytest.mark.parametrize(
-    "loads,ion,memhandle,kind",
-    [
-        (True, True, True, "rpcmem"),
-        (False, True, True, "host"),
-        (True, False, True, "host"),
-        (True, True, False, "host"),
-    ],
-)
-def test_auto_selection(loads, ion, memhandle, kind):
-    choice = choose_memory(
-        "auto", rpcmem_loads=loads, ion_supported=ion, memhandle_tensors=memhandle
-    )
-    assert choice.kind == kind
-
-
-def test_forced_rpcmem_without_support_is_an_error():
-    with pytest.raises(RuntimeError, match="libcdsprpc.so does not load"):
-        choose_memory(
-            "rpcmem", rpcmem_loads=False, ion_supported=True, memhandle_tensors=True
-        )
-    assert (
-        choose_memory(
-            "host", rpcmem_loads=True, ion_supported=True, memhandle_tensors=True
-        ).kind
-        == "host"
-    )
-    with pytest.raises(ValueError):
-        choose_memory(
-            "ion", rpcmem_loads=True, ion_supported=True, memhandle_tensors=True
-        )
-
-
-@pytest.mark.board
-def test_rpcmem_buffers_are_registered_as_mem_handles(bins):  # pragma: no cover
-    import qnnrt
-
-    with qnnrt.Backend(memory="rpcmem") as be:
-        graph = be.load(bins["kv_decode"].bin_path).graph()
-        k = be.empty(graph.inputs[1].shape, np.float16)
-        graph.bind("k_cache", k)
-        assert graph._in_v1[1].memType == A.QNN_TENSORMEMTYPE_MEMHANDLE
+def test_memory_choices():
+    assert open_memory("host")[1].reason == "requested"
+    with pytest.raises(ValueError, match="expected one of"):
+        open_memory("ion")
+    with pytest.raises(OSError, match="does not load"):
+        open_memory("rpcmem")
