@@ -20,7 +20,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from .bundle import Bundle
-    from .graphs import Runner
+    from .graphs import GraphNeeds, Runner
 
 #: Entry-point group under which engines register (pyproject entry-points).
 ENTRY_POINT_GROUP: Final = "hexvoice.engines"
@@ -113,6 +113,13 @@ class Engine(Protocol):
 
     #: manifest ``engine`` value this class serves, e.g. ``"piper-vits"``
     engine_id: str
+
+    @classmethod
+    def requirements(cls, bundle: Bundle) -> GraphNeeds:
+        """Every graph ``load`` runs, with the tensors and shapes it uses (from the
+        bundle's params); ``load`` checks exactly these (``graphs.require``) and
+        ``Bundle.verify`` checks the manifest against them.  BundleError if the
+        params are invalid."""
 
     def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
         """Read CPU tables from ``bundle``; keep ``graphs`` for synthesis."""

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 
 BACKENDS: Final = ("qnn", "cpu")
 
+#: tensor name -> the shape the engine feeds or reads (None: any shape)
+TensorNeeds = Mapping[str, tuple[int, ...] | None]
+#: graph key -> its tensors: every graph an engine runs (``Engine.requirements``)
+GraphNeeds = Mapping[str, TensorNeeds]
+
 
 class Runner(Protocol):
     """A graph as engines see it.  ``inputs``/``outputs`` are what THIS backend
@@ -193,6 +198,28 @@ def expect(
             )
         out[name] = np.dtype(t.dtype)
     return out
+
+
+def unmet(needs: GraphNeeds, graphs: Mapping[str, Any]) -> list[str]:
+    """What ``graphs`` lack of ``needs``: missing graphs, then each graph's first
+    missing or mis-shaped tensor.  ``graphs`` are runners (``load``) or the
+    manifest's ``GraphSpec``s (``Bundle.verify``): both have key/inputs/outputs."""
+    missing = [key for key in needs if key not in graphs]
+    problems = [f"graph {key!r} is missing (the engine runs it)" for key in missing]
+    for key, tensors in needs.items():
+        if key in graphs:
+            try:
+                expect(graphs[key], tensors)
+            except BundleError as exc:
+                problems.append(str(exc))
+    return problems
+
+
+def require(needs: GraphNeeds, graphs: Mapping[str, Any]) -> None:
+    """At load: a BundleError naming every unmet need (see :func:`unmet`)."""
+    problems = unmet(needs, graphs)
+    if problems:
+        raise BundleError("; ".join(problems))
 
 
 class GraphHost:

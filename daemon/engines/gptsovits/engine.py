@@ -25,9 +25,10 @@ import numpy as np
 from daemon.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
 from daemon.bundle import Bundle, BundleError
 from daemon.engine import AudioChunk, CancelToken, SynthesisOptions, VoiceInfo
+from daemon.graphs import require
 from daemon.text import Phonemes, Segment
 
-from .layout import ENGINE_ID, GsvParams
+from .layout import ENGINE_ID, GsvParams, graph_needs
 from .options import Request, default_sampling
 from .sampling import TokenSampler
 from .t2s import T2S, CapacityError
@@ -36,7 +37,7 @@ from .text import TextStack, build_text
 from .vits import Vits
 
 if TYPE_CHECKING:
-    from daemon.graphs import Runner
+    from daemon.graphs import GraphNeeds, Runner
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,13 @@ class _Tokens:
     halves: tuple[Segment, Segment] | None = None
 
 
+def _params(bundle: Bundle) -> GsvParams:
+    try:
+        return GsvParams.from_mapping(bundle.params)
+    except (TypeError, ValueError) as exc:
+        raise BundleError(f"{bundle.root}: params: {exc}") from exc
+
+
 class GptSovitsEngine:
     """A GPT-SoVITS v2Pro bundle, loaded; one request at a time (synchronous)."""
 
@@ -83,15 +91,17 @@ class GptSovitsEngine:
         self._state: _Loaded | None = None
         self.stats = EngineStats()
 
+    @classmethod
+    def requirements(cls, bundle: Bundle) -> GraphNeeds:
+        return graph_needs(_params(bundle), bundle.graphs)
+
     def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
         if bundle.engine != ENGINE_ID:
             raise BundleError(
                 f"{bundle.root}: engine {bundle.engine!r}, not {ENGINE_ID!r}"
             )
-        try:
-            p = GsvParams.from_mapping(bundle.params)
-        except (TypeError, ValueError) as exc:
-            raise BundleError(f"{bundle.root}: params: {exc}") from exc
+        p = _params(bundle)
+        require(graph_needs(p, graphs), graphs)  # what `bundle verify` checks
         tables = CpuTables.load(bundle, p)
         voices = load_references(bundle, p)
         text = build_text(bundle, graphs, p)

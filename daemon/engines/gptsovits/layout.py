@@ -33,6 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from daemon.text.g2pw import BODY_INPUTS, G2PW_ROWS, G2PW_TOKENS
+
 ENGINE_ID: Final = "gpt-sovits-v2pro"
 
 G2PW: Final = "g2pw"
@@ -132,3 +134,99 @@ class GsvParams:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__}
         d["kv_buckets"] = list(self.kv_buckets)
         return d
+
+
+# --- graph I/O the engine feeds and reads ------------------------------------
+Shapes = dict[str, tuple[int, ...]]
+
+
+def t2s_prefill_io(p: GsvParams) -> Shapes:
+    n = p.prefill_len
+    kv = (p.layers, p.heads, n, p.head_dim)
+    return {
+        "xy": (1, n, p.width),
+        "mask": (1, 1, n, n),
+        "h": (1, n, p.width),
+        "k": kv,
+        "v": kv,
+    }
+
+
+def t2s_decode_io(p: GsvParams, kv_len: int) -> Shapes:
+    cache = (p.layers, p.heads, kv_len, p.head_dim)
+    new = (p.layers, p.heads, 1, p.head_dim)
+    return {
+        "x": (1, 1, p.width),
+        "k_cache": cache,
+        "v_cache": cache,
+        "mask": (1, 1, 1, kv_len),
+        "logits": (1, p.vocab),
+        "k_new": new,
+        "v_new": new,
+    }
+
+
+def vits_enc_io(p: GsvParams, inter: int, mrte: int) -> Shapes:
+    fr, tt = p.vits_frames, p.vits_phones
+    return {
+        "ssl": (1, p.ssl_dim, fr),
+        "y_mask": (1, 1, fr),
+        "text": (1, p.vits_hidden, tt),
+        "text_mask": (1, 1, tt),
+        "ge512": (1, mrte, 1),
+        "ge": (1, p.gin, 1),
+        "noise": (1, inter, fr),
+        "z": (1, inter, fr),
+    }
+
+
+def vits_gen_io(p: GsvParams, inter: int) -> Shapes:
+    w = p.gen_window
+    return {
+        "z": (1, inter, w),
+        "ge": (1, p.gin, 1),
+        "mask": (1, 1, w),
+        "audio": (1, 1, w * p.hop),
+    }
+
+
+def vits_widths(graphs: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(flow width, MRTE width) from the ``vits_enc`` graph's ``noise``/``ge512``:
+    GsvParams has neither, the graph's I/O fixes them.  None without 3-d such
+    inputs (then the graph check names what is wrong)."""
+    enc = graphs.get(VITS_ENC)
+    shapes = {t.name: tuple(t.shape) for t in enc.inputs} if enc else {}
+    noise, ge512 = shapes.get("noise", ()), shapes.get("ge512", ())
+    if len(noise) != 3 or len(ge512) != 3:
+        return None
+    return noise[1], ge512[1]
+
+
+def graph_needs(
+    p: GsvParams, graphs: Mapping[str, Any]
+) -> dict[str, Mapping[str, tuple[int, ...] | None]]:
+    """Every graph the engine runs with the shapes it binds or feeds: what
+    ``GptSovitsEngine.load`` requires of its runners and ``Bundle.verify`` of
+    the manifest.  ``graphs`` (runners or manifest specs) only lends the
+    ``vits_enc`` widths (:func:`vits_widths`)."""
+    body: dict[str, tuple[int, ...] | None] = {
+        name: (G2PW_ROWS, G2PW_TOKENS) for name in BODY_INPUTS[:3]
+    }
+    needs: dict[str, Mapping[str, tuple[int, ...] | None]] = {
+        G2PW: {**body, BODY_INPUTS[3]: (G2PW_ROWS,), "hidden": None},
+        BERT: {
+            "input_ids": (1, p.bert_tokens),
+            "mask": (1, 1, 1, p.bert_tokens),
+            "hidden": (1, p.bert_tokens, p.bert_dim),
+        },
+        T2S_PREFILL: t2s_prefill_io(p),
+        **{t2s_decode_key(n): t2s_decode_io(p, n) for n in p.kv_buckets},
+    }
+    widths = vits_widths(graphs)
+    if widths is None:
+        needs[VITS_ENC] = {"noise": None, "ge512": None}
+        needs[VITS_GEN] = {}
+    else:
+        needs[VITS_ENC] = vits_enc_io(p, *widths)
+        needs[VITS_GEN] = vits_gen_io(p, widths[0])
+    return needs

@@ -77,20 +77,7 @@ class KvBucket(BoundGraph):
     """One ``t2s_decode_<L>`` graph with its K/V caches."""
 
     def __init__(self, runner: Runner, p: GsvParams, length: int) -> None:
-        cache = (p.layers, p.heads, length, p.head_dim)
-        new = (p.layers, p.heads, 1, p.head_dim)
-        super().__init__(
-            runner,
-            {
-                "x": (1, 1, p.width),
-                "k_cache": cache,
-                "v_cache": cache,
-                "mask": (1, 1, 1, length),
-                "logits": (1, p.vocab),
-                "k_new": new,
-                "v_new": new,
-            },
-        )
+        super().__init__(runner, L.t2s_decode_io(p, length))
         self.length = length
         self._mask_value = np.float32(p.mask_value)
         self.filled = 0
@@ -140,18 +127,7 @@ class T2S:
         missing = [k for k in keys if k not in graphs]
         if missing:
             raise BundleError(f"gpt-sovits bundle lacks graph(s) {missing}")
-        n = p.prefill_len
-        kv = (p.layers, p.heads, n, p.head_dim)
-        self.prefill_graph = BoundGraph(
-            graphs[L.T2S_PREFILL],
-            {
-                "xy": (1, n, p.width),
-                "mask": (1, 1, n, n),
-                "h": (1, n, p.width),
-                "k": kv,
-                "v": kv,
-            },
-        )
+        self.prefill_graph = BoundGraph(graphs[L.T2S_PREFILL], L.t2s_prefill_io(p))
         self.buckets = {
             n: KvBucket(graphs[L.t2s_decode_key(n)], p, n) for n in p.kv_buckets
         }

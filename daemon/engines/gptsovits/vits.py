@@ -48,34 +48,12 @@ class Vits:
                 f"gen_window {p.gen_window} must exceed 2 x gen_overlap {p.gen_overlap}"
             )
         self.p, self.tables = p, tables
-        enc = graphs[L.VITS_ENC]
-        # GsvParams has no flow width or MRTE width: the graph's I/O fixes them.
-        self.inter = _shape(enc, "noise")[1]
-        self.mrte = _shape(enc, "ge512")[1]
-        fr, tt = p.vits_frames, p.vits_phones
-        self.enc = BoundGraph(
-            enc,
-            {
-                "ssl": (1, p.ssl_dim, fr),
-                "y_mask": (1, 1, fr),
-                "text": (1, p.vits_hidden, tt),
-                "text_mask": (1, 1, tt),
-                "ge512": (1, self.mrte, 1),
-                "ge": (1, p.gin, 1),
-                "noise": (1, self.inter, fr),
-                "z": (1, self.inter, fr),
-            },
-        )
-        w = p.gen_window
-        self.gen = BoundGraph(
-            graphs[L.VITS_GEN],
-            {
-                "z": (1, self.inter, w),
-                "ge": (1, p.gin, 1),
-                "mask": (1, 1, w),
-                "audio": (1, 1, w * p.hop),
-            },
-        )
+        widths = L.vits_widths(graphs)
+        if widths is None:
+            raise BundleError(f"graph {L.VITS_ENC}: no 3-d 'noise' and 'ge512' inputs")
+        self.inter, self.mrte = widths
+        self.enc = BoundGraph(graphs[L.VITS_ENC], L.vits_enc_io(p, *widths))
+        self.gen = BoundGraph(graphs[L.VITS_GEN], L.vits_gen_io(p, self.inter))
 
     def check_reference(self, ref: Reference) -> None:
         if ref.ge512.shape != (1, self.mrte, 1):
@@ -164,10 +142,3 @@ class Vits:
 def _mask(buf: np.ndarray, n: int) -> None:
     buf[..., :n] = 1.0
     buf[..., n:] = 0.0
-
-
-def _shape(runner: Runner, name: str) -> tuple[int, ...]:
-    for t in runner.inputs:
-        if t.name == name and len(t.shape) == 3:
-            return tuple(t.shape)
-    raise BundleError(f"graph {runner.key}: no 3-d input {name!r}")

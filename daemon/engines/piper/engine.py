@@ -23,7 +23,7 @@ from .pipeline import PiperGraphs
 from .text import Piece, PiperText
 
 if TYPE_CHECKING:
-    from daemon.graphs import Runner
+    from daemon.graphs import GraphNeeds, Runner
 
 ENGINE_ID = "piper-vits"
 # Warm-up text: a short sentence that makes espeak-ng load its voice data.
@@ -41,6 +41,11 @@ class PiperEngine:
         self._bundle: Bundle | None = None
         self._graphs: PiperGraphs | None = None
         self._text: PiperText | None = None
+
+    @classmethod
+    def requirements(cls, bundle: Bundle) -> GraphNeeds:
+        params = PiperParams.from_dict(bundle.params, f"{bundle.root}: params")
+        return params.graph_needs()
 
     def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
         if bundle.engine != ENGINE_ID:

@@ -26,6 +26,8 @@ EXTRA_KEYS: Final = ("noise_scale", "noise_w", "length_scale")
 # Upper bounds for the noise scales a request may set: Piper voices ship
 # 0.333-0.8; far above that the prior sample is noise, not speech.
 MAX_NOISE: Final = 2.0
+# Encoder outputs the pipeline reads, by name (scripts/piper/graphs.py encoder).
+ENC_OUTPUTS: Final = ("m_p", "logs_p", "dp_cond")
 
 
 def enc_key(phonemes: int) -> str:
@@ -62,11 +64,24 @@ class PiperParams:
 
     @property
     def graph_keys(self) -> tuple[str, ...]:
-        return (
-            *(enc_key(p) for p in self.phoneme_buckets),
-            *(flow_key(f) for f in self.frame_buckets),
-            dec_key(self.window),
-        )
+        return tuple(self.graph_needs())
+
+    def graph_needs(self) -> dict[str, dict[str, tuple[int, ...] | None]]:
+        """Every graph the pipeline runs, with the shapes it feeds (None: read
+        whatever the graph gives).  ``PiperGraphs`` checks these at load and
+        ``Bundle.verify`` checks the manifest against them."""
+        c, w = self.channels, self.window
+        needs: dict[str, dict[str, tuple[int, ...] | None]] = {}
+        for p in self.phoneme_buckets:
+            needs[enc_key(p)] = {
+                "ids": (1, p),
+                "x_mask": (1, 1, p),
+                **dict.fromkeys(ENC_OUTPUTS),
+            }
+        for f in self.frame_buckets:
+            needs[flow_key(f)] = {"z_p": (1, c, f), "y_mask": (1, 1, f), "z": None}
+        needs[dec_key(w)] = {"z": (1, c, w), "frame_mask": (1, 1, w), "audio": None}
+        return needs
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -16,19 +16,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from daemon.bundle import BundleError
 from daemon.engine import CancelToken
-from daemon.graphs import expect
+from daemon.graphs import require
 from daemon.vocoder_windows import decode_windowed, windows
 
 from .cpu import DurationPredictor, durations, expand_prior, frame_count
-from .params import BOS, PiperParams, Scales, dec_key, enc_key, flow_key
+from .params import (
+    BOS,
+    ENC_OUTPUTS,
+    PiperParams,
+    Scales,
+    dec_key,
+    enc_key,
+    flow_key,
+)
 
 if TYPE_CHECKING:
     from daemon.graphs import Runner
-
-# Encoder outputs, by name (scripts/piper/graphs.py encoder).
-_ENC_OUT = ("m_p", "logs_p", "dp_cond")
 
 
 class PiperGraphs:
@@ -40,22 +44,10 @@ class PiperGraphs:
         graphs: Mapping[str, Runner],
         sdp: DurationPredictor,
     ) -> None:
-        missing = [k for k in params.graph_keys if k not in graphs]
-        if missing:
-            raise BundleError(f"piper-vits bundle lacks graph(s) {missing}")
+        # Fail at load, naming graph and tensor, if a graph is not what we feed:
+        # the same declaration `hexvoice bundle verify` checks.
+        require(params.graph_needs(), graphs)
         self.params, self.graphs, self.sdp = params, graphs, sdp
-        c = params.channels
-        # Fail at load, naming graph and tensor, if a graph is not what we feed.
-        for p in params.phoneme_buckets:
-            enc_out = dict.fromkeys(_ENC_OUT)
-            expect(graphs[enc_key(p)], {"ids": (1, p), "x_mask": (1, 1, p), **enc_out})
-        for f in params.frame_buckets:
-            expect(
-                graphs[flow_key(f)], {"z_p": (1, c, f), "y_mask": (1, 1, f), "z": None}
-            )
-        w = params.window
-        dec = {"z": (1, c, w), "frame_mask": (1, 1, w), "audio": None}
-        expect(graphs[dec_key(w)], dec)
 
     @property
     def max_ids(self) -> int:
@@ -87,7 +79,7 @@ class PiperGraphs:
         mask = np.zeros((1, 1, p), np.float32)
         mask[..., :t] = 1.0
         out = self._run(enc_key(p), {"ids": padded, "x_mask": mask}, cancel)
-        m_p, logs_p, cond = (out[name][0, :, :t] for name in _ENC_OUT)
+        m_p, logs_p, cond = (out[name][0, :, :t] for name in ENC_OUTPUTS)
         return m_p, logs_p, cond
 
     def flow_bucket(self, n: int) -> int:

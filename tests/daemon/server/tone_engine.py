@@ -48,6 +48,10 @@ class ToneEngine:
     def _note(self, method: str) -> None:
         self.calls.append((method, threading.current_thread().name))
 
+    @classmethod
+    def requirements(cls, bundle: Bundle) -> dict[str, dict[str, None]]:
+        return {"mm": {"x": None, "y": None}}
+
     def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
         self._note("load")
         self._mm = graphs["mm"]
