@@ -28,7 +28,8 @@ from daemon.text.split import (
 )
 from daemon.text.symbols import phones_to_ids
 from daemon.text.zh_g2p import ChineseG2P
-from daemon.text.zh_normalize import normalize_zh
+from daemon.text.zh_normalize import READ_SYMBOLS, normalize_zh
+from daemon.text_scripts import HAN, LATIN, Coverage
 
 # get_phones_and_bert: fewer phones than this -> retry once with "." in front.
 MIN_PHONES = 6
@@ -37,6 +38,9 @@ MIN_EN_PHONES = 4
 # clean_special: these chars become "," and every "," phone then this symbol.
 _SPECIAL_PAUSES = (("￥", "SP2"), ("^", "SP3"))
 _SPACES = re.compile(r" {2,}")
+#: What this frontend reads: ideographs as Chinese, Latin letters as English,
+#: and the Greek letters it has Chinese names for.
+COVERAGE = Coverage(("zh", "en"), frozenset({HAN, LATIN}), READ_SYMBOLS)
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,10 @@ class TextFrontend:
         split_in_half(Segment("一二三四五六", "sentence"), self._zh.cut)
 
     def split(self, text: str) -> list[Segment]:
-        """Segments to synthesize; ValueError for empty text (see split_text)."""
+        """Segments to synthesize; ValueError for empty text (see split_text) or
+        for text with nothing Chinese or English in it (other scripts: dropped)."""
+        if isinstance(text, str):
+            text = COVERAGE.speakable(text)
         return split_text(text, self.max_len, self.min_len)
 
     def split_in_half(self, segment: Segment) -> tuple[Segment, Segment]:

@@ -67,6 +67,8 @@ _SYMBOL_READINGS = {
     "=": "等",
 }
 _SYMBOL_TABLE = str.maketrans(_SYMBOL_READINGS)
+#: Symbols and Greek letters read aloud by their Chinese names.
+READ_SYMBOLS = frozenset(_SYMBOL_READINGS)
 # chinese2.rep_map: punctuation folded onto the six punctuation phones.
 _PUNCT_FOLD = {
     "：": ",",

@@ -19,6 +19,7 @@ from itertools import accumulate
 from typing import Any, Final
 
 from daemon.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S
+from daemon.text_scripts import LATIN, Coverage
 
 from .params import BOS, EOS, PAD, PiperParams
 
@@ -42,6 +43,15 @@ class Piece:
     pause_s: float
 
 
+def coverage(params: PiperParams) -> Coverage | None:
+    """What the voice reads: its id map's letters, or its espeak-ng language."""
+    if params.phoneme_type == "text":
+        return Coverage.of_letters((params.espeak_voice,), params.phoneme_id_map)
+    # espeak-ng reads Latin-script words by its English rules in every language
+    # ("Hello" on ru and cmn: həlˈəʊ), so Latin is always readable.
+    return Coverage.of_languages((params.espeak_voice,), also=(LATIN,))
+
+
 class PiperText:
     """Phonemizes and cuts text into pieces of at most `max_ids` ids each."""
 
@@ -54,6 +64,7 @@ class PiperText:
             raise ValueError(f"bucket of {max_ids} ids cannot hold BOS/EOS")
         self._espeak: Any = None
         self._missing: set[str] = set()
+        self.coverage = coverage(params)
 
     def load(self) -> None:
         """Initialise espeak-ng now (it is otherwise loaded on first use)."""
@@ -79,6 +90,8 @@ class PiperText:
         """Every piece to synthesize, in order; a clear error for empty text."""
         if not text or not text.strip():
             raise ValueError("nothing to say: the text is empty")
+        if self.coverage is not None:  # no "Chinese letter" for 你 on English
+            text = self.coverage.speakable(text)
         out: list[Piece] = []
         for sentence in self.sentences(text):
             parts = self.split(sentence)
