@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from . import _api
+from .dsp import DspSetup
+from .dsp import prepare as prepare_dsp
 from .errors import QnnLibraryError, check
 
 _LOGGER = logging.getLogger(__name__)
@@ -64,6 +66,8 @@ class QnnLibrary:
         self.simulator = _elf_head(lib_dir / HTP_LIBRARY)[_E_MACHINE] == (
             _EM_X86_64.to_bytes(2, "little")
         )
+        #: Board only: the HTP stub and DSP skel (see prepare_dsp).
+        self.dsp: DspSetup | None = None
         htp = _dlopen(lib_dir / HTP_LIBRARY)
         system = _dlopen(lib_dir / SYSTEM_LIBRARY)
         self._keep = (htp, system)  # never released: no dlclose of libQnnHtp
@@ -104,6 +108,16 @@ class QnnLibrary:
     def system(self, name: str) -> Any:
         """The system-table function ``name``."""
         return _entry(self._system, name, self.lib_dir / SYSTEM_LIBRARY)
+
+    def prepare_dsp(self) -> DspSetup | None:
+        """Reach the stub and skel (qnnrt.dsp), once, before the first session.
+
+        Not at load: reading binary metadata needs no DSP, and must not touch
+        the environment."""
+        with _LOCK:
+            if self.dsp is None and not self.simulator:
+                self.dsp = prepare_dsp(self.lib_dir)
+        return self.dsp
 
     def has_capability(self, key: int) -> bool:
         """``propertyHasCapability(key) == QNN_SUCCESS``."""

@@ -16,6 +16,7 @@ import numpy as np
 from . import _api as A
 from . import _lifecycle
 from ._lib import QnnLibrary, load_library
+from .dsp import explained
 from .errors import QnnError, check
 from .log import Logger, first_error, held_native, replay
 from .power import PowerConfig, open_power
@@ -61,6 +62,7 @@ class Backend:
         self.profile: int | None = None
         self.rpcmem: RpcMem | None = None
         try:
+            self.lib.prepare_dsp()
             self.logger = Logger(self.lib, log_level)
             handle = A.Qnn_Handle_t()
             check(
@@ -88,6 +90,9 @@ class Backend:
             self.rpcmem, self.memory = open_memory(memory)
             if self.memory.confirmed:
                 _LOGGER.info("QNN memory: host (%s)", self.memory.reason)
+        except QnnError as exc:
+            self.close()
+            raise explained(self.lib.dsp, exc) from None
         except BaseException:
             self.close()
             raise

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from . import _api as A
 from .binary import BinaryInfo, mapped_file, read_binary_info
+from .dsp import explained
 from .errors import QnnError, check
 from .graph import Graph
 from .log import first_error, held_native, replay
@@ -68,7 +69,10 @@ class Context:
                 backend.handle, backend.device, cfgs, addr, size, C.byref(handle), None
             )
         # A failed create may still write a handle that cannot be freed: ignore it.
-        check(rc, "contextCreateFromBinary", str(self.path))
+        try:
+            check(rc, "contextCreateFromBinary", str(self.path))
+        except QnnError as exc:  # the skel loads with the first context, too
+            raise explained(lib.dsp, exc) from None
         self.handle = handle.value
         backend._adopt(self)
         try:
