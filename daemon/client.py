@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 import wave
@@ -60,7 +61,8 @@ class Speech:
 
 
 def uri(socket: str) -> str:
-    return socket if "://" in socket else f"unix://{socket}"
+    # Absolute: in "unix://run/wyoming.sock" a URI parser takes "run" for a host.
+    return socket if "://" in socket else f"unix://{os.path.abspath(socket)}"
 
 
 async def _connect(socket: str) -> AsyncClient:
