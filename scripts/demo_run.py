@@ -1,6 +1,7 @@
 """The main job end to end: demo voice → service on a Unix socket → WAV → stop.
 
     python -m scripts.demo_run [--backend qnn|cpu] [--text TEXT] [--out hello.wav]
+                               [--bundle DIR] [--socket-dir run]
 
 1. converts the pip-installed Piper voice (en_US joe) into a bundle for HTP v73
    (cached by content under .cache/demo-voice);
@@ -70,14 +71,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", choices=("qnn", "cpu"), default="qnn")
     parser.add_argument("--text", default=DEFAULT_TEXT)
     parser.add_argument("--out", type=Path, default=ROOT / "hello.wav")
+    parser.add_argument(
+        "--bundle", type=Path, help="serve this bundle instead of the demo voice"
+    )
+    parser.add_argument("--socket-dir", type=Path, default=ROOT / "run")
     args = parser.parse_args(argv)
 
-    cache = ROOT / ".cache" / "demo-voice"
-    _say(f"[1/4] demo voice: Piper en_US joe as a bundle under {cache}")
-    bundle = make(cache, "simulator", small=True)
+    if args.bundle is None:
+        cache = ROOT / ".cache" / "demo-voice"
+        _say(f"[1/4] demo voice: Piper en_US joe as a bundle under {cache}")
+        bundle = make(cache, "simulator", small=True)
+    else:
+        _say("[1/4] voice bundle given with --bundle")
+        bundle = args.bundle
     _say(f"      {bundle}; --backend {args.backend} runs {RUNS_ON[args.backend]}")
-    run_dir = ROOT / "run"
-    run_dir.mkdir(exist_ok=True)
+    run_dir = args.socket_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
     wyoming = run_dir / "wyoming.sock"
     hexvoice = Path(sys.executable).with_name("hexvoice")
 
