@@ -2,8 +2,13 @@
 
 Why fades: a segment's last phone is often cut 5-20 ms after its onset when the
 vocoder output is trimmed; a raised-cosine fade-in of 10 ms and fade-out of 40 ms
-removes the clicks (reference-ports.md §1.7, NOTES pitfall 17).  Pauses of 0.3 s
-after a sentence end and 0.15 s after a comma cut keep the rhythm of read text.
+removes the clicks (reference-ports.md §1.7, NOTES pitfall 17).
+
+Pauses, one rule whichever way text arrives: ``SENTENCE_PAUSE_S`` between two
+sentences (``daemon.sentences`` decides where they end), ``COMMA_PAUSE_S`` where a
+sentence too long for one synthesis call is cut, nothing after the last one.
+Engines apply it inside a request; a Wyoming stream, whose sentences are separate
+requests, puts the same pause before each sentence after the first.
 """
 
 from __future__ import annotations

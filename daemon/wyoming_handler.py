@@ -5,7 +5,9 @@ streams; end of input cancels the request of a client that left) and a sender
 task plays the queued work in order.  One ``synthesize`` gives exactly one
 ``audio-start``/``audio-chunk``*/``audio-stop`` cycle; a
 ``synthesize-start``/``-chunk``/``-stop`` stream gives one cycle per complete
-sentence and always ends in ``synthesize-stopped``.  Unknown events are ignored.
+sentence (``daemon.sentences``), each after the first led by the pause the engine
+puts between sentences (``daemon.audio``), and always ends in
+``synthesize-stopped``.  Unknown events are ignored.
 Failures are ``error`` events; framing errors (malformed header, oversized data
 or payload) also close the connection: the byte stream cannot be resynchronised.
 """
@@ -33,11 +35,12 @@ from wyoming.tts import (
     SynthesizeStopped,
 )
 
-from .audio import chunked, to_int16
+from .audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, chunked, to_int16
 from .engine import Cancelled, SynthesisOptions
 from .host import EngineHost
 from .jobs import Job, ServiceError, Voice, outcome
-from .wyoming_input import FramingError, GuardedReader, peer_closed, ready_text
+from .sentences import Sentence, SentenceStream
+from .wyoming_input import FramingError, GuardedReader, peer_closed
 
 _LOGGER = logging.getLogger(__name__)
 SAMPLE_WIDTH: Final = 2  # s16le
@@ -52,8 +55,10 @@ _CLOSE: Final = object()
 class _Stream:
     voice: Voice
     speaker: str | None
-    text: str = ""
+    sentences: SentenceStream
     failed: bool = False
+    #: before the next sentence: the pause after the one queued last
+    pause_s: float = 0.0
 
 
 @dataclass
@@ -63,6 +68,7 @@ class _Synth:
     speaker: str | None
     received: float
     stream: _Stream | None = None
+    pause_s: float = 0.0  # silence before the audio
 
 
 @dataclass
@@ -167,10 +173,9 @@ class WyomingHandler(AsyncEventHandler):
         elif SynthesizeChunk.is_type(event.type) and self._stream is not None:
             text = event.data.get("text")
             if isinstance(text, str):
-                self._stream.text += text
-                self._cut_sentences(now, final=False)
+                self._queue_sentences(self._stream.sentences.add(text), now)
         elif SynthesizeStop.is_type(event.type) and self._stream is not None:
-            self._cut_sentences(now, final=True)
+            self._queue_sentences(self._stream.sentences.finish(), now)
             self._work.put_nowait(_Say(SynthesizeStopped().event(), self._stream))
             self._stream = None
         else:
@@ -210,21 +215,24 @@ class WyomingHandler(AsyncEventHandler):
         self._work.put_nowait(_Synth(text, voice, speaker, now))
 
     def _start_stream(self, event: Event) -> None:
+        sentences = SentenceStream(self.host.cfg.limits.max_input_chars)
         try:
             voice, speaker = self._voice(event.data)
         except _BadInput as exc:
             self._queue_error(exc)
             voice, speaker = self.host.resolve(), None
-            self._stream = _Stream(voice, speaker, failed=True)
+            self._stream = _Stream(voice, speaker, sentences, failed=True)
             return
-        self._stream = _Stream(voice, speaker)
+        self._stream = _Stream(voice, speaker, sentences)
 
-    def _cut_sentences(self, now: float, final: bool) -> None:
+    def _queue_sentences(self, sentences: list[Sentence], now: float) -> None:
         s = self._stream
         assert s is not None
-        pieces, s.text = ready_text(s.text, final, self.host.cfg.limits.max_input_chars)
-        for piece in pieces if not s.failed else []:
-            self._work.put_nowait(_Synth(piece, s.voice, s.speaker, now, s))
+        for sentence in sentences if not s.failed else []:
+            item = _Synth(sentence.text, s.voice, s.speaker, now, s, s.pause_s)
+            self._work.put_nowait(item)
+            # What an engine puts after such a piece within one request.
+            s.pause_s = SENTENCE_PAUSE_S if sentence.complete else COMMA_PAUSE_S
 
     def _check_text(self, text: str) -> None:
         if not text.strip():
@@ -279,6 +287,7 @@ class WyomingHandler(AsyncEventHandler):
                     await self.write_event(
                         AudioStart(rate, SAMPLE_WIDTH, CHANNELS).event()
                     )
+                    pcm = bytes(round(item.pause_s * rate) * SAMPLE_WIDTH) + pcm
                 for part in chunked(memoryview(pcm), SAMPLES_PER_CHUNK * SAMPLE_WIDTH):
                     await self.write_event(
                         AudioChunk(

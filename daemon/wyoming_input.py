@@ -1,5 +1,5 @@
-"""What arrives from a Wyoming client: bounded event reading, "gone" versus
-"done sending", and streamed text cut into sentences.
+"""What arrives from a Wyoming client: bounded event reading, and "gone" versus
+"done sending" (streamed text is cut into sentences by ``daemon.sentences``).
 
 Events are parsed by the ``wyoming`` library; ``GuardedReader`` sits between it
 and the socket so a header announcing gigabytes (``data_length``,
@@ -9,20 +9,12 @@ and the socket so a header announcing gigabytes (``data_length``,
 from __future__ import annotations
 
 import asyncio
-import re
 import select
 import socket
 from typing import Any, Final
 
 #: Longest header line (StreamReader limit); headers are a few hundred bytes.
 MAX_HEADER_BYTES: Final = 64 * 1024
-#: Streaming text is cut after an end mark + closing quotes/brackets + whitespace
-#: (the marks of daemon.text.split, not imported: it loads the whole Chinese
-#: frontend).  wyoming-bench and Home Assistant send sentences with a trailing
-#: space (ecosystem.md §1.3).
-END_MARKS: Final = ".!?。！？…"
-CLOSERS: Final = "”」』’）)\"'"
-_SENTENCE_END = re.compile(rf"[{re.escape(END_MARKS)}]+[{re.escape(CLOSERS)}]*\s+")
 
 
 class FramingError(Exception):
@@ -53,21 +45,6 @@ class GuardedReader:
                 f"data_length/payload_length {n} exceeds the limit of {self._max} bytes"
             )
         return await self._reader.readexactly(n)
-
-
-def ready_text(buffer: str, final: bool, limit: int) -> tuple[list[str], str]:
-    """Split off the complete sentences of streamed text: (pieces, rest).
-
-    Pieces are at most ``limit`` characters; without a sentence end in sight a
-    buffer over ``limit`` is let go anyway rather than held forever.
-    """
-    ends = list(_SENTENCE_END.finditer(buffer))
-    cut = len(buffer) if final else (ends[-1].end() if ends else 0)
-    if not cut and len(buffer) > limit:
-        cut = len(buffer)
-    done, rest = buffer[:cut], buffer[cut:]
-    pieces = [done[i : i + limit] for i in range(0, len(done), limit)]
-    return [p for p in pieces if p.strip()], rest
 
 
 def peer_closed(writer: asyncio.StreamWriter) -> bool:

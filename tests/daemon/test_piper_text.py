@@ -146,3 +146,14 @@ def test_five_thousand_characters_phonemize_quickly(joe) -> None:  # type: ignor
     pieces = text.pieces(block[:5000])
     assert time.perf_counter() - start < 2.0
     assert len(pieces) >= 19 and all(len(p.ids) <= 512 for p in pieces)
+
+
+def test_a_split_espeak_makes_inside_a_sentence_gets_no_pause(joe) -> None:  # type: ignore[no-untyped-def]
+    # espeak-ng ends a sentence at "Mr." and at each initial; daemon.sentences
+    # does not, so only the real sentence ends get the sentence pause.
+    text, _ = joe
+    pieces = text.pieces("Hello Mr. Smith, how are you? J. R. Tolkien wrote it.")
+    assert [p.pause_s for p in pieces] == [
+        0.0, SENTENCE_PAUSE_S, 0.0, 0.0, SENTENCE_PAUSE_S
+    ]  # fmt: skip
+    assert pieces[0].phonemes.endswith("mˈɪstɚ.")

@@ -1,7 +1,10 @@
 """Text -> phoneme-id pieces for a Piper voice, with piper's own phonemizer.
 
-espeak-ng (through piper-tts's `espeakbridge`) splits the text into sentences
-and turns each into IPA; piper maps each phoneme to ids with a pad after every
+The text is cut into sentences by `daemon.sentences` (the rule a Wyoming stream
+is cut by, so both give the same pieces and pauses); espeak-ng (through
+piper-tts's `espeakbridge`) may split a sentence further, at abbreviations and
+initials ("Mr.", "J. R."), and turns each part into IPA; such a split gets no
+pause, as in piper itself. piper maps each phoneme to ids with a pad after every
 phoneme, BOS first and EOS last (piper/phoneme_ids.py). A sentence whose ids
 do not fit the largest encoder bucket is cut into pieces at the most natural
 places: after a clause mark (, : ;) if one is near the middle, else at a word
@@ -14,11 +17,12 @@ import logging
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Any, Final
 
 from daemon.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S
+from daemon.sentences import split_sentences
 from daemon.text_scripts import LATIN, Coverage
 
 from .params import BOS, EOS, PAD, PiperParams
@@ -32,6 +36,9 @@ WORD_BREAK: Final = " "
 # A clause cut is preferred if it lies within this fraction of the ideal piece
 # length from the ideal cut point; otherwise the nearest word boundary wins.
 CLAUSE_SLACK: Final = 0.25
+#: After a part espeak-ng split off inside one sentence: piper adds no silence
+#: between its phonemizer's sentences either (piper's --sentence-silence is 0).
+NO_PAUSE_S: Final = 0.0
 
 
 @dataclass(frozen=True)
@@ -93,12 +100,14 @@ class PiperText:
         if self.coverage is not None:  # no "Chinese letter" for 你 on English
             text = self.coverage.speakable(text)
         out: list[Piece] = []
-        for sentence in self.sentences(text):
-            parts = self.split(sentence)
-            for i, part in enumerate(parts):
-                last = i == len(parts) - 1
-                pause = SENTENCE_PAUSE_S if last else COMMA_PAUSE_S
-                out.append(Piece(tuple(self._ids(part)), "".join(part), pause))
+        for sentence in split_sentences(text):
+            for phonemes in self.sentences(sentence):
+                parts = self.split(phonemes)
+                for i, part in enumerate(parts):
+                    pause = COMMA_PAUSE_S if i < len(parts) - 1 else NO_PAUSE_S
+                    out.append(Piece(tuple(self._ids(part)), "".join(part), pause))
+            if out:  # the sentence's last piece
+                out[-1] = replace(out[-1], pause_s=SENTENCE_PAUSE_S)
         if not out:
             raise ValueError(f"nothing to say: no phonemes in {text[:40]!r}")
         return out

@@ -24,6 +24,9 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
+from daemon.audio import SENTENCE_PAUSE_S
+from daemon.wyoming_handler import SAMPLE_WIDTH
+
 from .conftest import LONG_WORDS, Daemon, words
 
 READ_TIMEOUT_S = 30
@@ -135,6 +138,81 @@ def test_streaming_one_cycle_per_sentence_then_stopped(daemon: Daemon):
     assert types.count("audio-start") == 3  # "One two three." "Four five!" "Six seven"
     assert types.count("audio-stop") == 3
     assert types[-1] == "synthesize-stopped" and "error" not in types
+
+
+def _cycle_audio(events: list[Event]) -> list[bytes]:
+    cycles: list[bytes] = []
+    for e in events:
+        if e.type == "audio-start":
+            cycles.append(b"")
+        elif e.type == "audio-chunk":
+            cycles[-1] += e.payload or b""
+    return cycles
+
+
+async def _said(d: Daemon, text: str) -> bytes:
+    c = await _client(d)
+    await c.write_event(Synthesize(text).event())
+    (audio,) = _cycle_audio(await _until(c, "audio-stop"))
+    await c.disconnect()
+    return audio
+
+
+@pytest.mark.parametrize(
+    "tokens, sentences",
+    [
+        (["Hello Mr.", " Smith, how", " are you today?"],
+         ["Hello Mr. Smith, how are you today?"]),
+        (["Hel", "lo wor", "ld. Th", "is is", " a test."],
+         ["Hello world.", "This is a test."]),
+        (["Pi is 3.", "14 roughly. ", "Next one."],
+         ["Pi is 3.14 roughly.", "Next one."]),
+        (["J. R. R. Tolkien wrote", " books. ", "He died."],
+         ["J. R. R. Tolkien wrote books.", "He died."]),
+        (["I was... ", "thinking. ", "Well... ", "Maybe."],
+         ["I was... thinking.", "Well...", "Maybe."]),
+        (["你好。", "今天天气很好！", "是吗？"],
+         ["你好。", "今天天气很好！", "是吗？"]),
+    ],
+)  # fmt: skip
+def test_streamed_text_reaches_the_engine_as_whole_sentences(
+    daemon: Daemon, test_voice, tokens, sentences
+):
+    # The tone engine's audio is a function of the words it is given: each
+    # cycle must be exactly what that sentence gives as one synthesize, after
+    # the sentence pause for every sentence but the first.
+    async def go() -> tuple[list[bytes], list[bytes]]:
+        c = await _client(daemon)
+        await c.write_event(SynthesizeStart().event())
+        for token in tokens:
+            await c.write_event(SynthesizeChunk(token).event())
+        await c.write_event(SynthesizeStop().event())
+        cycles = _cycle_audio(await _until(c, "synthesize-stopped"))
+        await c.disconnect()
+        return cycles, [await _said(daemon, s) for s in sentences]
+
+    cycles, want = _run(go())
+    pause = bytes(round(SENTENCE_PAUSE_S * test_voice.sample_rate) * SAMPLE_WIDTH)
+    assert cycles == [want[0]] + [pause + w for w in want[1:]]
+
+
+def test_unknown_voice_in_a_stream_is_an_error_then_stopped(daemon: Daemon):
+    async def go() -> tuple[list[Event], list[str]]:
+        c = await _client(daemon)
+        await c.write_event(SynthesizeStart(voice=SynthesizeVoice("nobody")).event())
+        await c.write_event(SynthesizeChunk("Hello there. ").event())
+        await c.write_event(SynthesizeStop().event())
+        ev = await _until(c, "synthesize-stopped")
+        await c.write_event(Synthesize("still here").event())
+        after = await _until(c, "audio-stop", "error")
+        await c.disconnect()
+        return ev, [e.type for e in after]
+
+    ev, after = _run(go())
+    assert [e.type for e in ev] == ["error", "synthesize-stopped"]
+    err = Error.from_event(ev[0])
+    assert err.code == "voice_not_found" and "nobody" in err.text
+    assert after[0] == "audio-start" and after[-1] == "audio-stop"
 
 
 def test_empty_stream_still_ends_with_stopped(daemon: Daemon):
