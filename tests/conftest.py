@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -22,12 +22,62 @@ _MODELS: dict[str, Callable[[Path], Path]] = {
 }
 
 
+#: Board runs take the tiny binaries prebuilt on x86 (the board has no QNN
+#: compiler): a directory of ``<name>.bin`` made by
+#: ``python -m tests.qnnrt.board_bundle DIR``.
+BOARD_BUNDLE_ENV = "HEXVOICE_BOARD_BUNDLE"
+#: FastRPC device nodes: Ubuntu/QLI images, and upstream fastrpc / Debian images
+#: (board/profiles/qcs8550.yaml).
+FASTRPC_NODES = ("adsprpc-smd", "fastrpc-*")
+
+
+def on_board(dev: Path = Path("/dev"), machine: str | None = None) -> bool:
+    """An aarch64 machine with a FastRPC device node."""
+    if (machine or platform.machine()) != "aarch64":
+        return False
+    return any(any(dev.glob(pattern)) for pattern in FASTRPC_NODES)
+
+
+def on_simulator() -> bool:
+    """The x86_64 HTP simulator from the onnxruntime-qnn wheel is here."""
+    import qnnrt
+
+    return platform.machine() == "x86_64" and qnnrt.simulator_lib_dir() is not None
+
+
+def board_binaries(environ: Mapping[str, str] = os.environ) -> dict[str, Path]:
+    """The prebuilt tiny binaries named by $HEXVOICE_BOARD_BUNDLE, by model name."""
+    where = environ.get(BOARD_BUNDLE_ENV)
+    if not where:
+        raise LookupError(
+            f"board tests need ${BOARD_BUNDLE_ENV}: the directory made on x86 by "
+            f"`python -m tests.qnnrt.board_bundle DIR`"
+        )
+    paths = {name: Path(where) / f"{name}.bin" for name in _MODELS}
+    missing = sorted(str(p) for p in paths.values() if not p.is_file())
+    if missing:
+        raise LookupError(f"${BOARD_BUNDLE_ENV}: missing {', '.join(missing)}")
+    return paths
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
-    on_board = platform.machine() == "aarch64" and os.path.exists("/dev/adsprpc-smd")
-    skip = pytest.mark.skip(reason="needs a QCS8550 board")
+    board, sim = on_board(), on_simulator()
+    skip_board = pytest.mark.skip(reason="needs a QCS8550 board")
+    skip_sim = pytest.mark.skip(reason="asserts the x86 HTP simulator's answers")
     for item in items:
-        if item.get_closest_marker("board") is not None and not on_board:
-            item.add_marker(skip)
+        if item.get_closest_marker("board") is not None and not board:
+            item.add_marker(skip_board)
+        if item.get_closest_marker("simulator") is not None and not sim:
+            item.add_marker(skip_sim)
+
+
+@pytest.fixture(scope="session")
+def board_bins() -> dict[str, Path]:
+    """Context binaries for board tests (never compiled on the board)."""
+    try:
+        return board_binaries()
+    except LookupError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ import pytest
 import qnnrt
 
 
+@pytest.mark.simulator
 def test_group_of_three_falls_back_to_standalone_and_says_so(backend, bins, caplog):
     paths = [bins[n].bin_path for n in ("matmul_tanh", "multi_io", "kv_decode")]
     # ORT-made binaries report 0 spill-fill; force a size so a group is attempted

@@ -113,5 +113,6 @@ def test_other_errors_and_the_simulator_are_left_alone(tmp_path, stub_so):
     assert dsp.explained(None, QnnError(1009, "deviceCreate")).detail == ""
 
 
+@pytest.mark.simulator
 def test_the_simulator_library_needs_no_stub(backend):
     assert backend.lib.simulator is True and backend.lib.dsp is None

@@ -2,7 +2,9 @@
 
 Off the board, a tiny libcdsprpc.so compiled here (tests/qnnrt/cdsprpc_stub.py)
 takes the board library's place; it logs every call on stderr, in order with the
-child's own log lines, so the tests read the real sequence of calls.
+child's own log lines, so the tests read the real sequence of calls.  Those tests
+assert the simulator's answers (QnnMem: 1000) and are marked ``simulator``; the
+``board`` tests at the end run the same paths for real on a QCS8550.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import qnnrt
 from qnnrt import _api as A
 from qnnrt.rpcmem import RpcMem, open_memory
 from tests.qnnrt.cdsprpc_stub import calls
@@ -63,6 +66,7 @@ def _frees(lines: list[str]) -> dict[str, list[int]]:
 
 
 # ---------------------------------------------------------------- item 8: order
+@pytest.mark.simulator
 def test_exit_with_live_buffers_deregisters_then_frees_after_the_context(
     bins, cdsprpc_dir
 ):
@@ -81,6 +85,7 @@ def test_exit_with_live_buffers_deregisters_then_frees_after_the_context(
     assert _first(lines, "rpcmem_stub: deinit", done) > max(frees[p][-1] for p in live)
 
 
+@pytest.mark.simulator
 def test_dropping_a_registered_buffer_deregisters_it_and_clears_the_cache(
     bins, cdsprpc_dir
 ):
@@ -98,6 +103,7 @@ def test_dropping_a_registered_buffer_deregisters_it_and_clears_the_cache(
 
 
 # ---------------------------------------------------------------- item 9: decide
+@pytest.mark.simulator
 def test_registration_decides_and_falls_back_with_one_line(bins, cdsprpc_dir):
     state, lines = _child(bins, cdsprpc_dir, "exit")
     assert state["memory"] == "host"
@@ -120,6 +126,7 @@ _BACKEND = (
 )
 
 
+@pytest.mark.simulator
 def test_an_fd_of_minus_one_falls_back_and_frees_the_buffer(cdsprpc_dir):
     proc = _run(["-c", _BACKEND], cdsprpc_dir, RPCMEM_STUB_NO_FD="1")
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -129,6 +136,7 @@ def test_an_fd_of_minus_one_falls_back_and_frees_the_buffer(cdsprpc_dir):
     assert seq == ["init", "alloc", "to_fd", "free", "deinit"]
 
 
+@pytest.mark.simulator
 def test_the_versioned_library_name_is_tried_too(bins, cdsprpc_dir, tmp_path):
     shutil.copyfile(cdsprpc_dir / "libcdsprpc.so", tmp_path / "libcdsprpc.so.1")
     load = f"    be.load({str(bins['matmul_tanh'].bin_path)!r})\n"
@@ -140,6 +148,7 @@ def test_the_versioned_library_name_is_tried_too(bins, cdsprpc_dir, tmp_path):
     assert kind == "host" and "libcdsprpc.so.1 buffer failed" in reason
 
 
+@pytest.mark.simulator
 def test_forced_rpcmem_fails_loudly_when_registration_fails(bins, cdsprpc_dir):
     code = (
         "import qnnrt\n"
@@ -156,6 +165,7 @@ def test_forced_rpcmem_fails_loudly_when_registration_fails(bins, cdsprpc_dir):
     assert proc.stdout.split() == ["memRegister", "1000", "0"]
 
 
+@pytest.mark.simulator
 def test_x86_simulator_uses_host_memory_and_says_why(backend):
     with pytest.raises(OSError, match="libcdsprpc.so / libcdsprpc.so.1 does not load"):
         RpcMem.load()
@@ -165,6 +175,7 @@ def test_x86_simulator_uses_host_memory_and_says_why(backend):
     assert arr.dtype == np.float16 and not arr.any()
 
 
+@pytest.mark.simulator
 def test_capabilities_are_not_what_decides(backend):
     # The simulator says MEMHANDLE tensors are unsupported (1000); onnxruntime and
     # ExecuTorch never ask, and neither does qnnrt any more.
@@ -172,9 +183,68 @@ def test_capabilities_are_not_what_decides(backend):
     assert lib.has_capability(A.QNN_PROPERTY_TENSOR_SUPPORT_MEMHANDLE_TYPE) is False
 
 
+@pytest.mark.simulator
 def test_memory_choices():
     assert open_memory("host")[1].reason == "requested"
     with pytest.raises(ValueError, match="expected one of"):
         open_memory("ion")
     with pytest.raises(OSError, match="does not load"):
         open_memory("rpcmem")
+
+
+# ---------------------------------------------------------------- on a board
+@pytest.mark.board
+def test_rpcmem_graph_executes_and_tears_down(board_bins):  # pragma: no cover
+    path = board_bins["matmul_tanh"]
+    x = np.random.default_rng(0).standard_normal((1, 64)).astype(np.float32)
+    with qnnrt.Backend(memory="host") as host:
+        want = host.load(path).graph().run({"x": x})[0].copy()
+    with qnnrt.Backend(memory="rpcmem") as be:
+        ctx = be.load(path)
+        assert be.memory.kind == "rpcmem" and be.memory.confirmed, be.memory
+        graph = ctx.graph()
+        xin, y = be.empty((1, 64), np.float32), be.empty((1, 64), np.float32)
+        xin[...] = x
+        graph.bind("x", xin)
+        graph.bind(0, y)
+        assert graph._in_v1[0].memType == A.QNN_TENSORMEMTYPE_MEMHANDLE
+        assert graph._out_v1[0].memType == A.QNN_TENSORMEMTYPE_MEMHANDLE
+        graph.execute()
+        np.testing.assert_allclose(y, want, rtol=0, atol=0)  # same NPU, same bits
+        ctx.close()  # deregisters both handles; the buffers stay until be.close()
+        assert be.rpcmem.live == 2 and not ctx._mem_handles
+    assert be.rpcmem.live == 0
+
+
+_BOARD_EXIT = """
+import logging, sys
+import numpy as np
+import qnnrt
+logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
+be = qnnrt.Backend(memory="rpcmem", log_level="debug")
+graph = be.load(sys.argv[1]).graph()
+x, y = be.empty((1, 64), np.float32), be.empty((1, 64), np.float32)
+graph.bind("x", x)
+graph.bind(0, y)
+graph.execute()
+KEEP = [be, graph, x, y]
+sys.stderr.write("CHILD DONE\\n")
+"""
+
+
+@pytest.mark.board
+def test_exit_with_registered_buffers_is_clean(board_bins):  # pragma: no cover
+    proc = subprocess.run(
+        [sys.executable, "-c", _BOARD_EXIT, str(board_bins["matmul_tanh"])],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stderr.splitlines()
+    done = _first(lines, "CHILD DONE")
+    dereg = _first(lines, "memDeRegister 2 handle(s) of ", done)
+    assert dereg < _first(lines, "QnnContext_free started", done)
+    assert _first(lines, "QnnBackend_free started", done) > dereg

@@ -1,0 +1,36 @@
+"""Prebuild the tiny test binaries for a board run (the board has no QNN compiler).
+
+usage (on x86, with the simulator wheel):
+    python -m tests.qnnrt.board_bundle DIR
+then copy DIR to the board and run there:
+    HEXVOICE_BOARD_BUNDLE=DIR python -m pytest -m board tests
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from scripts.qnn_compile import compile_onnx
+from tests.conftest import _MODELS
+
+
+def build(out: Path) -> dict[str, Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    made = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, model in _MODELS.items():
+            onnx = model(Path(tmp) / f"{name}.onnx")
+            compiled = compile_onnx(onnx, Path(tmp) / name, target="qcs8550")
+            made[name] = out / f"{name}.bin"
+            shutil.copyfile(compiled.bin_path, made[name])
+    return made
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    for name, path in build(Path(sys.argv[1])).items():
+        print(f"{name}: {path}")
