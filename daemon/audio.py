@@ -121,6 +121,28 @@ class StreamResampler:
         return self._stream.resample_chunk(x, last=last)
 
 
+class Frames:
+    """Cuts a byte stream into frames of exactly ``size`` bytes.
+
+    Audio arrives in pieces of any length (vocoder windows); what is left over
+    waits for the next piece, and ``flush`` releases it at the end.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._held = b""
+
+    def push(self, data: bytes) -> list[bytes]:
+        data = self._held + data
+        whole = len(data) - len(data) % self.size
+        self._held = data[whole:]
+        return [data[i : i + self.size] for i in range(0, whole, self.size)]
+
+    def flush(self) -> bytes:
+        rest, self._held = self._held, b""
+        return rest
+
+
 def chunked(audio: np.ndarray, size: int) -> Iterator[np.ndarray]:
     for i in range(0, len(audio), size):
         yield audio[i : i + size]

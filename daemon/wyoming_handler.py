@@ -7,7 +7,8 @@ task plays the queued work in order.  One ``synthesize`` gives exactly one
 ``synthesize-start``/``-chunk``/``-stop`` stream gives one cycle per complete
 sentence (``daemon.sentences``), each after the first led by the pause the engine
 puts between sentences (``daemon.audio``), and always ends in
-``synthesize-stopped``.  Unknown events are ignored.
+``synthesize-stopped``.  Audio is framed in ``SAMPLES_PER_CHUNK`` chunks; only the
+last chunk of a cycle is shorter.  Unknown events are ignored.
 Failures are ``error`` events; framing errors (malformed header, oversized data
 or payload) also close the connection: the byte stream cannot be resynchronised.
 """
@@ -35,7 +36,7 @@ from wyoming.tts import (
     SynthesizeStopped,
 )
 
-from .audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, chunked, to_int16
+from .audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, Frames, to_int16
 from .engine import Cancelled, SynthesisOptions
 from .host import EngineHost
 from .jobs import Job, ServiceError, Voice, outcome
@@ -276,11 +277,13 @@ class WyomingHandler(AsyncEventHandler):
             return False
         self._job = job
         rate = item.voice.sample_rate
-        sent = 0  # samples
+        frames = Frames(SAMPLES_PER_CHUNK * SAMPLE_WIDTH)
+        started, sent = False, 0  # samples
         try:
             async for chunk in job:
                 pcm = to_int16(chunk.audio)
-                if sent == 0 and len(pcm):
+                if not started and len(pcm):
+                    started = True
                     self.host.metrics.first_audio(
                         "wyoming", time.monotonic() - item.received
                     )
@@ -288,17 +291,8 @@ class WyomingHandler(AsyncEventHandler):
                         AudioStart(rate, SAMPLE_WIDTH, CHANNELS).event()
                     )
                     pcm = bytes(round(item.pause_s * rate) * SAMPLE_WIDTH) + pcm
-                for part in chunked(memoryview(pcm), SAMPLES_PER_CHUNK * SAMPLE_WIDTH):
-                    await self.write_event(
-                        AudioChunk(
-                            rate,
-                            SAMPLE_WIDTH,
-                            CHANNELS,
-                            bytes(part),
-                            sent * _MS // rate,
-                        ).event()
-                    )
-                    sent += len(part) // SAMPLE_WIDTH
+                for frame in frames.push(pcm):
+                    sent = await self._audio(frame, rate, sent)
         except (ServiceError, Cancelled) as exc:
             code = exc.code if isinstance(exc, ServiceError) else outcome(exc)
             await self.write_event(Error(text=str(exc), code=code).event())
@@ -308,10 +302,20 @@ class WyomingHandler(AsyncEventHandler):
             raise
         finally:
             self._job = None
-        if sent == 0:  # the engine had nothing to say: still one (empty) cycle
+        if not started:  # the engine had nothing to say: still one (empty) cycle
             await self.write_event(AudioStart(rate, SAMPLE_WIDTH, CHANNELS).event())
+        last = frames.flush()
+        if last:
+            sent = await self._audio(last, rate, sent)
         await self.write_event(AudioStop(timestamp=sent * _MS // rate).event())
         return True
+
+    async def _audio(self, pcm: bytes, rate: int, sent: int) -> int:
+        """One ``audio-chunk`` stamped with its start (ms); samples sent after it."""
+        await self.write_event(
+            AudioChunk(rate, SAMPLE_WIDTH, CHANNELS, pcm, sent * _MS // rate).event()
+        )
+        return sent + len(pcm) // SAMPLE_WIDTH
 
 
 class _BadInput(Exception):

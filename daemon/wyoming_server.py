@@ -18,7 +18,12 @@ from .wyoming_handler import WyomingHandler
 from .wyoming_input import MAX_HEADER_BYTES
 
 PROGRAM_NAME: Final = "hexvoice"
-ATTRIBUTION: Final = Attribution(name="hexvoice", url="")
+#: Where hexvoice lives, shown by clients that credit a program (Home Assistant's
+#: Wyoming info).  A placeholder until the repository is published (pyproject.toml
+#: has no [project.urls] yet): this is the one place to change.
+PROJECT_URL: Final = "https://github.com/hexvoice/hexvoice"
+#: The program's credit, and each voice's when its engine names none of its own.
+ATTRIBUTION: Final = Attribution(name="hexvoice", url=PROJECT_URL)
 #: How long a stopping service waits for connections to flush their last events.
 CLOSE_TIMEOUT_S: Final = 5.0
 

@@ -9,6 +9,7 @@ from daemon.audio import (
     COMMA_PAUSE_S,
     FADE_IN_S,
     FADE_OUT_S,
+    Frames,
     SegmentShaper,
     StreamResampler,
     chunked,
@@ -92,3 +93,11 @@ def test_shaped_segment_streams_fades_and_ends_with_its_pause():
     }
     audio = np.concatenate([c.audio for c in chunks])
     assert np.array_equal(audio, _shape(x, len(x), pause=COMMA_PAUSE_S))
+
+
+def test_frames_are_fixed_size_across_pieces_and_flush_the_rest() -> None:
+    frames = Frames(4)
+    got = [frames.push(b"abc"), frames.push(b"defghij"), frames.push(b"")]
+    assert got == [[], [b"abcd", b"efgh"], []]
+    assert frames.flush() == b"ij" and frames.flush() == b""
+    assert frames.push(b"12345678") == [b"1234", b"5678"]  # starts afresh

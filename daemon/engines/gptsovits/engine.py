@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PAUSES = {"sentence": SENTENCE_PAUSE_S, "comma": COMMA_PAUSE_S}
+#: GPT-SoVITS voices are trained with its upstream; credit it to clients.
+GSV_ATTRIBUTION = ("GPT-SoVITS", "https://github.com/RVC-Boss/GPT-SoVITS")
 # Upstream ("bad zero prediction"): an empty token sequence becomes one 0 token.
 EMPTY_FALLBACK_TOKEN = 0
 
@@ -147,6 +149,7 @@ class GptSovitsEngine:
                 name=name,
                 languages=s.bundle.languages,
                 description=f"GPT-SoVITS v2Pro voice {name!r} ({s.bundle.name})",
+                attribution=GSV_ATTRIBUTION,
             )
             for name in s.voices
         ]

@@ -1,4 +1,4 @@
-"""Wyoming with the real Piper joe voice (CPU backend): rhythm and sentences.
+"""Wyoming with the real Piper joe voice (CPU backend): rhythm, sentences, framing.
 
 Wyoming carries no seed, so the service runs a copy of the joe bundle whose noise
 scales are 0: its audio is a pure function of the text.  The same text must then
@@ -17,9 +17,13 @@ import yaml
 from wyoming.audio import AudioChunk
 from wyoming.client import AsyncClient
 from wyoming.event import Event
+from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
 from daemon.audio import SENTENCE_PAUSE_S
+from daemon.engines.piper.engine import PIPER_ATTRIBUTION
+from daemon.wyoming_handler import SAMPLE_WIDTH, SAMPLES_PER_CHUNK
+from daemon.wyoming_server import PROJECT_URL
 from tests.daemon.server.conftest import Daemon, ServiceVoice, start_daemon
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir
 
@@ -129,3 +133,35 @@ def test_abbreviation_is_not_a_sentence_end_in_either_mode(daemon: Daemon):
     assert len(stream) == 1
     assert gaps(_pcm(whole)) == [] and gaps(_pcm(stream)) == []
     assert np.array_equal(_pcm(stream), _pcm(whole))
+
+
+def test_chunks_are_fixed_size_but_the_last_of_each_cycle(daemon: Daemon):
+    # Long enough for several vocoder windows per sentence.
+    text = (
+        "Turn off the kitchen lights at eleven thirty and lock the back door. "
+        "Then set the alarm for seven."
+    )
+    for cycles in (said(daemon, text), streamed(daemon, (text[:50], text[50:]))):
+        for cycle in cycles:
+            sizes = [len(c) for c in cycle]
+            assert len(sizes) > 5
+            assert set(sizes[:-1]) == {SAMPLES_PER_CHUNK * SAMPLE_WIDTH}, sizes
+            assert 0 < sizes[-1] <= SAMPLES_PER_CHUNK * SAMPLE_WIDTH
+
+
+def test_info_attributes_the_project_and_piper(daemon: Daemon):
+    async def go() -> Info:
+        async with AsyncClient.from_uri(daemon.uri) as c:
+            await c.write_event(Describe().event())
+            while True:
+                e = await asyncio.wait_for(c.read_event(), READ_TIMEOUT_S)
+                if Info.is_type(e.type):
+                    return Info.from_event(e)
+
+    (program,) = asyncio.run(go()).tts
+    assert (program.attribution.name, program.attribution.url) == (
+        "hexvoice",
+        PROJECT_URL,
+    )
+    (voice,) = program.voices
+    assert (voice.attribution.name, voice.attribution.url) == PIPER_ATTRIBUTION

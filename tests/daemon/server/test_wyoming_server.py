@@ -25,7 +25,8 @@ from wyoming.tts import (
 )
 
 from daemon.audio import SENTENCE_PAUSE_S
-from daemon.wyoming_handler import SAMPLE_WIDTH
+from daemon.wyoming_handler import SAMPLE_WIDTH, SAMPLES_PER_CHUNK
+from daemon.wyoming_server import PROJECT_URL
 
 from .conftest import LONG_WORDS, Daemon, words
 
@@ -71,8 +72,12 @@ def test_describe_lists_voices_and_streaming(daemon: Daemon, test_voice):
     (program,) = info.tts
     assert program.name == "hexvoice" and program.installed
     assert program.supports_synthesize_streaming is True
-    assert program.attribution.name == "hexvoice"
+    assert (program.attribution.name, program.attribution.url) == (
+        "hexvoice",
+        PROJECT_URL,
+    )
     (voice,) = program.voices
+    assert voice.attribution == program.attribution  # the engine names none
     assert voice.name == test_voice.name
     assert voice.languages == ["en_US"]
     assert [s.name for s in voice.speakers] == ["0", "1"]
@@ -194,6 +199,35 @@ def test_streamed_text_reaches_the_engine_as_whole_sentences(
     cycles, want = _run(go())
     pause = bytes(round(SENTENCE_PAUSE_S * test_voice.sample_rate) * SAMPLE_WIDTH)
     assert cycles == [want[0]] + [pause + w for w in want[1:]]
+
+
+def test_audio_chunks_are_fixed_size_but_the_last_of_each_cycle(daemon: Daemon):
+    # The tone engine yields 0.12 s (1920 samples) per word: not a multiple of
+    # a chunk, so a leftover must carry over to the next word's audio.
+    async def go() -> list[list[int]]:
+        c = await _client(daemon)
+        await c.write_event(Synthesize(words(12)).event())
+        await c.write_event(SynthesizeStart().event())
+        await c.write_event(
+            SynthesizeChunk(f"{words(7, 'Ab')}. {words(5, 'Cd')}.").event()
+        )
+        await c.write_event(SynthesizeStop().event())
+        events = await _until(c, "synthesize-stopped")
+        await c.disconnect()
+        sizes: list[list[int]] = []
+        for e in events:
+            if e.type == "audio-start":
+                sizes.append([])
+            elif e.type == "audio-chunk":
+                sizes[-1].append(len(e.payload or b""))
+        return sizes
+
+    cycles = _run(go())
+    assert len(cycles) == 3
+    full = SAMPLES_PER_CHUNK * SAMPLE_WIDTH
+    for sizes in cycles:
+        assert len(sizes) > 3 and set(sizes[:-1]) == {full}, sizes
+        assert 0 < sizes[-1] <= full
 
 
 def test_unknown_voice_in_a_stream_is_an_error_then_stopped(daemon: Daemon):
