@@ -42,6 +42,18 @@ DEFAULT_STALL_TIMEOUT_S: Final = 30.0
 DEFAULT_LOAD_TIMEOUT_S: Final = 600.0
 #: Largest Wyoming data block or payload we accept; TTS clients send text only.
 DEFAULT_MAX_EVENT_BYTES: Final = 1 << 20
+#: Open connections, both protocols together.  A voice service has a handful of
+#: clients (Home Assistant opens one per request); each connection costs a
+#: descriptor, which systemd/hexvoice.service's LimitNOFILE= is sized for.
+DEFAULT_MAX_CONNECTIONS: Final = 128
+#: A connection with nothing in flight is closed after this long; clients
+#: reconnect per request anyway (aiohttp's own keep-alive default is 75 s).
+DEFAULT_IDLE_TIMEOUT_S: Final = 60.0
+#: A started Wyoming event header must end (newline) within this.
+DEFAULT_HEADER_TIMEOUT_S: Final = 10.0
+#: An announced body (HTTP Content-Length, Wyoming data/payload) must arrive in
+#: this: 256 KiB at well under 10 KiB/s.
+DEFAULT_BODY_TIMEOUT_S: Final = 30.0
 #: Home Assistant's Wyoming TTS convention (ecosystem.md §0).
 WYOMING_TCP_PORT: Final = 10200
 LOG_LEVELS: Final = ("debug", "info", "warning", "error")
@@ -103,6 +115,18 @@ class LimitsConfig:
     """Same for loading + warm-up of all bundles."""
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
     """Largest Wyoming ``data_length`` / ``payload_length`` accepted."""
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    """Open connections (both protocols); past it an idle one is closed for the
+    newcomer, or the newcomer is refused (HTTP 503, Wyoming ``error``)."""
+    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
+    """No request in flight for this long: the connection is closed.  HTTP
+    counts from connect or the last response until a request header is
+    complete (so it also bounds a slow header); Wyoming, between events while
+    nothing is queued or playing."""
+    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
+    """Wyoming: an event header, from its first byte to its end."""
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S
+    """An announced HTTP body or Wyoming data/payload must arrive within this."""
 
 
 @dataclass(frozen=True)
@@ -204,6 +228,10 @@ def _parse(data: Mapping[str, Any], where: str) -> ServeConfig:
         stall_timeout_s=lm.positive("stall_timeout_s", float, d.stall_timeout_s),
         load_timeout_s=lm.positive("load_timeout_s", float, d.load_timeout_s),
         max_event_bytes=lm.positive("max_event_bytes", int, d.max_event_bytes),
+        max_connections=lm.positive("max_connections", int, d.max_connections),
+        idle_timeout_s=lm.positive("idle_timeout_s", float, d.idle_timeout_s),
+        header_timeout_s=lm.positive("header_timeout_s", float, d.header_timeout_s),
+        body_timeout_s=lm.positive("body_timeout_s", float, d.body_timeout_s),
     )
     level = (r.opt("log_level", str) or "info").lower()
     if level not in LOG_LEVELS:

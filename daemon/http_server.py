@@ -11,7 +11,9 @@ envelope (openai_api.py).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from typing import Final
@@ -20,6 +22,7 @@ import numpy as np
 from aiohttp import web
 
 from . import encode
+from .admission import Acceptor, Admission, Tracked
 from .audio import to_int16
 from .engine import Cancelled
 from .host import EngineHost
@@ -41,10 +44,66 @@ _LOGGER = logging.getLogger(__name__)
 #: input are at most 16 KiB of UTF-8, and the rest of a request is small.
 MAX_BODY_BYTES: Final = 256 * 1024
 _CREATED: Final = 0  # /v1/models "created": no meaningful timestamp
+#: Transports with a request in flight (the rest are idle keep-alive ones).
+_IN_FLIGHT: Final = web.AppKey("in_flight", set)
+#: Answer to a connection past ``limits.max_connections`` when none is idle.
+_REFUSAL_BODY: Final = json.dumps(
+    {
+        "error": {
+            "message": "too many connections; retry shortly",
+            "type": "server_error",
+            "param": None,
+            "code": "too_many_connections",
+        }
+    }
+).encode()
+REFUSAL: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\n"
+    b"Content-Type: application/json\r\n"
+    b"Content-Length: %d\r\n"
+    b"Retry-After: 1\r\n"
+    b"Connection: close\r\n\r\n" % len(_REFUSAL_BODY)
+) + _REFUSAL_BODY
+
+
+async def start(
+    host: EngineHost,
+    socks: list[socket.socket],
+    admission: Admission,
+    shutdown_timeout: float,
+) -> tuple[web.AppRunner, list[Acceptor]]:
+    """Serve the app on ``socks`` through ``admission``; (runner, acceptors).
+
+    ``runner.cleanup()`` ends the connections; each acceptor's ``stop()`` ends
+    accepting on its socket.
+    """
+    app = make_app(host)
+    # handler_cancellation: a client that hangs up cancels its handler, which
+    # cancels its synthesis.  keepalive_timeout runs from connect (and from the
+    # end of each response) until the next request header is complete.
+    runner = web.AppRunner(
+        app,
+        handler_cancellation=True,
+        access_log=None,
+        shutdown_timeout=shutdown_timeout,
+        keepalive_timeout=host.cfg.limits.idle_timeout_s,
+    )
+    await runner.setup()
+    loop = asyncio.get_running_loop()
+    in_flight = app[_IN_FLIGHT]
+
+    async def begin(conn: socket.socket) -> Tracked:
+        transport, _ = await loop.connect_accepted_socket(runner.server, sock=conn)
+        return Tracked(transport, lambda: transport not in in_flight, transport.close)
+
+    return runner, [admission.serve(s, begin, REFUSAL) for s in socks]
 
 
 def make_app(host: EngineHost) -> web.Application:
-    app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_errors])
+    app = web.Application(
+        client_max_size=MAX_BODY_BYTES, middlewares=[_in_flight, _errors]
+    )
+    app[_IN_FLIGHT] = set()
     api = _Api(host)
     app.router.add_post("/v1/audio/speech", api.speech)
     app.router.add_get("/v1/models", api.models)
@@ -59,11 +118,28 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @web.middleware
+async def _in_flight(request: web.Request, handler: Handler) -> web.StreamResponse:
+    busy, transport = request.app[_IN_FLIGHT], request.transport
+    busy.add(transport)
+    try:
+        return await handler(request)
+    finally:
+        busy.discard(transport)
+
+
+@web.middleware
 async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
     except ApiError as exc:
-        return exc.response()
+        resp = exc.response()
+        if exc.close and request.transport is not None:
+            # The rest of this request is not coming: answer and close now,
+            # rather than let aiohttp linger (10 s) reading a body for it.
+            await resp.prepare(request)
+            await resp.write_eof()
+            request.transport.close()
+        return resp
     except web.HTTPException as exc:  # 404, 405, 413 from aiohttp itself
         if exc.status < 400:
             raise
@@ -78,7 +154,8 @@ class _Api:
     async def speech(self, request: web.Request) -> web.StreamResponse:
         received = time.monotonic()
         try:
-            req = parse_speech(await json_object(request), self.host)
+            body = await json_object(request, self.host.cfg.limits.body_timeout_s)
+            req = parse_speech(body, self.host)
         except ApiError:
             self.host.metrics.request("http", "bad_request")
             raise
@@ -189,7 +266,7 @@ class _Api:
 
     async def health(self, request: web.Request) -> web.Response:
         healthy, why = self.host.health()
-        ok = healthy and self.host.state == "ready"
+        ok = healthy and self.host.ready
         body = {
             "status": "ok" if ok else "unavailable",
             "state": self.host.state,
@@ -197,6 +274,7 @@ class _Api:
             "backend": self.host.status,
             "voices": sorted(self.host.voices),
             "queue_depth": self.host.depth(),
+            "reload": self.host.reload,
         }
         return web.json_response(body, status=200 if ok else 503)
 

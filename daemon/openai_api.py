@@ -6,6 +6,7 @@ which the official SDK maps to its exception classes (ecosystem.md §2.4).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from dataclasses import dataclass
@@ -40,10 +41,12 @@ class ApiError(Exception):
         param: str | None = None,
         code: str | None = None,
         headers: dict[str, str] | None = None,
+        close: bool = False,
     ) -> None:
         super().__init__(message)
         self.status, self.message, self.param, self.code = status, message, param, code
         self.headers = headers or {}
+        self.close = close  # the connection cannot carry another request
 
     def response(self) -> web.Response:
         kind = "invalid_request_error" if self.status < 500 else "server_error"
@@ -57,7 +60,10 @@ class ApiError(Exception):
                 "code": self.code,
             }
         }
-        return web.json_response(body, status=self.status, headers=self.headers)
+        resp = web.json_response(body, status=self.status, headers=self.headers)
+        if self.close:
+            resp.force_close()
+        return resp
 
 
 @dataclass(frozen=True)
@@ -125,9 +131,22 @@ def parse_speech(body: dict[str, Any], host: EngineHost) -> SpeechRequest:
     return SpeechRequest(text, voice, fmt, stream_format, options)
 
 
-async def json_object(request: web.Request) -> dict[str, Any]:
-    """The body as a JSON object; strict UTF-8 (no BOM sniffing of UTF-16/32)."""
-    raw = await request.read()
+async def json_object(request: web.Request, timeout: float) -> dict[str, Any]:
+    """The body as a JSON object; strict UTF-8 (no BOM sniffing of UTF-16/32).
+
+    A body that does not arrive within ``timeout`` seconds is answered 408 and
+    the connection closed (the rest of it can no longer be told from a request).
+    """
+    try:
+        async with asyncio.timeout(timeout):
+            raw = await request.read()
+    except TimeoutError:
+        raise ApiError(
+            408,
+            f"request body not received within {timeout:g} s",
+            code="timeout",
+            close=True,
+        ) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -15,12 +15,10 @@ import time
 from dataclasses import replace
 from typing import Any, Final
 
-from aiohttp import web
-
-from . import systemd
+from . import http_server, systemd
+from .admission import Admission
 from .config import ConfigError, ServeConfig, check_voices, load_config
 from .host import EngineHost
-from .http_server import make_app
 from .listeners import Listener, ListenerError, open_listeners
 from .metrics import Metrics
 from .wyoming_server import WyomingServer
@@ -67,22 +65,16 @@ class Service:
         except Exception as exc:  # noqa: BLE001 - bundle/engine/QNN: report, exit
             _LOGGER.exception("start-up failed")
             return await self._fail(f"{type(exc).__name__}: {exc}")
-        wyoming = WyomingServer(self.host)
+        # One cap on connections for both protocols (admission.py).
+        admission = Admission(self.cfg.limits.max_connections)
+        wyoming = WyomingServer(self.host, admission)
         await wyoming.start([x.sock for x in self._listeners if x.kind == "wyoming"])
-        # handler_cancellation: a client that hangs up cancels its handler, which
-        # cancels its synthesis (http_server.py).
-        runner = web.AppRunner(
-            make_app(self.host),
-            handler_cancellation=True,
-            access_log=None,
-            shutdown_timeout=HTTP_SHUTDOWN_S,
+        runner, sites = await http_server.start(
+            self.host,
+            [x.sock for x in self._listeners if x.kind == "http"],
+            admission,
+            HTTP_SHUTDOWN_S,
         )
-        await runner.setup()
-        sites = [
-            web.SockSite(runner, x.sock) for x in self._listeners if x.kind == "http"
-        ]
-        for site in sites:
-            await site.start()
         where = ", ".join(f"{x.kind} {x.label}" for x in self._listeners)
         _LOGGER.info("serving %s", where)
         self.notifier.ready(f"Ready: {self.host.status}")

@@ -41,7 +41,13 @@ from .engine import Cancelled, SynthesisOptions
 from .host import EngineHost
 from .jobs import Job, ServiceError, Voice, outcome
 from .sentences import Sentence, SentenceStream
-from .wyoming_input import FramingError, GuardedReader, peer_closed
+from .wyoming_input import (
+    FramingError,
+    GuardedReader,
+    Idle,
+    Timeouts,
+    peer_closed,
+)
 
 _LOGGER = logging.getLogger(__name__)
 SAMPLE_WIDTH: Final = 2  # s16le
@@ -88,7 +94,15 @@ class WyomingHandler(AsyncEventHandler):
         host: EngineHost,
         info: Callable[[], Info],
     ) -> None:
-        self._guard = GuardedReader(reader, host.cfg.limits.max_event_bytes)
+        limits = host.cfg.limits
+        self._guard = GuardedReader(
+            reader,
+            limits.max_event_bytes,
+            Timeouts(
+                limits.idle_timeout_s, limits.header_timeout_s, limits.body_timeout_s
+            ),
+            self.busy,
+        )
         super().__init__(reader, writer)
         self.host, self._info = host, info
         self._work: asyncio.Queue[Any] = asyncio.Queue()
@@ -107,6 +121,16 @@ class WyomingHandler(AsyncEventHandler):
             await asyncio.gather(sender, return_exceptions=True)
             self.writer.close()
 
+    def busy(self) -> bool:
+        """Work queued or synthesizing, or a text stream open: not idle."""
+        return (
+            self._job is not None or not self._work.empty() or self._stream is not None
+        )
+
+    def idle(self) -> bool:
+        """Waiting for the next event with nothing in flight (may be reclaimed)."""
+        return self._guard.waiting and not self.busy()
+
     def hang_up(self) -> None:
         """Service stopping: end the read loop; the sender stops after its item."""
         self._gone = True
@@ -116,6 +140,9 @@ class WyomingHandler(AsyncEventHandler):
         while not self._gone:
             try:
                 event = await async_read_event(self._guard)  # type: ignore[arg-type]
+            except Idle as exc:
+                _LOGGER.debug("wyoming client %s; closing", exc)
+                return
             except FramingError as exc:
                 return await self._fatal(str(exc))
             except (KeyError, TypeError, AttributeError):

@@ -7,12 +7,15 @@ Each connection is a ``WyomingHandler`` (wyoming_handler.py).  Sockets come from
 from __future__ import annotations
 
 import asyncio
+import io
 import socket
-import sys
-from typing import Any, Final
+from typing import Final
 
+from wyoming.error import Error
+from wyoming.event import write_event
 from wyoming.info import Attribution, Info, TtsProgram, TtsVoice, TtsVoiceSpeaker
 
+from .admission import Acceptor, Admission, Tracked
 from .host import EngineHost, package_version
 from .wyoming_handler import WyomingHandler
 from .wyoming_input import MAX_HEADER_BYTES
@@ -28,30 +31,41 @@ ATTRIBUTION: Final = Attribution(name="hexvoice", url=PROJECT_URL)
 CLOSE_TIMEOUT_S: Final = 5.0
 
 
-class WyomingServer:
-    """Serves Wyoming on any number of listening sockets."""
+def _event_bytes(event: Error) -> bytes:
+    buf = io.BytesIO()
+    write_event(event.event(), buf)
+    return buf.getvalue()
 
-    def __init__(self, host: EngineHost) -> None:
-        self.host = host
-        self._servers: list[asyncio.AbstractServer] = []
+
+#: Sent to a connection past ``limits.max_connections`` when none is idle.
+REFUSAL: Final = _event_bytes(
+    Error(text="too many connections; retry shortly", code="too_many_connections")
+)
+
+
+class WyomingServer:
+    """Serves Wyoming on any number of listening sockets, through ``admission``."""
+
+    def __init__(self, host: EngineHost, admission: Admission) -> None:
+        self.host, self._admission = host, admission
+        self._acceptors: list[Acceptor] = []
         self._connections: dict[WyomingHandler, asyncio.Task[None]] = {}
 
     async def start(self, sockets: list[socket.socket]) -> None:
         for sock in sockets:
-            kw: dict[str, Any] = {"sock": sock, "limit": MAX_HEADER_BYTES}
-            if sock.family == socket.AF_UNIX:
-                if sys.version_info >= (3, 13):
-                    kw["cleanup_socket"] = False  # serve.py owns the path
-                server = await asyncio.start_unix_server(self._accept, **kw)
-            else:
-                server = await asyncio.start_server(self._accept, **kw)
-            self._servers.append(server)
+            self._acceptors.append(self._admission.serve(sock, self._accept, REFUSAL))
 
-    async def _accept(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
+    async def _accept(self, sock: socket.socket) -> Tracked:
+        reader, writer = await asyncio.open_connection(
+            sock=sock, limit=MAX_HEADER_BYTES
+        )
         conn = WyomingHandler(reader, writer, self.host, self.info)
-        self._connections[conn] = asyncio.current_task()  # type: ignore[assignment]
+        self._connections[conn] = asyncio.create_task(self._serve(conn))
+        # Reclaimed for a newcomer like a stopping service ends it: the reader
+        # stops, whatever is being sent is finished.
+        return Tracked(writer.transport, conn.idle, conn.hang_up)
+
+    async def _serve(self, conn: WyomingHandler) -> None:
         try:
             await conn.run()
         finally:
@@ -85,8 +99,8 @@ class WyomingServer:
         return Info(tts=[program])
 
     async def stop_accepting(self) -> None:
-        for server in self._servers:
-            server.close()
+        for acceptor in self._acceptors:
+            await acceptor.stop()
 
     async def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
         """Stop accepting, end every connection (their last events are flushed)."""
@@ -98,5 +112,3 @@ class WyomingServer:
             _, late = await asyncio.wait(tasks, timeout=timeout)
             for task in late:
                 task.cancel()
-        for server in self._servers:
-            await server.wait_closed()
