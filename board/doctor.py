@@ -41,6 +41,7 @@ from .checks import (
     show,
 )
 from .device_checks import DeviceAccess
+from .memory_check import QnnMemory
 from .profile import Profile, ProfileError, available, load_profile
 from .qnn_checks import (
     CONTEXT_LOAD_FACTOR,
@@ -94,6 +95,7 @@ def board_checks(p: Profile, user: str | None) -> list[Check]:
         QnnFlavour("qnn-flavour"),
         QnnLoads("qnn-load"),
         QnnVersion("qnn-version"),
+        QnnMemory("qnn-memory"),
     ]
     if p.qnn.skel_libs:
         checks += [AdspPath("adsp-path"), HtpSkel("htp-skel")]

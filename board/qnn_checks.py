@@ -19,6 +19,7 @@ import yaml
 import qnnrt
 from daemon.bundle import Bundle, BundleError
 from qnnrt import ENV_LIB_DIR  # $QNN_LIB_DIR, as qnnrt.load_library reads it
+from qnnrt.dsp import DSP_ENV
 
 from .checks import Check, Finding, Target, error, ok, parse_version, skip, warning
 from .profile import ADSP_SEPARATOR, Profile
@@ -277,8 +278,9 @@ class AdspPath(Check):
             for d in p.adsp_library_path
             if d != p.qnn.dsp_dir and d not in entries and t.path(d).is_dir()
         ]
+        found = [ok(f"{value} ({source})")]
         if dropped:
-            return [
+            found = [
                 warning(
                     f"ADSP_LIBRARY_PATH ({source}) leaves out the system DSP dir(s) "
                     f"{', '.join(dropped)}; FastRPC finds its own shell and other "
@@ -286,17 +288,22 @@ class AdspPath(Check):
                     fix,
                 )
             ]
-        return [ok(f"{value} ({source})")]
+        dsp = t.environ.get(DSP_ENV)
+        if dsp:
+            # Upstream fastrpc reads it too: a skel found there is found.
+            found.append(ok(f"{DSP_ENV}={dsp} (FastRPC searches it as well)"))
+        return found
 
 
 @dataclass(frozen=True)
 class HtpSkel(Check):
-    """The V73 skel is in a directory on ADSP_LIBRARY_PATH."""
+    """The V73 skel is in a directory on ADSP_LIBRARY_PATH (or DSP_LIBRARY_PATH)."""
 
     def run(self, t: BoardTarget) -> list[Finding]:  # type: ignore[override]
         p = t.profile
         value, source = t.adsp
         entries = [e for e in value.split(ADSP_SEPARATOR) if e]
+        entries += [e for e in t.environ.get(DSP_ENV, "").split(ADSP_SEPARATOR) if e]
         found = []
         for skel in p.qnn.skel_libs:
             dirs = [e for e in entries if (t.path(e) / skel).is_file()]

@@ -96,7 +96,11 @@ class RpcMem:
             try:
                 return cls(C.CDLL(name), name)
             except OSError as exc:
-                why.append(str(exc))
+                # dlerror's "cannot open shared object file: No such file or
+                # directory" for each name says only "not found".
+                why.append(
+                    f"{name}: not found" if "No such file" in str(exc) else str(exc)
+                )
             except AttributeError as exc:  # loads, but is not libcdsprpc
                 why.append(f"{name}: {exc}")
         raise OSError(f"{' / '.join(names)} does not load ({'; '.join(why)})")

@@ -184,3 +184,24 @@ def test_adsp_path_without_the_system_dirs_warns(run_check, qcs8550, board):
     (f,) = run_check("adsp-path", qcs8550, root=board, env=env)
     assert f.level == WARNING
     assert "leaves out the system DSP dir(s) /usr/lib/rfsa/adsp; FastRPC" in f.message
+
+
+def test_dsp_library_path_is_reported_when_set(run_check, qcs8550, board, board_env):
+    env = {**board_env, "DSP_LIBRARY_PATH": "/usr/lib/dsp/cdsp"}
+    path, dsp = run_check("adsp-path", qcs8550, root=board, env=env)
+    assert path.level == OK and "($ADSP_LIBRARY_PATH)" in path.message
+    assert dsp.level == OK
+    assert (
+        dsp.message
+        == "DSP_LIBRARY_PATH=/usr/lib/dsp/cdsp (FastRPC searches it as well)"
+    )
+    assert len(run_check("adsp-path", qcs8550, root=board, env=board_env)) == 1
+
+
+def test_a_skel_on_dsp_library_path_is_found(run_check, qcs8550, board):
+    env = {
+        "ADSP_LIBRARY_PATH": "/usr/lib/rfsa/adsp",
+        "DSP_LIBRARY_PATH": "/opt/hexvoice/qnn/dsp",
+    }
+    (skel,) = run_check("htp-skel", qcs8550, root=board, env=env)
+    assert skel.level == OK and skel.message.endswith("in /opt/hexvoice/qnn/dsp")
