@@ -17,6 +17,7 @@ import numpy as np
 
 import qnnrt
 from daemon.bundle import Bundle
+from daemon.bundle_verify import TargetMismatch, target_problems
 
 from .checks import Check, Finding, error, ok, skip, warning
 from .qnn_checks import ENV_FILE, BoardTarget, install_fix
@@ -31,7 +32,9 @@ _RECOPY: Final = "copy the bundle again; `hexvoice bundle verify DIR` re-checks 
 
 @dataclass(frozen=True)
 class BundleIntact(Check):
-    """The manifest loads; every file hash and every graph's I/O match it."""
+    """``Bundle.verify``: hashes, each graph's I/O and the engine's graphs.  Its
+    HTP-target problems are the ``bundle-target`` check's (they need a
+    recompile, not a recopy)."""
 
     slow = True
 
@@ -41,21 +44,23 @@ class BundleIntact(Check):
             return [skip("no --bundle given")]
         if isinstance(b, Exception):
             return [error(str(b), "point --bundle at a voice directory (voice.yaml)")]
-        problems = t.bundle_problems
+        problems = [p for p in t.bundle_problems if not isinstance(p, TargetMismatch)]
         if problems:
             return [error(p, _RECOPY) for p in problems]
         io = "" if isinstance(t.lib, Exception) else " and graph I/O"
         return [
             ok(
                 f"{b.name} ({b.engine}): {len(b.graphs)} graphs, "
-                f"{len(b.graphs) + len(b.files)} files; hashes{io} match"
+                f"{len(b.graphs) + len(b.files)} files; hashes{io} match; "
+                f"the engine has every graph it runs"
             )
         ]
 
 
 @dataclass(frozen=True)
 class BundleTarget(Check):
-    """Every binary is built for this HTP: arch, SoC model, VTCM budget."""
+    """Every binary is built for the bundle's target and this profile's HTP: arch,
+    SoC model, VTCM (the check ``Bundle.verify`` runs, against this profile)."""
 
     def run(self, t: BoardTarget) -> list[Finding]:  # type: ignore[override]
         b, h = t.bundle, t.profile.htp
@@ -76,29 +81,10 @@ class BundleTarget(Check):
                     fix,
                 )
             )
-        for key, info in t.binary_infos.items():
-            f = b.graphs[key].file
-            if isinstance(info, Exception):
-                continue  # reported by the bundle check
-            if info.dsp_arch != h.arch:
-                found.append(error(f"{f}: HTP v{info.dsp_arch}, not v{h.arch}", fix))
-            if info.soc_model not in h.binary_soc_models:
-                found.append(
-                    error(
-                        f"{f}: compiled for SoC model {info.soc_model}, this board "
-                        f"accepts {list(h.binary_soc_models)}",
-                        fix,
-                    )
-                )
-            vtcm = max((g.vtcm_bytes for g in info.graphs), default=0)
-            if vtcm > h.vtcm_bytes:
-                found.append(
-                    error(
-                        f"{f}: needs {vtcm >> 20} MB VTCM, v{h.arch} has "
-                        f"{h.vtcm_bytes >> 20} MB",
-                        fix,
-                    )
-                )
+        infos = {
+            k: i for k, i in t.binary_infos.items() if not isinstance(i, Exception)
+        }
+        found += [error(p, fix) for p in target_problems(b, infos, t.profile)]
         return found or [ok(f"{len(b.graphs)} graphs for HTP v{h.arch}")]
 
 

@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import hashlib
 import tarfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import yaml
 
 from .fields import Fields
+
+if TYPE_CHECKING:
+    from board.profile import Profile
 
 BUNDLE_FORMAT: Final = 1
 MANIFEST: Final = "voice.yaml"
@@ -160,47 +163,16 @@ class Bundle:
         """Absolute path of a bundle member (never outside the bundle)."""
         return self.root / _relative(rel, "path")
 
-    def verify(self, *, binaries: bool = True, lib: Any = None) -> list[str]:
-        """Every problem found (empty list = intact): hashes, then binary I/O."""
-        problems = []
-        for rel, digest in self._hashed():
-            p = self.path(rel)
-            if not p.is_file():
-                problems.append(f"{rel}: missing")
-            elif sha256_file(p) != digest:
-                problems.append(f"{rel}: sha256 mismatch (file changed or corrupted)")
-        if binaries:
-            problems += self._verify_binaries(
-                lib, skip={p.split(":")[0] for p in problems}
-            )
-        return problems
+    def verify(
+        self, *, binaries: bool = True, lib: Any = None, board: Profile | None = None
+    ) -> list[str]:
+        """Every problem found (empty list = intact): hashes; with ``binaries``
+        each binary's I/O and HTP (against ``target`` and, on a board, the board:
+        ``board`` or the one detected); then the engine's graphs
+        (``Engine.requirements``).  See daemon/bundle_verify.py."""
+        from .bundle_verify import verify_bundle
 
-    def _hashed(self) -> Iterable[tuple[str, str]]:
-        for g in self.graphs.values():
-            yield g.file, g.sha256
-            if g.onnx and g.onnx_sha256:
-                yield g.onnx, g.onnx_sha256
-        yield from self.files.items()
-
-    def _verify_binaries(self, lib: Any, skip: set[str]) -> list[str]:
-        import qnnrt
-
-        problems = []
-        for key, g in self.graphs.items():
-            if g.file in skip:
-                continue
-            try:
-                info = qnnrt.read_binary_info(self.path(g.file), lib)
-            except (OSError, ValueError, qnnrt.QnnError) as exc:
-                problems.append(f"{g.file}: not a loadable context binary: {exc}")
-                continue
-            if len(info.graphs) != 1:
-                problems.append(f"{g.file}: {len(info.graphs)} graphs, expected 1")
-                continue
-            (gi,) = info.graphs
-            problems += _compare(f"{g.file} ({key}) inputs", g.inputs, gi.inputs)
-            problems += _compare(f"{g.file} ({key}) outputs", g.outputs, gi.outputs)
-        return problems
+        return verify_bundle(self, binaries=binaries, lib=lib, board=board)
 
 
 def tensor_spec(info: Any) -> TensorSpec:
@@ -209,32 +181,6 @@ def tensor_spec(info: Any) -> TensorSpec:
     return TensorSpec(
         info.name, str(dt) if dt is not None else info.dtype_name, info.shape
     )
-
-
-def _compare(what: str, want: tuple[TensorSpec, ...], got: Iterable[Any]) -> list[str]:
-    have = tuple(tensor_spec(t) for t in got)
-    if sorted(want, key=lambda t: t.name) == sorted(have, key=lambda t: t.name):
-        if what.endswith("outputs") and want != have:
-            return [
-                f"{what}: order {[t.name for t in have]} differs from manifest "
-                f"{[t.name for t in want]} (outputs are read by index)"
-            ]
-        return []
-    want_d = {t.name: t for t in want}
-    have_d = {t.name: t for t in have}
-    out = []
-    for name in sorted(set(want_d) | set(have_d)):
-        w, h = want_d.get(name), have_d.get(name)
-        if w is None:
-            out.append(f"{what}: binary has {name!r}, manifest does not")
-        elif h is None:
-            out.append(f"{what}: manifest has {name!r}, binary does not")
-        elif w != h:
-            out.append(
-                f"{what}: {name!r} is {h.dtype}{list(h.shape)} in the binary, "
-                f"{w.dtype}{list(w.shape)} in the manifest"
-            )
-    return out
 
 
 def sha256_file(path: str | Path) -> str:
@@ -253,9 +199,10 @@ def write_manifest(bundle: Bundle) -> Path:
 
 
 def pack(root: str | Path, out: str | Path) -> Path:
-    """Write ``root`` as an uncompressed tar (binaries do not compress)."""
+    """Write ``root`` as an uncompressed tar (binaries do not compress); a
+    symlinked member is stored as its file (``unpack`` refuses links)."""
     root, out = Path(root), Path(out)
-    with tarfile.open(out, "w") as tar:
+    with tarfile.open(out, "w", dereference=True) as tar:
         for p in sorted(root.rglob("*")):
             if p.is_file():
                 tar.add(p, arcname=str(p.relative_to(root)))

@@ -1,4 +1,6 @@
-"""``hexvoice bundle verify DIR|FILE.tar`` and ``hexvoice bundle info DIR``."""
+"""``hexvoice bundle verify DIR|FILE.tar`` (``Bundle.verify``: the check ``serve``
+runs at start and ``hexvoice doctor --bundle`` reports) and ``hexvoice bundle
+info DIR``."""
 
 from __future__ import annotations
 
@@ -21,12 +23,16 @@ def _open(path: Path, tmp: str) -> Bundle:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hexvoice bundle")
     sub = parser.add_subparsers(dest="action", required=True)
-    v = sub.add_parser("verify", help="check hashes and every binary's I/O")
+    v = sub.add_parser(
+        "verify",
+        help="check hashes, each binary's I/O and HTP target, and that the "
+        "manifest has every graph its engine runs",
+    )
     v.add_argument("bundle", type=Path, help="bundle directory or .tar")
     v.add_argument(
         "--no-binaries",
         action="store_true",
-        help="hashes only (no QNN libraries needed)",
+        help="hashes and the engine's graphs only (no QNN libraries needed)",
     )
     i = sub.add_parser("info", help="print the manifest summary")
     i.add_argument("bundle", type=Path)

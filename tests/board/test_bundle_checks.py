@@ -12,6 +12,20 @@ from board.bundle_checks import diagnose
 from board.checks import ERROR, OK, SKIP, WARNING
 from board.qnn_checks import BoardTarget
 from daemon.bundle import MANIFEST
+from tests.bundle_edits import compile_foreign, edit_manifest, swap_binary
+from tests.engine_site import TONE_ENGINE, engine_site
+
+
+@pytest.fixture
+def voice(voice: Path, tmp_path_factory, monkeypatch) -> Path:
+    """The conftest bundle for the registered ``test-tone`` engine (graph ``mm``):
+    verify asks the bundle's engine which graphs it runs."""
+    monkeypatch.syspath_prepend(str(engine_site(tmp_path_factory.mktemp("site"))))
+    edit_manifest(
+        voice,
+        lambda m: m.update(engine=TONE_ENGINE, graphs={"mm": m["graphs"]["matmul"]}),
+    )
+    return voice
 
 
 def _manifest(voice: Path, **changes) -> None:
@@ -23,7 +37,10 @@ def _manifest(voice: Path, **changes) -> None:
 def test_intact_bundle(run_check, simulator, voice):
     (f,) = run_check("bundle", simulator, bundle=voice)
     assert f.level == OK
-    assert f.message == "tiny (test): 1 graphs, 2 files; hashes and graph I/O match"
+    assert f.message == (
+        "tiny (test-tone): 1 graphs, 2 files; hashes and graph I/O match; the "
+        "engine has every graph it runs"
+    )
     (t,) = run_check("bundle-target", simulator, bundle=voice)
     assert t.level == OK and t.message == "1 graphs for HTP v73"
 
@@ -31,7 +48,7 @@ def test_intact_bundle(run_check, simulator, voice):
 def test_npu_run_executes_the_smallest_graph(run_check, simulator, voice):
     (f,) = run_check("npu-run", simulator, bundle=voice)
     assert f.level == OK, f
-    assert f.message.startswith("loaded graphs/matmul.bin (56 KiB) and ran matmul once")
+    assert f.message.startswith("loaded graphs/matmul.bin (56 KiB) and ran mm once")
 
 
 def test_no_bundle_skips_the_bundle_checks(run_check, simulator):
@@ -63,7 +80,8 @@ def test_binary_for_another_soc_is_an_error(run_check, simulator, voice):
     assert f.level == ERROR
     assert (
         f.message
-        == "graphs/matmul.bin: compiled for SoC model 43, this board accepts [66]"
+        == "graphs/matmul.bin: compiled for SoC model 43, this board (simulator) "
+        "accepts [66]"
     )
     assert "--target simulator" in f.fix
 
@@ -73,13 +91,55 @@ def test_binary_needing_more_vtcm_than_the_htp_has(run_check, simulator, voice):
         simulator, htp=dataclasses.replace(simulator.htp, vtcm_bytes=1 << 20)
     )
     (f,) = run_check("bundle-target", small, bundle=voice)
-    assert f.level == ERROR and "MB VTCM, v73 has 1 MB" in f.message
+    assert f.level == ERROR and "MB VTCM, this board (simulator) has 1 MB" in f.message
 
 
 def test_bundle_for_another_target_warns(run_check, simulator, voice):
-    _manifest(voice, target="sm8650")
-    (f,) = run_check("bundle-target", simulator, bundle=voice)
-    assert f.level == WARNING and "bundle target 'sm8650'" in f.message
+    _manifest(voice, target="qcs8550")  # runs here too, but is not ours
+    only_ours = dataclasses.replace(
+        simulator, htp=dataclasses.replace(simulator.htp, bundle_targets=("sim",))
+    )
+    (f,) = run_check("bundle-target", only_ours, bundle=voice)
+    assert f.level == WARNING and "bundle target 'qcs8550'" in f.message
+    _manifest(voice, target="sm8650")  # no profile knows what it needs
+    w, e = run_check("bundle-target", simulator, bundle=voice)
+    assert w.level == WARNING and "bundle target 'sm8650'" in w.message
+    assert e.level == ERROR and "'sm8650' is not a known HTP target" in e.message
+
+
+def test_binary_for_another_htp_is_a_recompile_not_a_recopy(
+    run_check, simulator, voice, onnx_dir, qnn_cache, tmp_path
+):
+    foreign = compile_foreign(onnx_dir / "matmul_tanh.onnx", tmp_path, qnn_cache)
+    swap_binary(voice, "mm", foreign)  # with its sha256 updated
+    errors = run_check("bundle-target", simulator, bundle=voice)
+    assert [(f.level, f.message) for f in errors] == [
+        (
+            ERROR,
+            "graphs/matmul.bin: compiled for HTP v75, bundle target 'simulator' is "
+            "HTP v73",
+        ),
+        (
+            ERROR,
+            "graphs/matmul.bin: compiled for SoC model 57, bundle target "
+            "'simulator' accepts [66, 43]",
+        ),
+    ]
+    assert all("recompile the bundle for HTP v73" in f.fix for f in errors)
+    (intact,) = run_check("bundle", simulator, bundle=voice)  # said once, above
+    assert intact.level == OK
+    (run,) = run_check("npu-run", simulator, bundle=voice)
+    assert run.level == SKIP  # never feed the DSP a binary for another HTP
+
+
+def test_a_graph_the_engine_needs_is_missing(run_check, simulator, voice):
+    edit_manifest(voice, lambda m: m.update(graphs={"matmul": m["graphs"]["mm"]}))
+    (f,) = run_check("bundle", simulator, bundle=voice)
+    assert f.level == ERROR
+    assert (
+        f.message
+        == "voice.yaml (test-tone): graph 'mm' is missing (the engine runs it)"
+    )
 
 
 @pytest.mark.parametrize(
