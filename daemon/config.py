@@ -25,6 +25,7 @@ import yaml
 
 from .bundle import Bundle, BundleError
 from .engine import engine_class
+from .fields import expected
 from .graphs import BACKENDS
 
 DEFAULT_CONFIG_PATH: Final = Path("/etc/hexvoice/config.yaml")
@@ -273,9 +274,9 @@ class _Fields:
             v = float(v)
         types = typ if isinstance(typ, tuple) else (typ,)
         if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
-            want = " or ".join(t.__name__ for t in types)
             raise ConfigError(
-                f"{self.where}: {key} must be {want}, got {type(v).__name__} {v!r}"
+                f"{self.where}: {key} must be {expected(types)}, "
+                f"got {type(v).__name__} {v!r}"
             )
         return v
 

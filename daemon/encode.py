@@ -1,7 +1,8 @@
 """Response audio formats of the HTTP API (OpenAI ``response_format``).
 
 ``wav`` and ``pcm`` stream: a WAV header with unknown sizes, then int16 PCM as the
-engine yields it.  ``flac``, ``mp3`` and ``opus`` (Ogg) are encoded by libsndfile
+engine yields it; asked not to stream, they are one file whose WAV header carries
+the real sizes.  ``flac``, ``mp3`` and ``opus`` (Ogg) are encoded by libsndfile
 (the ``soundfile`` runtime dependency) once the audio is complete, because their
 headers carry the final length (FLAC STREAMINFO, the MP3 Xing/LAME frame) and
 decoders mis-read them when it is missing; they are offered only where the
@@ -18,7 +19,7 @@ from typing import Final
 
 import numpy as np
 
-from .audio import StreamResampler
+from .audio import StreamResampler, to_int16
 
 #: OpenAI: ``pcm`` is raw 24 kHz 16-bit signed little-endian mono (ecosystem §2.1).
 OPENAI_PCM_RATE: Final = 24000
@@ -29,6 +30,7 @@ CHANNELS: Final = 1
 WAV_UNKNOWN_SIZE: Final = 0xFFFFFFFF
 _WAVE_FORMAT_PCM: Final = 1  # mmreg.h
 _FMT_CHUNK_SIZE: Final = 16
+_WAV_HEADER_BYTES: Final = 44  # RIFF 12 + fmt 8+16 + data 8
 #: Opus codes only these rates (RFC 6716 §2); 24 kHz keeps speech intact.
 OPUS_RATES: Final = (8000, 12000, 16000, 24000, 48000)
 #: Rates an MPEG-1/2 layer III stream can carry.
@@ -73,20 +75,24 @@ def available_formats() -> tuple[str, ...]:
     return tuple(out)
 
 
-def wav_header(rate: int) -> bytes:
-    """44-byte RIFF/WAVE header for a stream of unknown length."""
+def wav_header(rate: int, data_bytes: int | None = None) -> bytes:
+    """44-byte RIFF/WAVE header; ``data_bytes=None``: a stream of unknown length."""
     block = CHANNELS * SAMPLE_WIDTH
+    if data_bytes is None:
+        riff = data = WAV_UNKNOWN_SIZE
+    else:  # RIFF size: everything after its own 8 bytes
+        riff, data = _WAV_HEADER_BYTES - 8 + data_bytes, data_bytes
     fmt = struct.pack(
         "<HHIIHH", _WAVE_FORMAT_PCM, CHANNELS, rate, rate * block, block, 8 * block
     )
     return (
         b"RIFF"
-        + struct.pack("<I", WAV_UNKNOWN_SIZE)
+        + struct.pack("<I", riff)
         + b"WAVEfmt "
         + struct.pack("<I", _FMT_CHUNK_SIZE)
         + fmt
         + b"data"
-        + struct.pack("<I", WAV_UNKNOWN_SIZE)
+        + struct.pack("<I", data)
     )
 
 
@@ -106,6 +112,9 @@ def encode_file(fmt: str, audio: np.ndarray, rate: int) -> bytes:
     import soundfile as sf
 
     f = FORMATS[fmt]
+    if f.sf_format is None:  # the streamed formats: the same PCM, sizes known
+        pcm = to_int16(audio)
+        return wav_header(rate, len(pcm)) + pcm if fmt == "wav" else pcm
     buf = io.BytesIO()
     with sf.SoundFile(
         buf,

@@ -1,13 +1,36 @@
 """Typed access to one YAML mapping, with errors that name the file and field.
 
 Shared by the bundle manifest (``daemon/bundle.py``) and the board profiles
-(``board/profile.py``); each passes its own error class.
+(``board/profile.py``); each passes its own error class.  ``expected`` words the
+types a field may have for every reader's errors (``serve``'s config, the HTTP
+API), so they all say "an integer".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+#: Python types as JSON/YAML users know them.
+TYPE_NAMES: Final = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    dict: "mapping",
+    list: "list",
+}
+
+
+def expected(types: type | Iterable[type]) -> str:
+    """``(int, str)`` → "an integer or a string"."""
+    seq = [types] if isinstance(types, type) else list(types)
+    return " or ".join(article(TYPE_NAMES.get(t, t.__name__)) for t in seq)
+
+
+def article(noun: str) -> str:
+    """The noun with "a" or "an" ("an integer", "a number")."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 class Fields:

@@ -3,9 +3,11 @@
 ``POST /v1/audio/speech`` streams ``wav``/``pcm`` as the engine yields audio: the
 status line and headers wait for the first chunk, so failures before any audio
 still get a proper OpenAI error (400/429/503/504), and the first audio bytes
-leave with them.  Also ``GET /v1/models``, ``/v1/audio/models``,
-``/v1/audio/voices``, ``/health`` and ``/metrics``.  Every error uses OpenAI's
-envelope (openai_api.py).
+leave with them.  ``flac``/``mp3``/``opus``, and ``wav``/``pcm`` with
+``"stream": false``, are one file encoded after synthesis; the response header
+``X-Hexvoice-Streaming`` says which (``during-synthesis``/``after-synthesis``).
+Also ``GET /v1/models``, ``/v1/audio/models``, ``/v1/audio/voices``, ``/health``
+and ``/metrics``.  Every error uses OpenAI's envelope (openai_api.py).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final
 
 import numpy as np
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
 from . import encode
 from .admission import Acceptor, Admission, Tracked
@@ -44,6 +46,12 @@ _LOGGER = logging.getLogger(__name__)
 #: input are at most 16 KiB of UTF-8, and the rest of a request is small.
 MAX_BODY_BYTES: Final = 256 * 1024
 _CREATED: Final = 0  # /v1/models "created": no meaningful timestamp
+#: How ``/v1/audio/speech`` delivers its audio: as the engine yields it, or
+#: encoded once synthesis is over (flac/mp3/opus always, their headers carry the
+#: length; wav/pcm when the request says ``"stream": false`` or is HTTP/1.0).
+STREAMING_HEADER: Final = "X-Hexvoice-Streaming"
+DURING_SYNTHESIS: Final = {STREAMING_HEADER: "during-synthesis"}
+AFTER_SYNTHESIS: Final = {STREAMING_HEADER: "after-synthesis"}
 #: Transports with a request in flight (the rest are idle keep-alive ones).
 _IN_FLIGHT: Final = web.AppKey("in_flight", set)
 #: Answer to a connection past ``limits.max_connections`` when none is idle.
@@ -184,7 +192,8 @@ class _Api:
         rate = encode.output_rate(req.fmt, native)
         resampler = encode.resampler(native, req.fmt)
         fmt = encode.FORMATS[req.fmt]
-        if not fmt.streams:
+        # HTTP/1.0 has no chunked encoding: such a client gets the whole file.
+        if not fmt.streams or not req.stream or request.version < HttpVersion11:
             audio = [resampler.push(first.audio)] if first is not None else []
             try:
                 async for c in chunks:
@@ -198,13 +207,15 @@ class _Api:
             self.host.metrics.first_audio("http", time.monotonic() - received)
             if req.stream_format == "sse":
                 return await self._sse(request, [body])
-            return web.Response(body=body, headers={"Content-Type": fmt.content_type})
+            headers = {"Content-Type": fmt.content_type, **AFTER_SYNTHESIS}
+            return web.Response(body=body, headers=headers)
         sse = req.stream_format == "sse"
         resp = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream" if sse else fmt.content_type,
                 "X-Accel-Buffering": "no",  # proxies must not hold the stream
                 "Cache-Control": "no-cache",
+                **DURING_SYNTHESIS,
             }
         )
         resp.enable_chunked_encoding()
@@ -239,7 +250,9 @@ class _Api:
     async def _sse(
         self, request: web.Request, bodies: list[bytes]
     ) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        resp = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", **AFTER_SYNTHESIS}
+        )
         await resp.prepare(request)
         for b in bodies:
             await resp.write(sse_delta(b))

@@ -47,6 +47,23 @@ class UnknownVoice(BadRequest):
     code = "voice_not_found"
 
 
+class BadText(BadRequest):
+    code = "invalid_text"
+
+
+def check_text(text: str) -> None:
+    """Refuse text no engine should see, on both protocols (``BadText``).
+
+    A NUL ends a C string: phonemizers and tokenizers behind ctypes would
+    silently drop what follows it, or choke on it.
+    """
+    at = text.find("\x00")
+    if at >= 0:
+        raise BadText(
+            f"text contains a NUL character (U+0000) at position {at}; remove it"
+        )
+
+
 @dataclass(frozen=True)
 class Voice:
     """A voice as the protocols advertise it."""

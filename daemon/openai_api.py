@@ -16,8 +16,9 @@ from aiohttp import web
 
 from . import encode
 from .engine import Cancelled, SynthesisOptions
+from .fields import expected
 from .host import EngineHost
-from .jobs import ServiceError, Voice
+from .jobs import BadText, ServiceError, Voice, check_text
 
 #: Model ids accepted (stock OpenAI clients send tts-1 / tts-1-hd).
 MODELS: Final = ("hexvoice", "tts-1", "tts-1-hd", "gpt-4o-mini-tts")
@@ -28,7 +29,6 @@ OPENAI_VOICES: Final = frozenset(
 )
 DEFAULT_FORMAT: Final = "mp3"  # OpenAI's default response_format
 STREAM_FORMATS: Final = ("audio", "sse")
-_TYPE_NAMES: Final = {int: "integer", float: "number", str: "string"}
 
 
 class ApiError(Exception):
@@ -73,6 +73,8 @@ class SpeechRequest:
     fmt: str
     stream_format: str
     options: SynthesisOptions
+    stream: bool = True
+    """False: one file once synthesis ends (a WAV with its real sizes)."""
 
 
 def parse_speech(body: dict[str, Any], host: EngineHost) -> SpeechRequest:
@@ -88,11 +90,18 @@ def parse_speech(body: dict[str, Any], host: EngineHost) -> SpeechRequest:
     speed = field_(body, "speed", (int, float), 1.0)
     stream_format = field_(body, "stream_format", str, "audio")
     seed = field_(body, "seed", int, None)
+    # Not OpenAI's: Kokoro-FastAPI's convention, for clients that want a WAV
+    # whose header carries its real length.
+    stream = field_(body, "stream", bool, True)
     field_(body, "instructions", str, None)  # accepted, not used by our engines
     if not model:
         raise ApiError(400, "'model' must not be empty", "model")
     if not text.strip():
         raise ApiError(400, "'input' is empty", "input", "empty_input")
+    try:
+        check_text(text)
+    except BadText as exc:
+        raise ApiError(400, f"'input': {exc}", "input", exc.code) from None
     limit = host.cfg.limits.max_input_chars
     if len(text) > limit:
         raise ApiError(
@@ -128,7 +137,7 @@ def parse_speech(body: dict[str, Any], host: EngineHost) -> SpeechRequest:
     except ValueError as exc:
         param = "speed" if "speed" in str(exc) else "seed"
         raise ApiError(400, str(exc), param, "invalid_value") from None
-    return SpeechRequest(text, voice, fmt, stream_format, options)
+    return SpeechRequest(text, voice, fmt, stream_format, options, stream)
 
 
 async def json_object(request: web.Request, timeout: float) -> dict[str, Any]:
@@ -163,7 +172,7 @@ async def json_object(request: web.Request, timeout: float) -> dict[str, Any]:
 
 
 def field_(body: dict[str, Any], key: str, typ: Any, default: Any = ...) -> Any:
-    """``body[key]`` checked against ``typ`` (bool is not a number here)."""
+    """``body[key]`` checked against ``typ`` (a bool is only a bool here)."""
     if key not in body or body[key] is None:
         if default is ...:
             raise ApiError(
@@ -172,11 +181,10 @@ def field_(body: dict[str, Any], key: str, typ: Any, default: Any = ...) -> Any:
         return default
     v = body[key]
     types = typ if isinstance(typ, tuple) else (typ,)
-    if not isinstance(v, types) or isinstance(v, bool):
-        want = " or ".join(_TYPE_NAMES[t] for t in types)
+    if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
         raise ApiError(
             400,
-            f"'{key}' must be a {want}, got {type(v).__name__}",
+            f"'{key}' must be {expected(types)}, got {type(v).__name__}",
             key,
             "invalid_type",
         )

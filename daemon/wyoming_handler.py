@@ -39,7 +39,7 @@ from wyoming.tts import (
 from .audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, Frames, to_int16
 from .engine import Cancelled, SynthesisOptions
 from .host import EngineHost
-from .jobs import Job, ServiceError, Voice, outcome
+from .jobs import BadText, Job, ServiceError, Voice, check_text, outcome
 from .sentences import Sentence, SentenceStream
 from .wyoming_input import (
     FramingError,
@@ -201,6 +201,12 @@ class WyomingHandler(AsyncEventHandler):
         elif SynthesizeChunk.is_type(event.type) and self._stream is not None:
             text = event.data.get("text")
             if isinstance(text, str):
+                try:
+                    check_text(text)
+                except BadText as exc:  # one error; the stream ends as it would
+                    if not self._stream.failed:
+                        self._queue_error(_BadInput(str(exc), exc.code))
+                    self._stream.failed = True
                 self._queue_sentences(self._stream.sentences.add(text), now)
         elif SynthesizeStop.is_type(event.type) and self._stream is not None:
             self._queue_sentences(self._stream.sentences.finish(), now)
@@ -263,6 +269,10 @@ class WyomingHandler(AsyncEventHandler):
             s.pause_s = SENTENCE_PAUSE_S if sentence.complete else COMMA_PAUSE_S
 
     def _check_text(self, text: str) -> None:
+        try:
+            check_text(text)
+        except BadText as exc:
+            raise _BadInput(str(exc), exc.code) from None
         if not text.strip():
             raise _BadInput("text is empty", "empty_text")
         limit = self.host.cfg.limits.max_input_chars

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.fields import Fields
+from daemon.fields import Fields, expected
 
 
 class _Err(ValueError):
@@ -43,3 +43,9 @@ def test_sections_keep_the_subclass_and_the_path():
 
     sec = Sub({"s": {"k": 1}}, "top", _Err).section("s")
     assert type(sec) is Sub and sec.where == "top: s" and sec.integer("k") == 1
+
+
+def test_expected_types_are_worded_with_their_article():
+    assert expected(int) == "an integer"
+    assert expected((int, float)) == "an integer or a number"
+    assert expected([str, bool, dict]) == "a string or a boolean or a mapping"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import struct
 import wave
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 import soundfile as sf
 
 from daemon import encode
+from daemon.audio import to_int16
 
 
 def test_streamed_wav_header_reads_as_unknown_length():
@@ -48,3 +50,17 @@ def test_compressed_files_decode_to_the_same_length(fmt):
     assert len(out) == pytest.approx(rate, rel=0.05)
     rms = float(np.sqrt(np.mean(out[rate // 10 :] ** 2)))  # past codec warm-up
     assert rms == pytest.approx(0.3 / np.sqrt(2), rel=0.1)  # lossy, not silent
+
+
+def test_a_complete_wav_carries_its_real_sizes():
+    rate = 22050
+    audio = (0.5 * np.sin(np.arange(1000) / 10)).astype(np.float32)
+    data = encode.encode_file("wav", audio, rate)
+    riff, size = struct.unpack("<I", data[4:8])[0], struct.unpack("<I", data[40:44])[0]
+    assert (riff, size) == (len(data) - 8, 2000)
+    with wave.open(io.BytesIO(data)) as w:
+        assert (w.getnframes(), w.getframerate()) == (1000, rate)
+    info = sf.info(io.BytesIO(data))
+    assert (info.frames, info.samplerate) == (1000, rate)
+    # The same PCM as the streamed form, and raw pcm is just that PCM.
+    assert data[44:] == encode.encode_file("pcm", audio, rate) == to_int16(audio)

@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import shutil
+import struct
 import subprocess
 import time
 import wave
@@ -103,15 +104,78 @@ def test_openai_voice_name_selects_the_default_voice(sdk: openai.OpenAI):
 
 @pytest.mark.parametrize("fmt", ["flac", "mp3", "opus"])
 def test_compressed_formats_decode(sdk: openai.OpenAI, test_voice, fmt):
-    data = sdk.audio.speech.create(
+    resp = sdk.audio.speech.with_raw_response.create(
         model="tts-1",
         voice=test_voice.name,
         input="compressed audio test",
         response_format=fmt,
-    ).read()
+    )
+    # Encoded once synthesis is over (their headers carry the length), and said so.
+    assert resp.headers["x-hexvoice-streaming"] == "after-synthesis"
+    data = resp.content
     audio, rate = sf.read(io.BytesIO(data))
     assert rate in (test_voice.sample_rate, 24000)
     assert len(audio) / rate == pytest.approx(3 * 0.12, abs=0.08)
+
+
+def test_wav_not_streamed_carries_its_real_sizes(sdk: openai.OpenAI, test_voice):
+    args = {
+        "model": "tts-1",
+        "voice": test_voice.name,
+        "input": "the sizes are known",
+        "response_format": "wav",
+    }
+    streamed = sdk.audio.speech.with_raw_response.create(**args)
+    assert streamed.headers["x-hexvoice-streaming"] == "during-synthesis"
+    assert streamed.content[4:8] == streamed.content[40:44] == b"\xff\xff\xff\xff"
+    whole = sdk.audio.speech.with_raw_response.create(
+        **args, extra_body={"stream": False}
+    )
+    assert whole.headers["x-hexvoice-streaming"] == "after-synthesis"
+    data = whole.content
+    assert int(whole.headers["content-length"]) == len(data)
+    riff, size = struct.unpack("<I", data[4:8])[0], struct.unpack("<I", data[40:44])[0]
+    assert (riff, size) == (len(data) - 8, len(data) - 44)
+    with wave.open(io.BytesIO(data)) as w:
+        assert (
+            w.getnframes() == size // 2 and w.getframerate() == test_voice.sample_rate
+        )
+    assert sf.info(io.BytesIO(data)).frames == size // 2
+    assert data[44:] == streamed.content[44:]  # same audio, only the header differs
+
+
+@needs_curl
+def test_http_1_0_gets_a_whole_wav(daemon: Daemon, test_voice, tmp_path):
+    out = tmp_path / "h10.wav"
+    body = {
+        "model": "m",
+        "voice": "tone",
+        "input": "old client",
+        "response_format": "wav",
+    }
+    r = subprocess.run(
+        [
+            "curl",
+            "-sS",
+            "--fail-with-body",
+            "--http1.0",
+            "--unix-socket",
+            str(daemon.http),
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            json.dumps(body),
+            "http://localhost/v1/audio/speech",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert r.returncode == 0, (r.stderr, out.read_bytes()[:300])
+    with wave.open(str(out)) as w:
+        assert w.getnframes() == round(2 * 0.12 * test_voice.sample_rate)
 
 
 def test_sse_deltas_carry_the_pcm(daemon: Daemon, test_voice):
@@ -195,6 +259,11 @@ def test_sdk_errors_are_openai_shaped(
             "'speed'",
         ),
         (b'{"model": "m", "input": "hi"}', 400, "'voice' must be"),
+        (
+            b'{"model": "m", "input": "hi", "voice": "tone", "seed": "x"}',
+            400,
+            "'seed' must be an integer, got str",
+        ),
         (b'{"input": "hi", "voice": "tone"}', 400, "'model' is required"),
         (b'["not", "an", "object"]', 400, "JSON object"),
         (b"{not json", 400, "not valid JSON"),
