@@ -9,7 +9,7 @@ development and parity) and emulates binding with copies.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -222,6 +222,10 @@ def require(needs: GraphNeeds, graphs: Mapping[str, Any]) -> None:
         raise BundleError("; ".join(problems))
 
 
+def _go_on() -> None:
+    """The checkpoint of a load nobody stops."""
+
+
 class GraphHost:
     """Opens the graphs of one or more bundles on one backend; owns them."""
 
@@ -242,12 +246,17 @@ class GraphHost:
         self._qnn: qnnrt.Backend | None = None
         self.group: qnnrt.ContextGroup | None = None
 
-    def open(self, bundles: Sequence[Bundle]) -> list[dict[str, Runner]]:
-        """Runners for every graph of every bundle (QNN: one context group)."""
+    def open(
+        self, bundles: Sequence[Bundle], checkpoint: Callable[[], None] = _go_on
+    ) -> list[dict[str, Runner]]:
+        """Runners for every graph of every bundle (QNN: one context group).
+        ``checkpoint()`` runs before each graph load (QNN: before the group's)
+        and may raise to stop the load there."""
         if self.backend == "cpu":
-            return [self._open_cpu(b) for b in bundles]
+            return [self._open_cpu(b, checkpoint) for b in bundles]
         import qnnrt
 
+        checkpoint()
         if self._qnn is None:
             self._qnn = qnnrt.Backend(
                 lib_dir=self._lib_dir, power=self._power, log_level=self._log_level
@@ -256,13 +265,16 @@ class GraphHost:
             (i, k, g) for i, b in enumerate(bundles) for k, g in b.graphs.items()
         ]
         paths = [bundles[i].path(g.file) for i, _, g in entries]
+        checkpoint()
         self.group = self._qnn.load_group(paths)
         out: list[dict[str, Runner]] = [{} for _ in bundles]
         for (i, key, spec), ctx in zip(entries, self.group.contexts, strict=True):
             out[i][key] = QnnRunner(key, ctx.graph(), spec)
         return out
 
-    def _open_cpu(self, bundle: Bundle) -> dict[str, Runner]:
+    def _open_cpu(
+        self, bundle: Bundle, checkpoint: Callable[[], None]
+    ) -> dict[str, Runner]:
         import onnxruntime as ort
 
         so = ort.SessionOptions()
@@ -270,6 +282,7 @@ class GraphHost:
             so.intra_op_num_threads = self._threads
         runners: dict[str, Runner] = {}
         for key, spec in bundle.graphs.items():
+            checkpoint()
             if not spec.onnx:
                 raise BundleError(
                     f"{bundle.root}: graph {key} has no ONNX file; the "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import threading
 import time
 from concurrent.futures import Future
 from importlib import metadata
@@ -21,7 +22,7 @@ from typing import Final
 
 from qnnrt import NpuWorker
 
-from .config import ConfigError, ServeConfig
+from .config import ServeConfig
 from .engine import Cancelled, SynthesisOptions
 from .jobs import (
     BadRequest,
@@ -35,9 +36,10 @@ from .jobs import (
     outcome,
 )
 from .metrics import Metrics
-from .voiceset import VoiceSet
+from .voiceset import LoadStopped, VoiceSet, no_room
 
 _LOGGER = logging.getLogger(__name__)
+NO_VOICES: Final = "no voices loaded"
 #: Bounds of the Retry-After hint given to busy clients (s).
 RETRY_AFTER_MIN_S: Final = 1
 RETRY_AFTER_MAX_S: Final = 60
@@ -55,6 +57,9 @@ class EngineHost:
         self.default_voice: str | None = None
         self._worker = NpuWorker("npu")
         self._set: VoiceSet | None = None  # replaced on the worker only
+        self._stopping = threading.Event()  # set once: loads stop at a checkpoint
+        #: the last reload's outcome ("ok", "failed: ..."); None before any
+        self.reload: str | None = None
         self._jobs: set[Job] = set()
         self._current: Job | None = None
         #: when the worker last showed progress outside a job (job end, idle)
@@ -66,42 +71,96 @@ class EngineHost:
         m.gauge("worker_busy", "1 while the NPU worker runs a job.", self._busy)
         m.gauge("graph_calls_total", "Graph calls executed.", self.graph_calls)
         m.gauge("npu_busy_seconds_total", "Time in graph calls.", self._graph_s)
-        m.gauge("ready", "1 when serving.", lambda: float(self.state == "ready"))
+        m.gauge("ready", "1 when serving (at least one voice).", self._ready)
+        m.gauge("voices_loaded", "Voices loaded.", lambda: len(self.voices))
 
     # -- loading -------------------------------------------------------------
 
+    @property
+    def ready(self) -> bool:
+        """Serving: started, not stopping, and at least one voice loaded."""
+        return self.state == "ready" and bool(self.voices)
+
+    def stop_loading(self) -> None:
+        """SIGTERM: a running load stops at its next step (graph, engine, warm-up)."""
+        self._stopping.set()
+
     async def load(self, cfg: ServeConfig) -> None:
-        """(Re)load every voice on the worker; on failure the old set stays."""
+        """Load every voice (start-up) or replace the set atomically (reload).
+
+        Raises what failed.  Whatever set the worker serves afterwards (the new
+        one, the untouched old one, the old one restored, or none) is what the
+        protocols see from then on.
+        """
+        try:
+            await asyncio.wrap_future(self._worker.submit(self._swap, cfg))
+        finally:
+            vs = self._set  # the worker is done with it: it only runs jobs now
+            self.voices = vs.voices if vs else {}
+            self.default_voice = vs.default if vs else None
+            self.status = (
+                f"{len(self.voices)} voice(s), {vs.graphs.status}"
+                if vs
+                else "no voices loaded"
+            )
+        self.cfg = cfg
+        if self.state == "starting":
+            self.state = "ready"
+
+    def reloaded(self, error: str | None) -> None:
+        """Record a reload's outcome for /health and /metrics."""
+        self.reload = "ok" if error is None else f"failed: {error}"
+        self.metrics.reloaded(error is None)
+
+    def _checkpoint(self) -> None:  # worker, between two load steps
+        if self._stopping.is_set():
+            raise LoadStopped("service stopping")
+
+    def _swap(self, cfg: ServeConfig) -> None:  # worker
         self._loading_since = time.monotonic()
         try:
-            vs, default = await asyncio.wrap_future(
-                self._worker.submit(self._swap, cfg)
-            )
+            self._replace(cfg)
         finally:
             self._loading_since = None
-        self.cfg, self.voices, self.default_voice = cfg, vs.voices, default
-        self.status = f"{len(self.voices)} voice(s), {vs.graphs.status}"
-        self.state = "ready"
 
-    def _swap(self, cfg: ServeConfig) -> tuple[VoiceSet, str]:  # worker
-        # One set at a time: QNN memory on the board holds one, not two.
-        old_cfg = self.cfg if self._set is not None else None
-        self._unload()
+    def _replace(self, cfg: ServeConfig) -> None:  # worker
+        # Read and check everything first: a broken bundle touches nothing.
+        bundles = VoiceSet.verify(cfg, self._checkpoint)
+        old = self._set
         try:
-            vs = VoiceSet.open(cfg)
-            default = cfg.default_voice or next(iter(vs.by_voice))
-            if default not in vs.by_voice:
-                vs.close()
-                raise ConfigError(
-                    f"default_voice {default!r} is not one of {sorted(vs.by_voice)}"
-                )
-        except BaseException:
-            if old_cfg is not None:
-                _LOGGER.error("loading the new voices failed; restoring the old ones")
-                self._set = VoiceSet.open(old_cfg)
-            raise
-        self._set = vs
-        return vs, default
+            new = VoiceSet.open(cfg, bundles, self._checkpoint)
+            how = "beside the old voices"
+        except BaseException as exc:
+            if old is None or not no_room(exc):
+                raise  # the old set, if any, serves on untouched
+            _LOGGER.warning(
+                "the new voices do not fit beside the old ones (%s): "
+                "freeing the old voices first",
+                exc,
+            )
+            self._unload()
+            try:
+                new = VoiceSet.open(cfg, bundles, self._checkpoint)
+            except BaseException:
+                self._restore(old)
+                raise
+            how = "after freeing the old voices"
+        self._unload()
+        self._set = new
+        if old is not None:
+            _LOGGER.info("new voices loaded %s", how)
+
+    def _restore(self, old: VoiceSet) -> None:  # worker
+        """After a failed free-first reload: the old set again if its files are
+        unchanged, else no voices (not ready, so systemd restarts us)."""
+        if self._stopping.is_set():
+            return
+        try:
+            self._set = old.reopen(self._checkpoint)
+        except Exception as exc:  # noqa: BLE001 - reported; no voices means not ready
+            _LOGGER.error("cannot restore the old voices (%s): no voice is loaded", exc)
+            return
+        _LOGGER.warning("restored the old voices")
 
     def _unload(self) -> None:  # worker
         vs, self._set = self._set, None
@@ -117,6 +176,8 @@ class EngineHost:
 
     def resolve(self, name: str | None = None, language: str | None = None) -> Voice:
         """The voice called ``name``, else one speaking ``language``, else default."""
+        if not self.voices:
+            raise Unavailable(NO_VOICES)
         if name is not None:
             if name not in self.voices:
                 raise UnknownVoice(
@@ -131,8 +192,7 @@ class EngineHost:
                 ):
                     return v
             raise UnknownVoice(f"no voice speaks {language[:20]!r}")
-        if self.default_voice is None:
-            raise Unavailable("no voices loaded")
+        assert self.default_voice is not None  # set with the voices
         return self.voices[self.default_voice]
 
     def submit(
@@ -141,6 +201,8 @@ class EngineHost:
         """Admit a request (or raise ``Busy``/``Unavailable``) without waiting."""
         if self.state != "ready":
             raise Unavailable(f"service is {self.state}")
+        if not self.voices:
+            raise Unavailable(NO_VOICES)
         if len(self._jobs) > self.cfg.limits.queue_size:  # running one + waiting
             self.metrics.request(protocol, "busy")
             wait = self._retry_after()
@@ -210,6 +272,9 @@ class EngineHost:
     def depth(self) -> int:
         return len(self._jobs)
 
+    def _ready(self) -> float:
+        return float(self.ready)
+
     def _busy(self) -> float:
         return float(self._worker.busy_since is not None)
 
@@ -222,11 +287,15 @@ class EngineHost:
         return self._closed_graphs[1] + (vs.graph_seconds() if vs else 0.0)
 
     def health(self) -> tuple[bool, str]:
-        """(healthy, why): False once loading or one engine step overruns."""
+        """(healthy, why): False once loading or one engine step overruns, and
+        whenever a started service has no voice (systemd should restart it)."""
         now = time.monotonic()
-        if self._loading_since is not None:
-            took = now - self._loading_since
+        loading = self._loading_since
+        if loading is not None:
+            took = now - loading
             return took < self.cfg.limits.load_timeout_s, f"loading for {took:.0f} s"
+        if self.state == "ready" and not self.voices:
+            return False, NO_VOICES
         since = self._worker.busy_since
         if since is None:
             return True, "idle"
@@ -242,6 +311,7 @@ class EngineHost:
     async def close(self, reason: str = "service stopping") -> None:
         """Cancel every request, free engines and QNN on the worker, stop it."""
         self.state = "stopping"
+        self._stopping.set()  # a load still running gives up at its next step
         for job in list(self._jobs):
             self.cancel(job, reason)
         limit = self.cfg.limits.stall_timeout_s

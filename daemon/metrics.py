@@ -24,6 +24,7 @@ TTFA_BUCKETS: Final = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 RTF_BUCKETS: Final = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0)
 PROTOCOLS: Final = ("wyoming", "http")
 OUTCOMES: Final = ("ok", "busy", "cancelled", "timeout", "bad_request", "error")
+RELOAD_OUTCOMES: Final = ("ok", "failed")
 
 
 @dataclass
@@ -65,6 +66,9 @@ class Metrics:
         self.synthesis_seconds = 0.0
         self.cancel_lag_calls = 0
         self.cancel_lag_seconds = 0.0
+        self.reloads = dict.fromkeys(RELOAD_OUTCOMES, 0)
+        #: 1 until a reload fails (the start-up load succeeded, or we would not run)
+        self.last_reload_success = 1
         self.gauges: dict[str, tuple[str, Callable[[], float]]] = {}
 
     def request(self, protocol: str, outcome: str) -> None:
@@ -83,6 +87,10 @@ class Metrics:
         """How much NPU work ran between a cancel and the worker being free."""
         self.cancel_lag_calls = graph_calls
         self.cancel_lag_seconds = seconds
+
+    def reloaded(self, ok: bool) -> None:
+        self.reloads["ok" if ok else "failed"] += 1
+        self.last_reload_success = int(ok)
 
     def gauge(self, name: str, help_: str, read: Callable[[], float]) -> None:
         self.gauges[name] = (help_, read)
@@ -122,6 +130,11 @@ class Metrics:
         out.append(f"{p}_last_cancel_graph_calls {self.cancel_lag_calls}")
         head("last_cancel_seconds", "gauge", "Cancel to free worker, last time.")
         out.append(f"{p}_last_cancel_seconds {_num(self.cancel_lag_seconds)}")
+        head("reloads_total", "counter", "SIGHUP reloads by outcome.")
+        for outcome, n in self.reloads.items():
+            out.append(f'{p}_reloads_total{{outcome="{outcome}"}} {n}')
+        head("last_reload_success", "gauge", "0 if the last reload failed, else 1.")
+        out.append(f"{p}_last_reload_success {self.last_reload_success}")
         for name, (help_, read) in self.gauges.items():
             kind = "counter" if name.endswith("_total") else "gauge"
             head(name, kind, help_)

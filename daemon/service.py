@@ -1,9 +1,13 @@
 """The running service: engine host + Wyoming + HTTP servers + systemd signals.
 
 Start-up: bundles loaded and warmed up on the NPU worker → sockets (systemd's,
-else our own) → ``READY=1``.  SIGTERM/SIGINT: stop accepting, cancel running
-requests, free QNN on the worker, remove the sockets we created, exit 0.
-SIGHUP: reload config and bundles; the listening sockets stay open throughout.
+else our own) → ``READY=1``.  A start-up failure a restart cannot fix (config,
+bundle, QNN libraries) exits 78 with one line; anything else exits 70.
+SIGTERM/SIGINT: stop accepting, cancel running requests, free QNN on the worker,
+remove the sockets we created, exit 0; during loading, the load stops at its
+next graph, engine or warm-up and the service exits 0.  SIGHUP: reload config and
+bundles atomically (the old voices serve until the new ones are loaded, and on
+if that fails); the listening sockets stay open throughout.
 """
 
 from __future__ import annotations
@@ -15,16 +19,27 @@ import time
 from dataclasses import replace
 from typing import Any, Final
 
+from qnnrt import QnnError, QnnLibraryError
+
 from . import http_server, systemd
 from .admission import Admission
+from .bundle import BundleError
 from .config import ConfigError, ServeConfig, check_voices, load_config
 from .host import EngineHost
 from .listeners import Listener, ListenerError, open_listeners
 from .metrics import Metrics
+from .serve import EX_CONFIG
+from .voiceset import LoadStopped
 from .wyoming_server import WyomingServer
 
 _LOGGER = logging.getLogger(__name__)
-EX_SOFTWARE: Final = 70  # sysexits.h: start-up failed (bundles, sockets)
+#: sysexits.h EX_SOFTWARE: a start-up failure a restart may fix (sockets, NPU).
+EX_SOFTWARE: Final = 70
+#: QNN codes a restart cannot fix: the binary or the libraries do not fit this
+#: runtime or board (QnnCommon.h INCOMPATIBLE/LOADING_BINARIES, QnnContext.h
+#: INVALID_ARGUMENT/BINARY_VERSION/CREATE_FROM_BINARY/BINARY_CONFIGURATION,
+#: QnnSystemContext.h INVALID_ARGUMENT/MALFORMED_BINARY).
+QNN_UNFIXABLE: Final = frozenset({1008, 1009, 5000, 5004, 5005, 5008, 30001, 30010})
 #: How long aiohttp waits for open HTTP responses once requests are cancelled.
 HTTP_SHUTDOWN_S: Final = 5.0
 _NS_PER_USEC: Final = 1000
@@ -47,24 +62,31 @@ class Service:
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, self._stop.set)
+            loop.add_signal_handler(sig, self._on_stop)
         loop.add_signal_handler(signal.SIGHUP, lambda: loop.create_task(self._reload()))
         n = len(self.cfg.voices)
         self.notifier.status(
             f"Loading {n} voice bundle(s) on {self.cfg.engine.backend}"
         )
+        t0 = time.monotonic()
         try:
-            t0 = time.monotonic()
             await self.host.load(self.cfg)
             _LOGGER.info(
                 "loaded in %.1f s: %s", time.monotonic() - t0, self.host.status
             )
             self._listeners = open_listeners(self.cfg.listen, self._inherited)
-        except (ConfigError, ListenerError) as exc:
-            return await self._fail(str(exc))
+        except LoadStopped:
+            _LOGGER.info("stopped while loading, %.1f s in", time.monotonic() - t0)
+            self.notifier.stopping()
+            await self.host.close("service stopping")
+            return 0
+        except ListenerError as exc:
+            return await self._fail(str(exc), EX_SOFTWARE)
         except Exception as exc:  # noqa: BLE001 - bundle/engine/QNN: report, exit
-            _LOGGER.exception("start-up failed")
-            return await self._fail(f"{type(exc).__name__}: {exc}")
+            code = exit_status(exc)
+            if code == EX_SOFTWARE:
+                _LOGGER.exception("start-up failed")
+            return await self._fail(describe(exc), code)
         # One cap on connections for both protocols (admission.py).
         admission = Admission(self.cfg.limits.max_connections)
         wyoming = WyomingServer(self.host, admission)
@@ -99,11 +121,15 @@ class Service:
         _LOGGER.info("stopped")
         return 0
 
-    async def _fail(self, why: str) -> int:
+    def _on_stop(self) -> None:
+        self._stop.set()
+        self.host.stop_loading()
+
+    async def _fail(self, why: str, code: int) -> int:
         _LOGGER.error("cannot start: %s", why)
         self.notifier.status(f"Failed: {why}")
         await self.host.close("start-up failed")
-        return EX_SOFTWARE
+        return code
 
     async def _watchdog(self, period: float) -> None:
         """Ping only while the event loop runs and the NPU worker makes progress."""
@@ -130,6 +156,7 @@ class Service:
                 check_voices(new)
             except ConfigError as exc:
                 _LOGGER.error("reload refused: %s", exc)
+                self.host.reloaded(systemd.one_line(str(exc)))
                 self.notifier.status(f"Ready (reload refused: {exc})")
                 return
             if new.listen != self.cfg.listen:
@@ -141,10 +168,39 @@ class Service:
             self.notifier.status("Reloading voices")
             try:
                 await self.host.load(new)
-                self.cfg = new
-                logging.getLogger().setLevel(new.log_level.upper())
-                _LOGGER.info("reloaded: %s", self.host.status)
-                self.notifier.ready(f"Ready: {self.host.status}")
+            except LoadStopped:
+                _LOGGER.info("reload abandoned: the service is stopping")
+                return
             except Exception as exc:  # noqa: BLE001 - keep serving the old set
-                _LOGGER.exception("reload failed")
-                self.notifier.ready(f"Ready (reload failed: {exc})")
+                why = describe(exc)
+                _LOGGER.error("reload failed: %s", why)
+                _LOGGER.debug("reload failure", exc_info=exc)
+                self.host.reloaded(why)
+                state = "Ready" if self.host.ready else "Not ready"
+                self.notifier.ready(
+                    f"{state}: {self.host.status} (reload failed: {why})"
+                )
+                return
+            self.cfg = new
+            logging.getLogger().setLevel(new.log_level.upper())
+            _LOGGER.info("reloaded: %s", self.host.status)
+            self.host.reloaded(None)
+            self.notifier.ready(f"Ready: {self.host.status}")
+
+
+def exit_status(exc: BaseException) -> int:
+    """EX_CONFIG for what a restart cannot fix (config, bundle, QNN libraries or
+    a binary they refuse), so the unit's RestartPreventExitStatus= ends the loop;
+    EX_SOFTWARE otherwise."""
+    if isinstance(exc, (ConfigError, BundleError, QnnLibraryError)):
+        return EX_CONFIG
+    if isinstance(exc, QnnError) and exc.code in QNN_UNFIXABLE:
+        return EX_CONFIG
+    return EX_SOFTWARE
+
+
+def describe(exc: BaseException) -> str:
+    """One line for the log and STATUS=: what failed, named by its own message
+    when it is one of ours, with its type otherwise."""
+    text = systemd.one_line(str(exc))
+    return text if exit_status(exc) == EX_CONFIG else f"{type(exc).__name__}: {text}"

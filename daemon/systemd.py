@@ -59,16 +59,16 @@ class Notifier:
                 self._warned = True
 
     def status(self, text: str) -> None:
-        self.notify(f"STATUS={_one_line(text)}")
+        self.notify(f"STATUS={one_line(text)}")
 
     def ready(self, status: str) -> None:
-        self.notify("READY=1", f"STATUS={_one_line(status)}")
+        self.notify("READY=1", f"STATUS={one_line(status)}")
 
     def reloading(self, status: str) -> None:
-        self.notify("RELOADING=1", f"STATUS={_one_line(status)}")
+        self.notify("RELOADING=1", f"STATUS={one_line(status)}")
 
     def stopping(self, status: str = "Stopping") -> None:
-        self.notify("STOPPING=1", f"STATUS={_one_line(status)}")
+        self.notify("STOPPING=1", f"STATUS={one_line(status)}")
 
     def watchdog(self) -> None:
         self.notify("WATCHDOG=1")
@@ -122,6 +122,6 @@ def listen_fds(
     return out
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     # A newline would start a new sd_notify assignment.
     return " ".join(text.split())

@@ -7,6 +7,7 @@ run; swap it for the Piper voice bundle once that engine is registered.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -14,7 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -261,3 +262,25 @@ def daemon_factory(
 
 def words(n: int, stem: str = "word") -> str:
     return " ".join(f"{stem}{i}" for i in range(n))
+
+
+def copy_voice(
+    voice: ServiceVoice, dest: Path, name: str | None = None, **params: Any
+) -> ServiceVoice:
+    """A copy of ``voice``'s bundle at ``dest``, renamed and with params changed."""
+    shutil.copytree(voice.bundle, dest)
+    manifest = yaml.safe_load((dest / "voice.yaml").read_text())
+    manifest["name"] = name or manifest["name"]
+    manifest["params"].update(params)
+    (dest / "voice.yaml").write_text(yaml.safe_dump(manifest))
+    return replace(voice, bundle=dest, name=manifest["name"])
+
+
+def flip_byte(bundle: Path, graph: str = "mm") -> Path:
+    """Flip one byte in the middle of a binary that voice.yaml hashes."""
+    manifest = yaml.safe_load((bundle / "voice.yaml").read_text())
+    path = bundle / manifest["graphs"][graph]["file"]
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return path

@@ -4,19 +4,23 @@ reload and shutdown, with the real NPU worker and a real graph."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import time
 from dataclasses import replace
 
 import pytest
 
+from daemon.bundle import BundleError
 from daemon.config import ConfigError, LimitsConfig, ServeConfig, VoiceSource
 from daemon.engine import Cancelled, SynthesisOptions
 from daemon.host import EngineHost
 from daemon.jobs import Busy, Unavailable
 from daemon.metrics import Metrics
+from daemon.voiceset import no_room
+from qnnrt import QnnError
 
-from .conftest import LONG_WORDS, words
+from .conftest import LONG_WORDS, copy_voice, flip_byte, words
 
 
 @pytest.fixture
@@ -175,3 +179,46 @@ def test_closed_host_refuses_and_its_worker_is_gone(cfg):
     host = asyncio.run(go())
     assert not host._worker.thread.is_alive()  # noqa: SLF001
     assert host._set is None  # noqa: SLF001 - QNN freed on the worker
+
+
+def test_failed_reload_leaves_the_old_set_untouched(cfg, test_voice, tmp_path):
+    voice = copy_voice(test_voice, tmp_path / "tone")
+    cfg = replace(cfg, voices=(VoiceSource(voice.bundle),))
+
+    async def go() -> tuple[object, object, list[str], int]:
+        host = await _host(cfg)
+        old = host._set  # noqa: SLF001 - the very object that serves
+        flip_byte(voice.bundle)
+        with pytest.raises(BundleError, match="sha256 mismatch"):
+            await host.load(cfg)
+        now = host._set  # noqa: SLF001
+        calls = [m for m, _ in old.engines[0].calls]
+        n = await _drain(host.submit("still works", host.resolve(), _opts(), "test"))
+        await host.close()
+        return old, now, calls, n
+
+    old, now, calls, n = asyncio.run(go())
+    assert now is old  # not closed and re-read from the changed files
+    assert "close" not in calls and n > 0
+
+
+def _caused(exc: Exception, cause: Exception) -> Exception:
+    exc.__cause__ = cause
+    return exc
+
+
+@pytest.mark.parametrize(
+    ("exc", "retry"),
+    [
+        (MemoryError("rpcmem_alloc(1048576) failed"), True),
+        (QnnError(1002, "contextCreateFromBinary"), True),
+        (OSError(errno.ENOMEM, "Cannot allocate memory"), True),
+        (_caused(RuntimeError("engine load failed"), MemoryError()), True),
+        (RuntimeError("engine load failed"), False),
+        (QnnError(5005, "contextCreateFromBinary"), False),
+        (BundleError("graphs/mm.bin: sha256 mismatch"), False),
+        (ValueError("invalid literal for int()"), False),
+    ],
+)
+def test_only_lack_of_room_frees_the_old_set_first(exc, retry):
+    assert no_room(exc) is retry

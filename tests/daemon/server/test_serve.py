@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -22,7 +23,22 @@ from wyoming.event import read_event, write_event
 from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize
 
-from .conftest import LONG_WORDS, ROOT, Daemon, start_daemon, words
+from daemon.bundle import BundleError, sha256_file
+from daemon.config import ConfigError
+from daemon.service import exit_status
+from qnnrt import QnnError, QnnLibraryError
+
+from .conftest import (
+    LONG_WORDS,
+    ROOT,
+    Daemon,
+    ServiceVoice,
+    copy_voice,
+    flip_byte,
+    start_daemon,
+    words,
+    write_config,
+)
 
 QUEUE = 4
 #: sd_notify watchdog period given to the daemon; it pings every half of it.
@@ -437,3 +453,109 @@ def test_deadlines_mid_stream_and_in_the_queue(daemon_factory):
     m = d.metrics()
     assert m['hexvoice_requests_total{protocol="http",outcome="timeout"}'] >= 2
     assert m['hexvoice_requests_total{protocol="wyoming",outcome="timeout"}'] == 1
+
+
+def _serve(config: Path, voice: ServiceVoice) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "daemon.cli", "serve", "--config", str(config)],
+        cwd=ROOT,
+        env={**os.environ, **voice.env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _garbage_binary(bundle: Path) -> str:
+    """Replace the graph's binary by bytes QNN cannot load, hash updated."""
+    manifest = yaml.safe_load((bundle / "voice.yaml").read_text())
+    g = manifest["graphs"]["mm"]
+    (bundle / g["file"]).write_bytes(b"not a context binary\n" * 64)
+    g["sha256"] = sha256_file(bundle / g["file"])
+    (bundle / "voice.yaml").write_text(yaml.safe_dump(manifest))
+    return "not a loadable context binary"
+
+
+def _flipped(bundle: Path) -> str:
+    flip_byte(bundle)
+    return "sha256 mismatch"
+
+
+@pytest.mark.parametrize("break_it", [_flipped, _garbage_binary])
+def test_broken_bundle_at_start_exits_78_with_one_line(tmp_path, test_voice, break_it):
+    voice = copy_voice(test_voice, tmp_path / "tone")
+    why = break_it(voice.bundle)
+    r = _serve(write_config(tmp_path / "c.yaml", voice, tmp_path / "run"), voice)
+    assert r.returncode == 78, r.stderr
+    assert "Traceback" not in r.stderr
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("ERROR")]
+    assert len(errors) == 1, r.stderr
+    assert why in errors[0] and str(voice.bundle) in errors[0]
+
+
+def test_missing_qnn_libraries_exit_78_with_one_line(tmp_path, test_voice):
+    empty = tmp_path / "no-qnn-here"
+    empty.mkdir()
+    config = write_config(
+        tmp_path / "c.yaml",
+        test_voice,
+        tmp_path / "run",
+        engine={"backend": "qnn", "qnn_lib_dir": str(empty)},
+    )
+    r = _serve(config, test_voice)
+    assert r.returncode == 78, r.stderr
+    assert "Traceback" not in r.stderr
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("ERROR")]
+    assert len(errors) == 1 and str(empty) in errors[0], r.stderr
+
+
+#: Voices and graph calls per warm-up word that make loading take seconds on the
+#: simulator: the load has many steps, each a small fraction of the whole.
+SLOW_VOICES = 16
+SLOW_WARMUP_CALLS = 2000
+
+
+def test_sigterm_while_loading_stops_within_one_step(tmp_path, test_voice):
+    slow = {"calls_per_word": SLOW_WARMUP_CALLS}
+    voices = [
+        copy_voice(test_voice, tmp_path / f"v{i}", f"tone{i}", **slow)
+        for i in range(SLOW_VOICES)
+    ]
+    d = start_daemon(
+        tmp_path / "d",
+        voices[0],
+        wait_ready=False,
+        voices=[{"bundle": str(v.bundle)} for v in voices],
+    )
+    try:
+        _wait(lambda: any(x.startswith("STATUS=Loading") for x in d.notify.lines()))
+        time.sleep(0.5)  # well into the load
+        t0 = time.monotonic()
+        d.proc.send_signal(signal.SIGTERM)
+        code = d.proc.wait(60)
+        took = time.monotonic() - t0
+    finally:
+        d.stop(signal.SIGKILL)
+    log = d.stderr()
+    assert code == 0, log
+    assert "READY=1" not in d.notify.lines()  # it never claimed to serve
+    assert "STOPPING=1" in d.notify.lines()
+    assert "stopped while loading" in log and "Traceback" not in log
+    assert took < 1.5, f"exit took {took:.2f} s after SIGTERM"
+
+
+@pytest.mark.parametrize(
+    ("exc", "code"),
+    [
+        (ConfigError("default_voice 'x' is not one of ['tone']"), 78),
+        (BundleError("graphs/mm.bin: sha256 mismatch"), 78),
+        (QnnLibraryError("libQnnHtp.so not found"), 78),
+        (QnnError(5008, "contextCreateFromBinary"), 78),  # another SoC
+        (QnnError(1009, "backendCreate"), 78),  # stub/skel missing
+        (QnnError(1007, "contextCreateFromBinary"), 70),  # FastRPC hiccup
+        (QnnError(1002, "contextCreateFromBinary"), 70),  # out of memory now
+        (RuntimeError("engine bug"), 70),
+    ],
+)
+def test_exit_status_separates_what_a_restart_cannot_fix(exc, code):
+    assert exit_status(exc) == code

@@ -7,8 +7,10 @@ calls between them.  Audio is a pure function of the text.  The server never
 imports this: the tests register it under ``hexvoice.engines`` through a
 throw-away dist-info directory on the daemon's ``PYTHONPATH``.
 
-Test hook: a word ``[[stall:S]]`` sleeps S seconds without checking the cancel
-token, as a hung graph call would (for the watchdog test).
+Test hooks: a word ``[[stall:S]]`` sleeps S seconds without checking the cancel
+token, as a hung graph call would (for the watchdog test).  ``params.max_loaded``
+is the number of tone voices that fit in memory at once: loading one more raises
+``MemoryError``, as a board's NPU memory would refuse a second voice set.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ _STALL = re.compile(r"\[\[stall:([0-9.]+)\]\]")
 
 class ToneEngine:
     engine_id = ENGINE_ID
+    #: loaded, not yet closed, in this process (for ``params.max_loaded``)
+    live: int = 0
 
     def __init__(self) -> None:
         self._mm: Runner | None = None
@@ -54,12 +58,16 @@ class ToneEngine:
 
     def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
         self._note("load")
+        fit = bundle.params.get("max_loaded")
+        if fit is not None and ToneEngine.live >= int(fit):
+            raise MemoryError(f"test-tone: only {fit} voice(s) fit in memory")
+        self._calls = int(bundle.params.get("calls_per_word", 1))
         self._mm = graphs["mm"]
         self._rate = bundle.sample_rate
-        self._calls = int(bundle.params.get("calls_per_word", 1))
         self._voice = VoiceInfo(
             bundle.name, tuple(bundle.languages), "test tones", ("0", "1")
         )
+        ToneEngine.live += 1
 
     @property
     def sample_rate(self) -> int:
@@ -100,4 +108,6 @@ class ToneEngine:
 
     def close(self) -> None:
         self._note("close")
+        if self._mm is not None:
+            ToneEngine.live -= 1
         self._mm = None
