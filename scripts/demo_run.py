@@ -37,6 +37,15 @@ RUNS_ON: Final = {
     "qnn": "its HTP v73 context binaries on the QNN HTP simulator",
     "cpu": "its ONNX graphs on onnxruntime CPU (no QNN, no NPU)",
 }
+#: Why the next step is quiet for a while (measured on 2 shared x86 cores: warm-up
+#: 41 s, the default sentence 68 s on the simulator; 3 s and 1 s on CPU).
+WAIT_HINT: Final = {
+    "qnn": (
+        "; the simulator warms up every graph first: tens of seconds",
+        "; the simulator takes seconds per vocoder window: about a minute",
+    ),
+    "cpu": ("", ""),
+}
 DEFAULT_TEXT: Final = "Hello from hexvoice."
 READY_TIMEOUT_S: Final = 900.0  # simulator warm-up of every graph
 STOP_TIMEOUT_S: Final = 120.0
@@ -96,7 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         notify.bind(str(notify_path))
         notify.settimeout(1.0)
         env = {**os.environ, "NOTIFY_SOCKET": str(notify_path)}
-        _say(f"[2/4] starting hexvoice serve ({args.backend}); sockets in {run_dir}")
+        _say(
+            f"[2/4] starting hexvoice serve ({args.backend}); sockets in {run_dir}"
+            + WAIT_HINT[args.backend][0]
+        )
         t0 = time.monotonic()
         proc = subprocess.Popen(
             [
@@ -114,7 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             _wait_ready(notify, proc)
             _say(f"      ready after {time.monotonic() - t0:.1f} s")
-            _say(f"[3/4] hexvoice say {args.text!r} → {args.out}")
+            _say(
+                f"[3/4] hexvoice say {args.text!r} → {args.out}"
+                + WAIT_HINT[args.backend][1]
+            )
             t1 = time.monotonic()
             subprocess.run(
                 [
