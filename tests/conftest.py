@@ -6,20 +6,34 @@ import os
 import platform
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from onnx import TensorProto
 
-from scripts.qnn_compile import Compiled, compile_onnx, compile_shared
-from tests.qnnrt import tiny_models as tm
+if TYPE_CHECKING:
+    from scripts.qnn_compile import Compiled
 
-_MODELS: dict[str, Callable[[Path], Path]] = {
-    "matmul_tanh": tm.matmul_tanh,
-    "multi_io": tm.multi_io,
-    "qdq8": tm.qdq,
-    "qdq16": lambda p: tm.qdq(p, TensorProto.UINT16),
-    "kv_decode": tm.kv_decode,
-}
+#: The tiny graphs every QNN test compiles (tests/qnnrt/tiny_models.py).
+_MODELS: tuple[str, ...] = ("matmul_tanh", "multi_io", "qdq8", "qdq16", "kv_decode")
+
+
+def build_model(name: str, path: Path) -> Path:
+    """Write tiny model ``name`` as ONNX to ``path``.
+
+    onnx is imported here, not at module level: a board run (``-m board``) has
+    no onnx and needs none, but collects this file."""
+    from onnx import TensorProto
+
+    from tests.qnnrt import tiny_models as tm
+
+    builders: dict[str, Callable[[Path], Path]] = {
+        "matmul_tanh": tm.matmul_tanh,
+        "multi_io": tm.multi_io,
+        "qdq8": tm.qdq,
+        "qdq16": lambda p: tm.qdq(p, TensorProto.UINT16),
+        "kv_decode": tm.kv_decode,
+    }
+    return builders[name](path)
 
 
 #: Board runs take the tiny binaries prebuilt on x86 (the board has no QNN
@@ -89,8 +103,8 @@ def qnn_cache(request: pytest.FixtureRequest) -> Path:
 @pytest.fixture(scope="session")
 def onnx_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("onnx")
-    for name, build in _MODELS.items():
-        build(d / f"{name}.onnx")
+    for name in _MODELS:
+        build_model(name, d / f"{name}.onnx")
     return d
 
 
@@ -98,6 +112,8 @@ def onnx_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def bins(
     onnx_dir: Path, qnn_cache: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Compiled]:
+    from scripts.qnn_compile import compile_onnx
+
     out = tmp_path_factory.mktemp("bins")
     return {
         name: compile_onnx(onnx_dir / f"{name}.onnx", out, cache_dir=qnn_cache)
@@ -107,6 +123,8 @@ def bins(
 
 @pytest.fixture(scope="session")
 def two_graph_bin(onnx_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from scripts.qnn_compile import compile_shared
+
     return compile_shared(
         [onnx_dir / "matmul_tanh.onnx", onnx_dir / "multi_io.onnx"],
         tmp_path_factory.mktemp("shared"),

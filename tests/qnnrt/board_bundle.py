@@ -3,7 +3,7 @@
 usage (on x86, with the simulator wheel):
     python -m tests.qnnrt.board_bundle DIR
 then copy DIR to the board and run there:
-    HEXVOICE_BOARD_BUNDLE=DIR python -m pytest -m board tests
+    HEXVOICE_BOARD_BUNDLE=DIR python -m pytest -m board tests/qnnrt tests/board
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ import tempfile
 from pathlib import Path
 
 from scripts.qnn_compile import compile_onnx
-from tests.conftest import _MODELS
+from tests.conftest import _MODELS, build_model
 
 
 def build(out: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     made = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, model in _MODELS.items():
-            onnx = model(Path(tmp) / f"{name}.onnx")
+        for name in _MODELS:
+            onnx = build_model(name, Path(tmp) / f"{name}.onnx")
             compiled = compile_onnx(onnx, Path(tmp) / name, target="qcs8550")
             made[name] = out / f"{name}.bin"
             shutil.copyfile(compiled.bin_path, made[name])
