@@ -132,14 +132,15 @@ class Service:
         return code
 
     async def _watchdog(self, period: float) -> None:
-        """Ping only while the event loop runs and the NPU worker makes progress."""
+        """Ping only while the event loop runs, the NPU worker makes progress and
+        a voice is loaded (``EngineHost.health``)."""
         stuck = False
         while True:
             healthy, why = self.host.health()
             if healthy:
                 self.notifier.watchdog()
                 if stuck:
-                    _LOGGER.info("NPU worker recovered")
+                    _LOGGER.info("healthy again (%s)", why)
                     self.notifier.status(f"Ready: {self.host.status}")
             elif not stuck:
                 _LOGGER.error("%s; withholding watchdog pings", why)

@@ -30,6 +30,10 @@ ROOT = Path(__file__).resolve().parents[3]
 #: sizes make a request long enough to observe queueing and cancellation.
 LONG_WORDS = 3000
 START_TIMEOUT_S = 60.0
+#: Voices, and graph calls per word (the warm-up speaks one), that make a load
+#: take seconds on the simulator in many steps, each a small part of the whole.
+SLOW_VOICES = 16
+SLOW_WARMUP_CALLS = 2000
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ import pytest
 import yaml
 
 from .conftest import (
+    SLOW_VOICES,
+    SLOW_WARMUP_CALLS,
     Daemon,
     ServiceVoice,
     copy_voice,
@@ -246,3 +248,23 @@ def test_bundle_swapped_during_a_running_synthesis(spawn, test_voice, tmp_path):
     assert late.status_code == 200, late.text  # the queued one found its voice
     assert late.content != short  # ...in the new set (2 graph calls per word)
     assert health(d).json()["reload"] == "ok"
+
+
+def test_sigterm_during_a_reload_stops_it_and_exits(spawn, test_voice, tmp_path):
+    d = spawn(copy_voice(test_voice, tmp_path / "a"))
+    slow = {"calls_per_word": SLOW_WARMUP_CALLS}
+    voices = [
+        copy_voice(test_voice, tmp_path / f"v{i}", f"tone{i}", **slow)
+        for i in range(SLOW_VOICES)
+    ]
+    point_config_at(d, *voices)
+    mark = len(d.notify.messages)
+    d.proc.send_signal(signal.SIGHUP)
+    d.notify.wait_for("RELOADING=1", RELOAD_TIMEOUT_S, mark)
+    time.sleep(0.5)  # well into the new set's warm-ups
+    t0 = time.monotonic()
+    d.proc.send_signal(signal.SIGTERM)
+    code = d.proc.wait(60)
+    took = time.monotonic() - t0
+    assert code == 0 and took < 1.5, f"exit {code} {took:.2f} s after SIGTERM"
+    assert "reload abandoned" in d.stderr()

@@ -31,6 +31,8 @@ from qnnrt import QnnError, QnnLibraryError
 from .conftest import (
     LONG_WORDS,
     ROOT,
+    SLOW_VOICES,
+    SLOW_WARMUP_CALLS,
     Daemon,
     ServiceVoice,
     copy_voice,
@@ -507,12 +509,6 @@ def test_missing_qnn_libraries_exit_78_with_one_line(tmp_path, test_voice):
     assert "Traceback" not in r.stderr
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("ERROR")]
     assert len(errors) == 1 and str(empty) in errors[0], r.stderr
-
-
-#: Voices and graph calls per warm-up word that make loading take seconds on the
-#: simulator: the load has many steps, each a small fraction of the whole.
-SLOW_VOICES = 16
-SLOW_WARMUP_CALLS = 2000
 
 
 def test_sigterm_while_loading_stops_within_one_step(tmp_path, test_voice):
