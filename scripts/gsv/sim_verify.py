@@ -33,6 +33,12 @@ log = logging.getLogger(__name__)
 
 SIM_TOP_K = 15
 SIM_T2S_MIN_TOPK_AGREEMENT = 0.95
+#: Reference logits this close to the k-th best are a tie at the NPU's precision:
+#: fp16 logits land within ~1.5 units in the last place (ulp) of float32 ones
+#: (tiny T2S: max |sim - ref| 1.7e-3 at |logit| ~ 1, where an fp16 ulp is 9.8e-4),
+#: and the test voice once had its 15th and 16th logits 3.9e-5 apart, which made
+#: the exact-set gate fail on a correct graph.
+SIM_TOPK_TIE_ULPS = 4
 SIM_MIN_COSINE = 0.999
 SIM_VOCODER_MIN_SNR_DB = 25.0
 # Teacher-forced decode steps per KV bucket on the simulator (plus the prefill).
@@ -47,11 +53,20 @@ class SimResult:
 
 
 def topk_agreement(test: np.ndarray, ref: np.ndarray, k: int = SIM_TOP_K) -> float:
-    """Share of rows whose k best entries are the same set."""
-    same = [
-        set(np.argsort(t)[-k:]) == set(np.argsort(r)[-k:])
-        for t, r in zip(test, ref, strict=True)
-    ]
+    """Share of rows whose k best entries are the same set, up to ties.
+
+    Entries whose reference logit is within ``SIM_TOPK_TIE_ULPS`` fp16 ulps of the
+    k-th best may fall on either side of the cut; every other entry must be on
+    the same side in ``test`` as in ``ref``.
+    """
+    same = []
+    for t, r in zip(test, ref, strict=True):
+        tol = SIM_TOPK_TIE_ULPS * float(np.spacing(np.float16(np.abs(r).max())))
+        kth = np.sort(r)[-k]
+        surely_in = set(np.flatnonzero(r > kth + tol))
+        maybe_in = set(np.flatnonzero(r >= kth - tol))
+        chosen = set(np.argsort(t)[-k:])
+        same.append(surely_in <= chosen <= maybe_in)
     return float(np.mean(same))
 
 

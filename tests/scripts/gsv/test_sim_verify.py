@@ -19,6 +19,22 @@ def test_topk_agreement() -> None:
     assert sim_verify.topk_agreement(swapped, ref) == 0.75
 
 
+def test_topk_agreement_allows_ties_at_fp16_precision_only() -> None:
+    """The test voice's case: the 15th and 16th logits 3.9e-5 apart, swapped by
+    fp16 noise, is a tie; a swap across a real gap is not."""
+    ref = np.linspace(-1.0, 1.0, 100)
+    order = np.argsort(ref)
+    k15, k16 = order[-15], order[-16]
+    near = ref.copy()
+    near[k16] = ref[k15] - 3.9e-5
+    flipped = near.copy()
+    flipped[k15], flipped[k16] = near[k16], near[k15]  # fp16-sized swap
+    assert sim_verify.topk_agreement(flipped[None], near[None]) == 1.0
+    far = ref.copy()
+    far[k15], far[k16] = ref[k16], ref[k15]  # 0.02 apart: a real disagreement
+    assert sim_verify.topk_agreement(far[None], ref[None]) == 0.0
+
+
 def test_cosine() -> None:
     a = np.array([1.0, 2.0, 3.0])
     assert sim_verify.cosine(a, 2 * a) == pytest.approx(1.0)
