@@ -250,8 +250,8 @@ class GraphHost:
         self, bundles: Sequence[Bundle], checkpoint: Callable[[], None] = _go_on
     ) -> list[dict[str, Runner]]:
         """Runners for every graph of every bundle (QNN: one context group).
-        ``checkpoint()`` runs before each graph load (QNN: before the group's)
-        and may raise to stop the load there."""
+        ``checkpoint()`` runs before each graph (QNN: each binary) loads and may
+        raise to stop the load there."""
         if self.backend == "cpu":
             return [self._open_cpu(b, checkpoint) for b in bundles]
         import qnnrt
@@ -265,8 +265,7 @@ class GraphHost:
             (i, k, g) for i, b in enumerate(bundles) for k, g in b.graphs.items()
         ]
         paths = [bundles[i].path(g.file) for i, _, g in entries]
-        checkpoint()
-        self.group = self._qnn.load_group(paths)
+        self.group = self._qnn.load_group(paths, before_each=checkpoint)
         out: list[dict[str, Runner]] = [{} for _ in bundles]
         for (i, key, spec), ctx in zip(entries, self.group.contexts, strict=True):
             out[i][key] = QnnRunner(key, ctx.graph(), spec)

@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -204,6 +204,10 @@ def _deregister(ref: weakref.ref[Context], mh: int) -> None:
         context.deregister_memory((mh,))
 
 
+def _nothing() -> None:
+    """``before_each`` of a load nobody stops."""
+
+
 class ContextGroup:
     """Several context binaries loaded as one REGISTER_MULTI_CONTEXTS group.
 
@@ -220,7 +224,10 @@ class ContextGroup:
         *,
         group: bool = True,
         spill_fill_bytes: int | None = None,
+        before_each: Callable[[], None] | None = None,
     ) -> None:
+        """``before_each()`` runs before each binary loads and may raise to stop
+        the load there (a service told to stop mid-load); loaded ones are freed."""
         if not paths:
             raise ValueError("ContextGroup needs at least one context binary")
         self.backend = backend
@@ -231,6 +238,7 @@ class ContextGroup:
             measured if spill_fill_bytes is None else spill_fill_bytes
         )
         self.contexts: list[Context] = []
+        self._before_each = before_each or _nothing
         self.shared_spill_fill = False
         self._refused = False
         try:
@@ -243,9 +251,9 @@ class ContextGroup:
             else:
                 self._load_grouped(paths)
             if not self.contexts:
-                self.contexts = [
-                    Context(backend, p, info=i) for p, i in zip(paths, self.infos)
-                ]
+                for p, i in zip(paths, self.infos):
+                    self._before_each()
+                    self.contexts.append(Context(backend, p, info=i))
         except BaseException:
             self.close()
             raise
@@ -263,6 +271,7 @@ class ContextGroup:
         size = self.spill_fill_bytes
         # QNN logs a refused group as five ERROR lines; it is an answer, not a
         # failure, so its first (the cause) goes into the one line __init__ logs.
+        self._before_each()
         with held_native() as held:
             try:
                 first = Context(
@@ -281,6 +290,7 @@ class ContextGroup:
         replay(held)
         self.contexts.append(first)
         for p, info in zip(paths[1:], self.infos[1:]):
+            self._before_each()
             self.contexts.append(
                 Context(
                     self.backend, p, info=info, group_first=first, group_spill_fill=size

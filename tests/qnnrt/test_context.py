@@ -36,6 +36,34 @@ def test_group_of_three_falls_back_to_standalone_and_says_so(backend, bins, capl
     assert all(c.closed for c in group.contexts)
 
 
+@pytest.mark.parametrize("spill_fill", [None, 1 << 20], ids=["standalone", "group"])
+def test_load_stops_between_binaries_and_frees_what_it_loaded(
+    backend, bins, spill_fill
+):
+    """A service told to stop mid-load gives up before the next binary."""
+    paths = [bins[n].bin_path for n in ("matmul_tanh", "multi_io", "kv_decode")]
+
+    def live() -> list[qnnrt.Context]:
+        alive = (ref() for ref in backend._contexts)
+        return [c for c in alive if c is not None and not c.closed]
+
+    before = live()
+    seen: list[int] = []
+
+    class Stop(Exception):
+        pass
+
+    def before_each() -> None:
+        seen.append(len(live()) - len(before))
+        if seen[-1] == 1:  # stop once one binary has loaded
+            raise Stop
+
+    with pytest.raises(Stop):
+        backend.load_group(paths, spill_fill_bytes=spill_fill, before_each=before_each)
+    assert seen[-1] == 1 and seen.count(1) == 1
+    assert live() == before  # the one it loaded is freed again
+
+
 def test_group_without_spill_fill_needs_no_registration(backend, bins):
     paths = [bins[n].bin_path for n in ("matmul_tanh", "multi_io")]
     with backend.load_group(paths) as group:
