@@ -35,9 +35,9 @@ ACCEPT_RETRY_S: Final = 1.0
 #: At most one log line per this many seconds about the cap or descriptors.
 LOG_INTERVAL_S: Final = 10.0
 #: Descriptors kept free besides one per connection and what is open at start:
-#: log files, /proc reads, a reload's manifests.  A reload may also hold a second
-#: voice set (model files, QNN contexts, rpcmem buffers), so what start-up left
-#: open is reserved once more (``fd_room``).
+#: log files, /proc reads, a reload's manifests, refused sockets lingering.  A
+#: reload may also hold a second voice set (model files, QNN contexts, rpcmem
+#: buffers), so what start-up left open is reserved once more (``fd_room``).
 FD_MARGIN: Final = 32
 _EVICTED, _REFUSED, _EMFILE = _EVENTS = (
     "idle closed for newcomers",
@@ -45,9 +45,15 @@ _EVICTED, _REFUSED, _EMFILE = _EVENTS = (
     "accept failures (out of descriptors)",
 )
 _OUT_OF_RESOURCES: Final = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
-#: What a refused client may already have sent (its request) is read and dropped
-#: first: closing a TCP socket with unread input sends RST, which can destroy
-#: our answer in the client's buffers.
+#: A refused client may not have written its request yet: were the socket
+#: closed at once, that write would fail (EPIPE) before the client reads our
+#: answer.  So the answer goes out with our side half-closed, and the socket is
+#: closed this much later; at most REFUSALS_LINGERING at a time (descriptors).
+REFUSAL_LINGER_S: Final = 1.0
+REFUSALS_LINGERING: Final = 16
+#: What a refused client sent is read and dropped before the close: closing a
+#: TCP socket with unread input sends RST, which can destroy our answer in the
+#: client's buffers.
 _DRAIN_BYTES: Final = 64 * 1024
 
 
@@ -111,6 +117,7 @@ class Admission:
         self.cap = room
         self._open: dict[asyncio.BaseTransport, Tracked] = {}  # oldest first
         self._starting = 0
+        self._lingering = 0  # refused sockets not closed yet
         self._counts = dict.fromkeys(_EVENTS, 0)
         self._flush: asyncio.TimerHandle | None = None
 
@@ -146,7 +153,7 @@ class Admission:
                 continue
             if self.open >= self.cap and not self._evict():
                 self._note(_REFUSED)
-                _refuse(conn, refusal)
+                self._refuse(conn, refusal)
                 continue
             self._starting += 1
             try:
@@ -195,12 +202,23 @@ class Admission:
             loop = asyncio.get_running_loop()
             self._flush = loop.call_later(LOG_INTERVAL_S, self._report)
 
+    def _refuse(self, conn: socket.socket, answer: bytes) -> None:
+        with contextlib.suppress(OSError):
+            conn.send(answer)  # small: fits the buffer of a fresh connection
+            conn.shutdown(socket.SHUT_WR)
+        if self._lingering >= REFUSALS_LINGERING:
+            _close(conn)
+            return
+        self._lingering += 1
 
-def _refuse(conn: socket.socket, answer: bytes) -> None:
+        def close() -> None:
+            self._lingering -= 1
+            _close(conn)
+
+        asyncio.get_running_loop().call_later(REFUSAL_LINGER_S, close)
+
+
+def _close(conn: socket.socket) -> None:
     with contextlib.suppress(OSError):
-        conn.setblocking(False)
         conn.recv(_DRAIN_BYTES)
-    with contextlib.suppress(OSError):
-        conn.send(answer)  # small: fits the socket buffer of a fresh connection
-        conn.shutdown(socket.SHUT_WR)
     conn.close()
