@@ -122,14 +122,17 @@ class WyomingHandler(AsyncEventHandler):
             self.writer.close()
 
     def busy(self) -> bool:
-        """Work queued or synthesizing, or a text stream open: not idle."""
-        return (
-            self._job is not None or not self._work.empty() or self._stream is not None
-        )
+        """Audio queued or being made for this client: waiting for it is not idle.
+
+        An open text stream is not busy: a client that starts one and sends
+        nothing for ``idle_timeout_s`` is let go like any other.
+        """
+        return self._job is not None or not self._work.empty()
 
     def idle(self) -> bool:
-        """Waiting for the next event with nothing in flight (may be reclaimed)."""
-        return self._guard.waiting and not self.busy()
+        """Waiting between events with nothing in flight and no text stream open
+        (one may pause between tokens): the cap may reclaim it for a newcomer."""
+        return self._guard.waiting and not self.busy() and self._stream is None
 
     def hang_up(self) -> None:
         """Service stopping: end the read loop; the sender stops after its item."""

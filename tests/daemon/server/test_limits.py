@@ -234,6 +234,12 @@ def test_an_idle_connection_is_closed(quick: Daemon, kind):
     assert data == b"" and SHORT_S * 0.9 < took < SHORT_S + 2
 
 
+def test_an_open_text_stream_with_nothing_coming_is_idle(quick: Daemon):
+    s = _raw(quick.wyoming, b'{"type": "synthesize-start"}\n')
+    data, took = _read_all(s, 10)
+    assert data == b"" and took < SHORT_S + 2
+
+
 def test_http_slow_header_is_closed(quick: Daemon):
     s = _raw(quick.http, b"POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\n")
     data, took = _read_all(s, 10)
