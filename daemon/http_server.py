@@ -56,14 +56,9 @@ AFTER_SYNTHESIS: Final = {STREAMING_HEADER: "after-synthesis"}
 _IN_FLIGHT: Final = web.AppKey("in_flight", set)
 #: Answer to a connection past ``limits.max_connections`` when none is idle.
 _REFUSAL_BODY: Final = json.dumps(
-    {
-        "error": {
-            "message": "too many connections; retry shortly",
-            "type": "server_error",
-            "param": None,
-            "code": "too_many_connections",
-        }
-    }
+    ApiError(
+        503, "too many connections; retry shortly", code="too_many_connections"
+    ).envelope()
 ).encode()
 REFUSAL: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\n"

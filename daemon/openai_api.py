@@ -48,11 +48,11 @@ class ApiError(Exception):
         self.headers = headers or {}
         self.close = close  # the connection cannot carry another request
 
-    def response(self) -> web.Response:
+    def envelope(self) -> dict[str, Any]:
         kind = "invalid_request_error" if self.status < 500 else "server_error"
         if self.status == 429:
             kind = "rate_limit_error"
-        body = {
+        return {
             "error": {
                 "message": self.message,
                 "type": kind,
@@ -60,7 +60,11 @@ class ApiError(Exception):
                 "code": self.code,
             }
         }
-        resp = web.json_response(body, status=self.status, headers=self.headers)
+
+    def response(self) -> web.Response:
+        resp = web.json_response(
+            self.envelope(), status=self.status, headers=self.headers
+        )
         if self.close:
             resp.force_close()
         return resp
