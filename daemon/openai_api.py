@@ -18,7 +18,7 @@ from . import encode
 from .engine import Cancelled, SynthesisOptions
 from .fields import expected
 from .host import EngineHost
-from .jobs import BadText, ServiceError, Voice, check_text
+from .jobs import BadRequest, BadText, ServiceError, Voice, check_text
 
 #: Model ids accepted (stock OpenAI clients send tts-1 / tts-1-hd).
 MODELS: Final = ("hexvoice", "tts-1", "tts-1-hd", "gpt-4o-mini-tts")
@@ -134,8 +134,10 @@ def parse_speech(body: dict[str, Any], host: EngineHost) -> SpeechRequest:
     name = None if voice_field in OPENAI_VOICES else voice_field
     try:
         voice = host.resolve(name)
-    except ServiceError as exc:
+    except BadRequest as exc:
         raise ApiError(400, str(exc), "voice", exc.code) from None
+    except ServiceError as exc:  # no voice loaded: the service, not the request
+        raise ApiError(503, str(exc), code=exc.code) from None
     try:
         options = SynthesisOptions(voice=voice.name, seed=seed, speed=float(speed))
     except ValueError as exc:
@@ -202,7 +204,7 @@ def job_error(exc: Exception) -> ApiError:
             return ApiError(504, f"request timed out: {exc}", code="timeout")
         return ApiError(503, f"request cancelled: {exc}", code="cancelled")
     assert isinstance(exc, ServiceError)
-    status = 400 if exc.code in ("bad_request", "voice_not_found") else 503
+    status = 400 if isinstance(exc, BadRequest) else 503
     return ApiError(status, str(exc), code=exc.code)
 
 

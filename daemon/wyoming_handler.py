@@ -60,7 +60,7 @@ _CLOSE: Final = object()
 
 @dataclass
 class _Stream:
-    voice: Voice
+    voice: Voice | None  # None once failed
     speaker: str | None
     sentences: SentenceStream
     failed: bool = False
@@ -256,16 +256,19 @@ class WyomingHandler(AsyncEventHandler):
         try:
             voice, speaker = self._voice(event.data)
         except _BadInput as exc:
+            # The stream still runs to its synthesize-stopped, speaking nothing:
+            # it needs no voice (there may be none loaded at all).
             self._queue_error(exc)
-            voice, speaker = self.host.resolve(), None
-            self._stream = _Stream(voice, speaker, sentences, failed=True)
+            self._stream = _Stream(None, None, sentences, failed=True)
             return
         self._stream = _Stream(voice, speaker, sentences)
 
     def _queue_sentences(self, sentences: list[Sentence], now: float) -> None:
         s = self._stream
         assert s is not None
-        for sentence in sentences if not s.failed else []:
+        if s.failed or s.voice is None:
+            return
+        for sentence in sentences:
             item = _Synth(sentence.text, s.voice, s.speaker, now, s, s.pause_s)
             self._work.put_nowait(item)
             # What an engine puts after such a piece within one request.

@@ -19,6 +19,9 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from wyoming.client import AsyncClient
+from wyoming.error import Error
+from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
 from .conftest import (
     SLOW_VOICES,
@@ -88,6 +91,33 @@ def speak(d: Daemon, text: str, voice: str = "tone") -> httpx.Response:
 def health(d: Daemon) -> httpx.Response:
     with d.http_client() as c:
         return c.get("/health")
+
+
+def wyoming_errors(d: Daemon) -> list[str]:
+    """Error codes for one synthesize and one stream on a single connection."""
+
+    async def go() -> list[str]:
+        c = AsyncClient.from_uri(d.uri)
+        await c.connect()
+        codes = []
+        for events in (
+            [Synthesize("hello").event()],
+            [SynthesizeStart().event(), SynthesizeChunk("hello. ").event(),
+             SynthesizeStop().event()],  # fmt: skip
+        ):
+            for e in events:
+                await c.write_event(e)
+            while (e := await asyncio.wait_for(c.read_event(), RELOAD_TIMEOUT_S)) and (
+                e.type not in ("audio-stop", "synthesize-stopped")
+            ):
+                if Error.is_type(e.type):
+                    codes.append(Error.from_event(e).code)
+                    if len(events) == 1:
+                        break
+        await c.disconnect()
+        return codes
+
+    return asyncio.run(go())
 
 
 def pings_within(d: Daemon, seconds: float) -> int:
@@ -196,8 +226,9 @@ def test_service_without_voices_is_not_ready_and_stops_the_watchdog(
     m = d.metrics()
     assert m["hexvoice_ready"] == 0 and m["hexvoice_voices_loaded"] == 0
     r = speak(d, "anyone there?")
-    # openai_api maps every resolve() error to 400; the code says why.
-    assert r.status_code in (400, 503) and r.json()["error"]["code"] == "unavailable"
+    assert r.status_code == 503 and r.json()["error"]["code"] == "unavailable"
+    # Wyoming says so too, for a whole text and for a stream, and stays up.
+    assert wyoming_errors(d) == ["unavailable", "unavailable"]
     assert any("no voices" in s.lower() for s in statuses), statuses
     time.sleep(PING_S)  # a ping already on its way may still land
     assert pings_within(d, 6 * PING_S) == 0, "watchdog pings went on"
