@@ -243,6 +243,14 @@ def start_daemon(
     return d
 
 
+def serving(tmp: Path, voice: ServiceVoice, **sections: Any) -> Iterator[Daemon]:
+    """A module fixture's body: one daemon, stopped cleanly and traceback-free."""
+    d = start_daemon(tmp, voice, **sections)
+    yield d
+    assert d.stop() == 0, d.stderr()
+    assert "Traceback" not in d.stderr(), d.stderr()
+
+
 @pytest.fixture(scope="module")
 def daemon_factory(
     tmp_path_factory: pytest.TempPathFactory, test_voice: ServiceVoice

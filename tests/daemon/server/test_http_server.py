@@ -10,6 +10,7 @@ import struct
 import subprocess
 import time
 import wave
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -144,6 +145,20 @@ def test_wav_not_streamed_carries_its_real_sizes(sdk: openai.OpenAI, test_voice)
     assert data[44:] == streamed.content[44:]  # same audio, only the header differs
 
 
+def _curl_speech(
+    daemon: Daemon, body: dict, out: Path, *flags: str
+) -> subprocess.CompletedProcess[str]:
+    """POST /v1/audio/speech with the real curl, as the README shows it."""
+    return subprocess.run(
+        ["curl", "-sS", "--fail-with-body", *flags, "--unix-socket", str(daemon.http)]
+        + ["-H", "Content-Type: application/json", "-d", json.dumps(body)]
+        + ["http://localhost/v1/audio/speech", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
 @needs_curl
 def test_http_1_0_gets_a_whole_wav(daemon: Daemon, test_voice, tmp_path):
     out = tmp_path / "h10.wav"
@@ -153,26 +168,7 @@ def test_http_1_0_gets_a_whole_wav(daemon: Daemon, test_voice, tmp_path):
         "input": "old client",
         "response_format": "wav",
     }
-    r = subprocess.run(
-        [
-            "curl",
-            "-sS",
-            "--fail-with-body",
-            "--http1.0",
-            "--unix-socket",
-            str(daemon.http),
-            "-H",
-            "Content-Type: application/json",
-            "-d",
-            json.dumps(body),
-            "http://localhost/v1/audio/speech",
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    r = _curl_speech(daemon, body, out, "--http1.0")
     assert r.returncode == 0, (r.stderr, out.read_bytes()[:300])
     with wave.open(str(out)) as w:
         assert w.getnframes() == round(2 * 0.12 * test_voice.sample_rate)
@@ -359,33 +355,13 @@ def test_metrics_are_prometheus_text(daemon: Daemon):
 @needs_curl
 def test_curl_unix_socket(daemon: Daemon, test_voice, tmp_path):
     out = tmp_path / "s.wav"
-    body = json.dumps(
-        {
-            "model": "tts-1",
-            "input": "curl says hi",
-            "voice": test_voice.name,
-            "response_format": "wav",
-        }
-    )
-    r = subprocess.run(
-        [
-            "curl",
-            "-sS",
-            "--fail-with-body",
-            "--unix-socket",
-            str(daemon.http),
-            "-H",
-            "Content-Type: application/json",
-            "-d",
-            body,
-            "http://localhost/v1/audio/speech",
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    body = {
+        "model": "tts-1",
+        "input": "curl says hi",
+        "voice": test_voice.name,
+        "response_format": "wav",
+    }
+    r = _curl_speech(daemon, body, out)
     assert r.returncode == 0, r.stderr
     pcm, rate = _wav(out.read_bytes())
     assert rate == test_voice.sample_rate and len(pcm) == round(3 * 0.12 * rate)

@@ -23,7 +23,7 @@ from wyoming.tts import Synthesize
 from daemon.engine import SynthesisOptions
 from daemon.local import open_engine
 from scripts.metrics import snr_db
-from tests.daemon.server.conftest import Daemon, ServiceVoice, start_daemon
+from tests.daemon.server.conftest import Daemon, ServiceVoice, serving
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir
 
 pytest.importorskip("piper")
@@ -41,12 +41,9 @@ def joe(pytestconfig: pytest.Config) -> ServiceVoice:
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory, joe: ServiceVoice):
-    d: Daemon = start_daemon(
+    yield from serving(
         tmp_path_factory.mktemp("joe"), joe, engine={"backend": "cpu"}
     )
-    yield d
-    assert d.stop() == 0, d.stderr()
-    assert "Traceback" not in d.stderr(), d.stderr()
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from daemon.audio import SENTENCE_PAUSE_S
 from daemon.engines.piper.engine import PIPER_ATTRIBUTION
 from daemon.wyoming_handler import SAMPLE_WIDTH, SAMPLES_PER_CHUNK
 from daemon.wyoming_server import PROJECT_URL
-from tests.daemon.server.conftest import Daemon, ServiceVoice, start_daemon
+from tests.daemon.server.conftest import Daemon, ServiceVoice, serving
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir
 
 pytest.importorskip("piper")
@@ -55,12 +55,9 @@ def still_joe(pytestconfig: pytest.Config, tmp_path_factory) -> ServiceVoice:
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory, still_joe: ServiceVoice):
-    d: Daemon = start_daemon(
+    yield from serving(
         tmp_path_factory.mktemp("rhythm"), still_joe, engine={"backend": "cpu"}
     )
-    yield d
-    assert d.stop() == 0, d.stderr()
-    assert "Traceback" not in d.stderr(), d.stderr()
 
 
 async def _exchange(d: Daemon, events: list[Event], until: str) -> list[Event]:
