@@ -222,7 +222,11 @@ def require(needs: GraphNeeds, graphs: Mapping[str, Any]) -> None:
         raise BundleError("; ".join(problems))
 
 
-def _go_on() -> None:
+#: Called between the steps of a load; raises to stop it (a stopping service).
+Checkpoint = Callable[[], None]
+
+
+def go_on() -> None:
     """The checkpoint of a load nobody stops."""
 
 
@@ -247,7 +251,7 @@ class GraphHost:
         self.group: qnnrt.ContextGroup | None = None
 
     def open(
-        self, bundles: Sequence[Bundle], checkpoint: Callable[[], None] = _go_on
+        self, bundles: Sequence[Bundle], checkpoint: Checkpoint = go_on
     ) -> list[dict[str, Runner]]:
         """Runners for every graph of every bundle (QNN: one context group).
         ``checkpoint()`` runs before each graph (QNN: each binary) loads and may
@@ -271,9 +275,7 @@ class GraphHost:
             out[i][key] = QnnRunner(key, ctx.graph(), spec)
         return out
 
-    def _open_cpu(
-        self, bundle: Bundle, checkpoint: Callable[[], None]
-    ) -> dict[str, Runner]:
+    def _open_cpu(self, bundle: Bundle, checkpoint: Checkpoint) -> dict[str, Runner]:
         import onnxruntime as ort
 
         so = ort.SessionOptions()

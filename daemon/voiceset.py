@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -21,11 +20,10 @@ from qnnrt import QnnError
 from .bundle import Bundle, BundleError
 from .config import ConfigError, ServeConfig
 from .engine import Engine, engine_class
-from .graphs import GraphHost, Runner
+from .graphs import Checkpoint, GraphHost, Runner, go_on
 from .jobs import Voice
 
 _LOGGER = logging.getLogger(__name__)
-Checkpoint = Callable[[], None]
 #: QNN codes that mean "no room now", not "this set is broken" (QnnCommon.h,
 #: QnnDevice.h): MEM_ALLOC, RESOURCE_UNAVAILABLE, HARDWARE_UNAVAILABLE.
 QNN_NO_ROOM: Final = frozenset({1002, 1010, 14002})
@@ -33,10 +31,6 @@ QNN_NO_ROOM: Final = frozenset({1002, 1010, 14002})
 
 class LoadStopped(Exception):
     """The service is stopping: a load gave up between two of its steps."""
-
-
-def _go_on() -> None:
-    """The checkpoint of a load nobody stops."""
 
 
 def no_room(exc: BaseException) -> bool:
@@ -63,7 +57,7 @@ class VoiceSet:
     runners: list[Runner] = field(default_factory=list)
 
     @staticmethod
-    def verify(cfg: ServeConfig, checkpoint: Checkpoint = _go_on) -> list[Bundle]:
+    def verify(cfg: ServeConfig, checkpoint: Checkpoint = go_on) -> list[Bundle]:
         """Every bundle read and checked; nothing is loaded (BundleError)."""
         e = cfg.engine
         bundles = [Bundle.load(v.bundle) for v in cfg.voices]
@@ -80,7 +74,7 @@ class VoiceSet:
         cls,
         cfg: ServeConfig,
         bundles: list[Bundle] | None = None,
-        checkpoint: Checkpoint = _go_on,
+        checkpoint: Checkpoint = go_on,
     ) -> VoiceSet:
         """Open (one multi-context group), load and warm up the bundles (read and
         verified here unless given, as ``verify`` returned them)."""
@@ -131,7 +125,7 @@ class VoiceSet:
             raise
         return vs
 
-    def reopen(self, checkpoint: Checkpoint = _go_on) -> VoiceSet:
+    def reopen(self, checkpoint: Checkpoint = go_on) -> VoiceSet:
         """This (closed) set loaded again from the manifests it was loaded with,
         if every file still hashes as they say; never from files changed since."""
         problems = [
