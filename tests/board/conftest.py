@@ -16,6 +16,7 @@ from board.doctor import board_checks
 from board.profile import Profile, load_profile
 from board.qnn_checks import MARKER, BoardTarget
 from daemon.bundle import Bundle, GraphSpec, sha256_file, tensor_spec, write_manifest
+from tests.engine_site import TONE_ENGINE, engine_site
 
 SERVICE_UID = 990  # the fake tree's hexvoice user; never the test runner's uid
 #: elf.h: ELFCLASS64, ELFDATA2LSB, EV_CURRENT; e_type ET_DYN; e_machine EM_AARCH64.
@@ -79,9 +80,19 @@ def board_env(qcs8550: Profile) -> dict[str, str]:
     }
 
 
+@pytest.fixture(scope="session")
+def tone_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the ``test-tone`` engine is registered (tests/engine_site.py): on
+    ``sys.path`` in ``voice``, on ``PYTHONPATH`` for a doctor subprocess."""
+    return engine_site(tmp_path_factory.mktemp("site"))
+
+
 @pytest.fixture
-def voice(tmp_path: Path, bins) -> Path:
-    """A one-graph bundle around the real matmul_tanh context binary."""
+def voice(tmp_path: Path, bins, tone_site: Path, monkeypatch) -> Path:
+    """A one-graph bundle around the real matmul_tanh context binary, for the
+    registered ``test-tone`` engine (graph ``mm``): verify asks the bundle's
+    engine which graphs it runs."""
+    monkeypatch.syspath_prepend(str(tone_site))
     root = tmp_path / "voice"
     (root / "graphs").mkdir(parents=True)
     bin_path = root / "graphs" / "matmul.bin"
@@ -91,13 +102,13 @@ def voice(tmp_path: Path, bins) -> Path:
     write_manifest(
         Bundle(
             root=root,
-            engine="test",
+            engine=TONE_ENGINE,
             name="tiny",
             sample_rate=16000,
             languages=("en",),
             graphs={
-                "matmul": GraphSpec(
-                    key="matmul",
+                "mm": GraphSpec(
+                    key="mm",
                     file="graphs/matmul.bin",
                     sha256=sha256_file(bin_path),
                     inputs=tuple(tensor_spec(t) for t in g.inputs),

@@ -13,19 +13,6 @@ from board.checks import ERROR, OK, SKIP, WARNING
 from board.qnn_checks import BoardTarget
 from daemon.bundle import MANIFEST
 from tests.bundle_edits import compile_foreign, edit_manifest, swap_binary
-from tests.engine_site import TONE_ENGINE, engine_site
-
-
-@pytest.fixture
-def voice(voice: Path, tmp_path_factory, monkeypatch) -> Path:
-    """The conftest bundle for the registered ``test-tone`` engine (graph ``mm``):
-    verify asks the bundle's engine which graphs it runs."""
-    monkeypatch.syspath_prepend(str(engine_site(tmp_path_factory.mktemp("site"))))
-    edit_manifest(
-        voice,
-        lambda m: m.update(engine=TONE_ENGINE, graphs={"mm": m["graphs"]["matmul"]}),
-    )
-    return voice
 
 
 def _manifest(voice: Path, **changes) -> None:

@@ -35,8 +35,11 @@ def doctor(
 
 
 @x86_only
-def test_simulator_profile_passes_with_the_test_voice(voice: Path):
-    p = doctor("--profile", "simulator", "--bundle", str(voice), "--json")
+def test_simulator_profile_passes_with_the_test_voice(voice: Path, tone_site: Path):
+    p = doctor(
+        "--profile", "simulator", "--bundle", str(voice), "--json",
+        env={"PYTHONPATH": str(tone_site)},
+    )  # fmt: skip
     assert p.returncode == 0, p.stdout + p.stderr
     report = json.loads(p.stdout)  # nothing else on stdout (QNN banners go to stderr)
     assert report["errors"] == 0 and report["warnings"] == 0
