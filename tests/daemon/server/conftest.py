@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from scripts import bundling
+from tests.engine_site import TONE_ENGINE, engine_site
 
 ROOT = Path(__file__).resolve().parents[3]
 #: Words per test request are cheap (a few ms each on the simulator); these
@@ -55,7 +56,7 @@ def test_voice(bins, onnx_dir, tmp_path_factory) -> ServiceVoice:
     }
     bundling.finish(
         root,
-        engine="test-tone",
+        engine=TONE_ENGINE,
         name="tone",
         sample_rate=16000,
         languages=("en_US",),
@@ -68,16 +69,8 @@ def test_voice(bins, onnx_dir, tmp_path_factory) -> ServiceVoice:
 
 
 def _engine_path(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """Register the tone engine under hexvoice.engines for a child process."""
-    site = tmp_path_factory.mktemp("engine_site")
-    dist = site / "hexvoice_test_engines-0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: hexvoice-test-engines\nVersion: 0\n"
-    )
-    (dist / "entry_points.txt").write_text(
-        "[hexvoice.engines]\ntest-tone = tests.daemon.server.tone_engine:ToneEngine\n"
-    )
+    """PYTHONPATH for a child process that must find the tone engine."""
+    site = engine_site(tmp_path_factory.mktemp("engine_site"))
     return os.pathsep.join([str(site), str(ROOT)])
 
 
