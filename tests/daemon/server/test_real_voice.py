@@ -21,7 +21,9 @@ from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize
 
 from daemon.engine import SynthesisOptions
+from daemon.engines.piper.engine import PIPER_ATTRIBUTION
 from daemon.local import open_engine
+from daemon.wyoming_server import PROJECT_URL
 from scripts.metrics import snr_db
 from tests.daemon.server.conftest import Daemon, ServiceVoice, serving
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir
@@ -64,10 +66,12 @@ def test_wyoming_describes_the_real_voice(daemon: Daemon):
                 if Info.is_type(e.type):
                     return Info.from_event(e)
 
-    info = asyncio.run(go())
-    (voice,) = info.tts[0].voices
+    (program,) = asyncio.run(go()).tts
+    attribution = program.attribution
+    assert (attribution.name, attribution.url) == ("hexvoice", PROJECT_URL)
+    (voice,) = program.voices
     assert voice.name == VOICE and voice.languages == ["en_US"]
-    assert voice.attribution.name == "piper"
+    assert (voice.attribution.name, voice.attribution.url) == PIPER_ATTRIBUTION
 
 
 def test_openai_sdk_gets_the_engines_exact_samples(daemon: Daemon, in_process):

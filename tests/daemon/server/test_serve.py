@@ -346,14 +346,7 @@ def test_socket_activation(tmp_path_factory, test_voice, names):
 def test_second_instance_refuses_a_busy_socket(daemon: Daemon, test_voice, tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text(daemon.config.read_text())
-    r = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "serve", "--config", str(cfg)],
-        cwd=ROOT,
-        env={**os.environ, **test_voice.env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    r = _serve(cfg, test_voice)
     assert r.returncode == 70, r.stderr
     assert "another server is listening on" in r.stderr
     assert daemon.wyoming.exists()  # the running instance's socket is untouched

@@ -17,13 +17,10 @@ import yaml
 from wyoming.audio import AudioChunk
 from wyoming.client import AsyncClient
 from wyoming.event import Event
-from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
 from daemon.audio import SENTENCE_PAUSE_S
-from daemon.engines.piper.engine import PIPER_ATTRIBUTION
 from daemon.wyoming_handler import SAMPLE_WIDTH, SAMPLES_PER_CHUNK
-from daemon.wyoming_server import PROJECT_URL
 from tests.daemon.server.conftest import Daemon, ServiceVoice, serving
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir
 
@@ -144,21 +141,3 @@ def test_chunks_are_fixed_size_but_the_last_of_each_cycle(daemon: Daemon):
             assert len(sizes) > 5
             assert set(sizes[:-1]) == {SAMPLES_PER_CHUNK * SAMPLE_WIDTH}, sizes
             assert 0 < sizes[-1] <= SAMPLES_PER_CHUNK * SAMPLE_WIDTH
-
-
-def test_info_attributes_the_project_and_piper(daemon: Daemon):
-    async def go() -> Info:
-        async with AsyncClient.from_uri(daemon.uri) as c:
-            await c.write_event(Describe().event())
-            while True:
-                e = await asyncio.wait_for(c.read_event(), READ_TIMEOUT_S)
-                if Info.is_type(e.type):
-                    return Info.from_event(e)
-
-    (program,) = asyncio.run(go()).tts
-    assert (program.attribution.name, program.attribution.url) == (
-        "hexvoice",
-        PROJECT_URL,
-    )
-    (voice,) = program.voices
-    assert (voice.attribution.name, voice.attribution.url) == PIPER_ATTRIBUTION
