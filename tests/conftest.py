@@ -101,6 +101,19 @@ def qnn_cache(request: pytest.FixtureRequest) -> Path:
 
 
 @pytest.fixture(scope="session")
+def gsv_voice(request: pytest.FixtureRequest) -> Path:
+    """DIR of ``scripts/make_test_voice --out DIR``: the GPT-SoVITS test voice,
+    built by the real pipeline once per machine (content-keyed, cached)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("onnxruntime_qnn")
+    from scripts.gsv.test_voice import make_test_voice
+
+    out = Path(request.config.cache.mkdir("gsv-test-voice"))
+    make_test_voice(out, sim_gates=False)
+    return out
+
+
+@pytest.fixture(scope="session")
 def onnx_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("onnx")
     for name in _MODELS:

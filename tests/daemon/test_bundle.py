@@ -246,14 +246,8 @@ def piper_voice(request) -> Path:
 
 
 @pytest.fixture(scope="module")
-def gsv_voice(request) -> Path:
-    pytest.importorskip("torch")
-    pytest.importorskip("onnxruntime_qnn")
-    from scripts.gsv.test_voice import make_test_voice
-
-    out = Path(request.config.cache.mkdir("gsv-test-voice"))
-    make_test_voice(out, sim_gates=False)  # content-keyed: built once per machine
-    return out / "bundle"
+def gsv_bundle_dir(gsv_voice: Path) -> Path:
+    return gsv_voice / "bundle"
 
 
 def _shape(graph: str, tensor: str, shape: list[int]):
@@ -279,12 +273,12 @@ def _shape(graph: str, tensor: str, shape: list[int]):
             "graph dec_W96: 'frame_mask' is [1, 1, 95], the engine uses [1, 1, 96]",
         ),
         (
-            "gsv_voice",
+            "gsv_bundle_dir",
             lambda m: m["graphs"].pop("vits_gen"),
             "graph 'vits_gen' is missing (the engine runs it)",
         ),
         (
-            "gsv_voice",
+            "gsv_bundle_dir",
             _shape("t2s_decode_192", "mask", [1, 1, 1, 191]),
             "graph t2s_decode_192: 'mask' is [1, 1, 1, 191], the engine uses "
             "[1, 1, 1, 192]",
@@ -306,7 +300,7 @@ def test_verify_and_the_engines_load_refuse_the_same_manifest(
     assert problem in str(refused.value)
 
 
-@pytest.mark.parametrize("voice", ["piper_voice", "gsv_voice"])
+@pytest.mark.parametrize("voice", ["piper_voice", "gsv_bundle_dir"])
 def test_real_bundles_meet_their_engines_needs(request, voice: str):
     bundle = Bundle.load(request.getfixturevalue(voice))
     assert bundle.verify(binaries=False) == []

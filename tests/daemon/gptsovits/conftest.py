@@ -14,18 +14,6 @@ from daemon.local import open_engine
 
 
 @pytest.fixture(scope="session")
-def gsv_voice(request: pytest.FixtureRequest) -> Path:
-    """DIR of ``scripts/make_test_voice --out DIR`` (content-keyed, cached)."""
-    pytest.importorskip("torch")
-    pytest.importorskip("onnxruntime_qnn")
-    from scripts.gsv.test_voice import make_test_voice
-
-    out = Path(request.config.cache.mkdir("gsv-test-voice"))
-    make_test_voice(out, sim_gates=False)
-    return out
-
-
-@pytest.fixture(scope="session")
 def gsv_bundle(gsv_voice: Path) -> Bundle:
     return Bundle.load(gsv_voice / "bundle")
 

@@ -10,6 +10,7 @@ no watchdog pings.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -163,6 +164,39 @@ def test_corrupt_bundle_reload_keeps_the_old_voice_serving(spawn, test_voice, tm
     m = d.metrics()
     assert m['hexvoice_reloads_total{outcome="ok"}'] == 1
     assert m["hexvoice_last_reload_success"] == 1
+
+
+def test_gsv_test_voice_survives_a_reload_of_its_corrupted_bundle(
+    spawn, gsv_voice: Path, tmp_path
+):
+    """The same with the GPT-SoVITS test voice (real pipeline, CPU backend): a
+    table its engine reads changes on disk; the loaded voice speaks on, unchanged."""
+    root = tmp_path / "gsv"
+    shutil.copytree(gsv_voice / "bundle", root)
+    manifest = yaml.safe_load((root / "voice.yaml").read_text())
+    voice = ServiceVoice(root, manifest["name"], manifest["sample_rate"], {})
+    d = spawn(voice, engine={"backend": "cpu"})
+    body = {"model": "tts-1", "voice": voice.name, "input": "你好，世界。",
+            "response_format": "pcm", "seed": 1}  # fmt: skip
+
+    def say() -> bytes:
+        with d.http_client() as c:
+            r = c.post(SPEECH, json=body)
+        assert r.status_code == 200, r.text
+        return r.content
+
+    before = say()
+    table = root / "cpu" / "t2s_predict.npy"
+    data = bytearray(table.read_bytes())
+    data[-3] ^= 0x01
+    table.write_bytes(bytes(data))
+    statuses = sighup(d)
+
+    assert say() == before
+    reload = health(d).json()["reload"]
+    assert reload.startswith("failed:") and "cpu/t2s_predict.npy" in reload
+    assert any("reload failed" in s for s in statuses)
+    assert d.metrics()['hexvoice_reloads_total{outcome="failed"}'] == 1
 
 
 def test_reload_loads_beside_the_old_set_when_both_fit(spawn, test_voice, tmp_path):
