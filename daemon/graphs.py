@@ -28,6 +28,14 @@ TensorNeeds = Mapping[str, tuple[int, ...] | None]
 GraphNeeds = Mapping[str, TensorNeeds]
 
 
+#: Called between the steps of a load; raises to stop it (a stopping service).
+Checkpoint = Callable[[], None]
+
+
+def go_on() -> None:
+    """The checkpoint of a load nobody stops."""
+
+
 class Runner(Protocol):
     """A graph as engines see it.  ``inputs``/``outputs`` are what THIS backend
     computes on (the NPU binary's dtypes, or the fp32 ONNX file's on the CPU)."""
@@ -37,6 +45,10 @@ class Runner(Protocol):
     outputs: tuple[TensorSpec, ...]
     output_index: Mapping[str, int]
     stats: GraphStats
+    #: Runs before every graph call.  While a service loads and warms up it is
+    #: the load's checkpoint, so a stop lands within one graph call even in the
+    #: middle of an engine's warm-up; afterwards it is ``go_on``.
+    gate: Checkpoint
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]: ...
 
@@ -63,8 +75,11 @@ class GraphStats:
 
 
 class QnnRunner:
-    def __init__(self, key: str, graph: qnnrt.Graph, spec: Any) -> None:
+    def __init__(
+        self, key: str, graph: qnnrt.Graph, spec: Any, gate: Checkpoint = go_on
+    ) -> None:
         self.key = key
+        self.gate = gate
         self.graph = graph
         self.inputs = spec.inputs
         self.outputs = spec.outputs
@@ -72,6 +87,7 @@ class QnnRunner:
         self.stats = GraphStats()
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        self.gate()
         out = self.graph.run(feeds)
         self.stats.add(self.graph.last_wall_s)
         return out
@@ -80,6 +96,7 @@ class QnnRunner:
         self.graph.bind(key, array)
 
     def execute(self) -> None:
+        self.gate()
         self.graph.execute()
         self.stats.add(self.graph.last_wall_s)
 
@@ -94,8 +111,11 @@ class QnnRunner:
 class CpuRunner:
     """onnxruntime CPU session over the bundle's fp32 ONNX graph."""
 
-    def __init__(self, key: str, session: Any, spec: Any) -> None:
+    def __init__(
+        self, key: str, session: Any, spec: Any, gate: Checkpoint = go_on
+    ) -> None:
         self.key = key
+        self.gate = gate
         self.session = session
         self.stats = GraphStats()
         self._last_s = 0.0
@@ -131,6 +151,7 @@ class CpuRunner:
         missing = self._in_names - set(merged)
         if missing:
             raise ValueError(f"graph {self.key}: missing input(s) {sorted(missing)}")
+        self.gate()
         t0 = time.perf_counter()
         raw = self.session.run(None, merged)
         self._last_s = time.perf_counter() - t0
@@ -222,14 +243,6 @@ def require(needs: GraphNeeds, graphs: Mapping[str, Any]) -> None:
         raise BundleError("; ".join(problems))
 
 
-#: Called between the steps of a load; raises to stop it (a stopping service).
-Checkpoint = Callable[[], None]
-
-
-def go_on() -> None:
-    """The checkpoint of a load nobody stops."""
-
-
 class GraphHost:
     """Opens the graphs of one or more bundles on one backend; owns them."""
 
@@ -254,8 +267,8 @@ class GraphHost:
         self, bundles: Sequence[Bundle], checkpoint: Checkpoint = go_on
     ) -> list[dict[str, Runner]]:
         """Runners for every graph of every bundle (QNN: one context group).
-        ``checkpoint()`` runs before each graph (QNN: each binary) loads and may
-        raise to stop the load there."""
+        ``checkpoint()`` runs before each graph (QNN: each binary) loads, and
+        becomes the runners' ``gate``; it may raise to stop the load there."""
         if self.backend == "cpu":
             return [self._open_cpu(b, checkpoint) for b in bundles]
         import qnnrt
@@ -272,7 +285,7 @@ class GraphHost:
         self.group = self._qnn.load_group(paths, before_each=checkpoint)
         out: list[dict[str, Runner]] = [{} for _ in bundles]
         for (i, key, spec), ctx in zip(entries, self.group.contexts, strict=True):
-            out[i][key] = QnnRunner(key, ctx.graph(), spec)
+            out[i][key] = QnnRunner(key, ctx.graph(), spec, checkpoint)
         return out
 
     def _open_cpu(self, bundle: Bundle, checkpoint: Checkpoint) -> dict[str, Runner]:
@@ -292,7 +305,7 @@ class GraphHost:
             sess = ort.InferenceSession(
                 str(bundle.path(spec.onnx)), so, providers=["CPUExecutionProvider"]
             )
-            runners[key] = CpuRunner(key, sess, spec)
+            runners[key] = CpuRunner(key, sess, spec, checkpoint)
         return runners
 
     @property

@@ -120,6 +120,8 @@ class VoiceSet:
                     f"default_voice {vs.default!r} is not one of {sorted(vs.by_voice)}"
                 )
             checkpoint()  # stopping during the last warm-up: do not go on serving
+            for runner in vs.runners:
+                runner.gate = go_on  # loaded: requests stop by their own tokens
         except BaseException:
             vs.close()
             raise

@@ -43,6 +43,8 @@ from .conftest import (
 )
 
 QUEUE = 4
+#: Graph calls of one warm-up (~0.2 ms each on the simulator): ~20 s in all.
+LONG_WARMUP_CALLS = 100_000
 #: sd_notify watchdog period given to the daemon; it pings every half of it.
 WATCHDOG_USEC = 400_000
 STALL_S = 1.0
@@ -529,6 +531,29 @@ def test_sigterm_while_loading_stops_within_one_step(tmp_path, test_voice):
     assert code == 0, log
     assert "READY=1" not in d.notify.lines()  # it never claimed to serve
     assert "STOPPING=1" in d.notify.lines()
+    assert "stopped while loading" in log and "Traceback" not in log
+    assert took < 1.5, f"exit took {took:.2f} s after SIGTERM"
+
+
+def test_sigterm_during_one_long_warm_up_stops_within_one_graph_call(
+    tmp_path, test_voice
+):
+    """One voice whose warm-up alone takes ~20 s on the simulator: the stop does
+    not wait for it (every graph call checks the load's checkpoint)."""
+    voice = copy_voice(test_voice, tmp_path / "v", calls_per_word=LONG_WARMUP_CALLS)
+    d = start_daemon(tmp_path / "d", voice, wait_ready=False)
+    try:
+        _wait(lambda: any(x.startswith("STATUS=Loading") for x in d.notify.lines()))
+        time.sleep(1.0)  # one binary loads in well under that: now warming up
+        t0 = time.monotonic()
+        d.proc.send_signal(signal.SIGTERM)
+        code = d.proc.wait(60)
+        took = time.monotonic() - t0
+    finally:
+        d.stop(signal.SIGKILL)
+    log = d.stderr()
+    assert code == 0, log
+    assert "READY=1" not in d.notify.lines()
     assert "stopped while loading" in log and "Traceback" not in log
     assert took < 1.5, f"exit took {took:.2f} s after SIGTERM"
 
