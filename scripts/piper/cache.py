@@ -16,12 +16,15 @@ from daemon.bundle import sha256_file
 from scripts.qnn_compile import qnn_sdk_version
 
 from .convert import ConvertOptions, convert, log
+from .model_card import card_path
 from .surgery import ConversionError
 
 # Bundles kept by cached_convert: enough for the option sets one test run uses.
 CACHE_KEEP = 4
 # scripts/piper modules whose code shapes a bundle (not the oracle or this cache).
-_BUNDLE_MODULES = ("convert", "cuts", "graphs", "surgery", "sdp_export", "htp")
+_BUNDLE_MODULES = (
+    "convert", "cuts", "graphs", "surgery", "sdp_export", "htp", "model_card",
+)  # fmt: skip
 
 
 def cache_key(voice: Path, options: ConvertOptions) -> str:
@@ -31,6 +34,9 @@ def cache_key(voice: Path, options: ConvertOptions) -> str:
     key = hashlib.sha256()
     key.update(sha256_file(Path(voice)).encode())
     key.update(sha256_file(Path(f"{voice}.json")).encode())
+    card = card_path(Path(voice))
+    if card.is_file():  # the voice's attribution comes from it
+        key.update(sha256_file(card).encode())
     for src in sorted(_sources()):
         key.update(src.read_bytes())
     key.update(json.dumps(asdict(options), sort_keys=True).encode())

@@ -39,6 +39,7 @@ from scripts.qnn_compile import qnn_sdk_version
 
 from . import graphs
 from .cuts import find_cuts
+from .model_card import voice_attribution
 from .sdp_export import SDP_CHECK_PHONEMES, check_port, sdp_weights
 from .surgery import ConversionError, op_histogram
 
@@ -178,6 +179,9 @@ def _convert(
     )
     extra = {"source": {"file": voice.name, "sha256": sha256_file(voice)}}
     extra["sdp_max_abs_err"] = float(f"{sdp_err:.3g}")
+    attribution = voice_attribution(voice)
+    if attribution is not None:
+        extra["attribution"] = attribution
     language = config.get("language", {}).get("code") or params.espeak_voice
     bundling.finish(
         root,

@@ -23,6 +23,7 @@ from scripts.piper.cache import cache_key, cached_convert  # noqa: E402
 from scripts.piper.convert import ConvertOptions, convert, main  # noqa: E402
 from scripts.piper.cuts import find_cuts  # noqa: E402
 from scripts.piper.htp import compile_htp  # noqa: E402
+from scripts.piper.model_card import voice_attribution  # noqa: E402
 from scripts.piper.sdp_export import check_port, sdp_weights  # noqa: E402
 from scripts.piper.surgery import ConversionError, UnplannedOpError  # noqa: E402
 from tests.piper_bundles import (  # noqa: E402
@@ -84,6 +85,29 @@ def test_params_carry_the_voice_config(bundle: Bundle, voice_path: Path) -> None
     assert params.frame_buckets == CPU_OPTIONS.frame_buckets
     assert bundle.params["sdp_max_abs_err"] < 1e-4
     assert bundle.params["source"]["file"] == "en_US-joe-medium.onnx"
+    # The voice's MODEL_CARD names its dataset: the voice's own credit.
+    assert params.attribution == (
+        "en_US-joe-medium dataset (CC0)",
+        "https://github.com/NabuCasa/voice-datasets",
+    )
+    assert PiperParams.from_dict(params.to_dict()) == params
+
+
+def test_model_card_attribution(tmp_path: Path) -> None:
+    voice = tmp_path / "xx_YY-anna-low.onnx"
+    assert voice_attribution(voice) is None  # no card: the engine credits Piper
+    card = tmp_path / "MODEL_CARD"
+    card.write_text("# Model card\n\n## Dataset\n\n* License: CC-BY 4.0\n")
+    assert voice_attribution(voice) is None  # a card without a dataset URL
+    card.write_text(
+        "# Model card for anna (low)\n\n## Dataset\n\n"
+        "* URL: https://example.org/anna\n* License: CC-BY 4.0\n\n"
+        "## Training\n\n* URL: https://example.org/not-the-dataset\n"
+    )
+    assert voice_attribution(voice) == {
+        "name": "xx_YY-anna-low dataset (CC-BY 4.0)",
+        "url": "https://example.org/anna",
+    }
 
 
 def test_graphs_are_static_with_int32_ids_and_no_random_ops(bundle: Bundle) -> None:

@@ -79,7 +79,7 @@ class PiperEngine:
                 name=self._bundle.name,
                 languages=self._bundle.languages,
                 description=f"Piper VITS voice {self._bundle.name}",
-                attribution=PIPER_ATTRIBUTION,
+                attribution=self.params.attribution or PIPER_ATTRIBUTION,
             )
         ]
 

@@ -61,6 +61,8 @@ class PiperParams:
     window: int
     overlap: int
     sdp: str  # bundle-relative path of the numpy SDP weights
+    #: (name, url) the voice asks to be credited with (its MODEL_CARD's dataset)
+    attribution: tuple[str, str] | None = None
 
     @property
     def graph_keys(self) -> tuple[str, ...]:
@@ -99,7 +101,11 @@ class PiperParams:
             "sdp": self.sdp,
             "vowel_clusters": [list(c) for c in self.vowel_clusters],
             "phoneme_id_map": {k: list(v) for k, v in self.phoneme_id_map.items()},
-        }
+        } | (
+            {"attribution": dict(zip(("name", "url"), self.attribution))}
+            if self.attribution
+            else {}
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "params") -> PiperParams:
@@ -117,6 +123,10 @@ class PiperParams:
             if special not in id_map:
                 raise BundleError(f"{where}.phoneme_id_map: no {special!r} entry")
         clusters = r.get("vowel_clusters", list) if "vowel_clusters" in data else []
+        credit = None
+        if "attribution" in data:
+            a = _Fields(r.mapping("attribution"), f"{where}.attribution")
+            credit = (a.text("name"), a.text("url"))
         params = cls(
             phoneme_type=r.text("phoneme_type"),
             espeak_voice=r.text("espeak_voice"),
@@ -133,6 +143,7 @@ class PiperParams:
             window=w.count("frames"),
             overlap=w.count("overlap", minimum=0),
             sdp=r.text("sdp"),
+            attribution=credit,
         )
         if params.phoneme_type not in PHONEME_TYPES:
             raise BundleError(

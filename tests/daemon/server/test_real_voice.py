@@ -21,7 +21,6 @@ from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize
 
 from daemon.engine import SynthesisOptions
-from daemon.engines.piper.engine import PIPER_ATTRIBUTION
 from daemon.local import open_engine
 from daemon.wyoming_server import PROJECT_URL
 from scripts.metrics import snr_db
@@ -71,7 +70,11 @@ def test_wyoming_describes_the_real_voice(daemon: Daemon):
     assert (attribution.name, attribution.url) == ("hexvoice", PROJECT_URL)
     (voice,) = program.voices
     assert voice.name == VOICE and voice.languages == ["en_US"]
-    assert (voice.attribution.name, voice.attribution.url) == PIPER_ATTRIBUTION
+    # The voice's own credit, from the MODEL_CARD the voice package ships.
+    assert (voice.attribution.name, voice.attribution.url) == (
+        "en_US-joe-medium dataset (CC0)",
+        "https://github.com/NabuCasa/voice-datasets",
+    )
 
 
 def test_openai_sdk_gets_the_engines_exact_samples(daemon: Daemon, in_process):
