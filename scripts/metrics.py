@@ -1,4 +1,17 @@
-"""Parity metrics shared by every gate, oracle and test (one definition each)."""
+"""Parity metrics shared by every gate, oracle and test (one definition each).
+
+Every metric takes ``(reference, test)`` in that order: ``reference`` is the
+trusted output (CPU/torch/ONNX), ``test`` the output under judgement (the
+compiled graph, the simulator, the runtime). Pass them by keyword where the
+call site does not make the roles obvious: ``rel_error(reference=want,
+test=got)``.
+
+- ``snr_db``: 10 log10(|reference|² / |reference − test|²) in dB.
+- ``rel_error``: ||test − reference|| / ||reference||, so the denominator is
+  the reference's norm and the metric is not symmetric.
+- ``cosine``: cosine similarity of the flattened arrays (symmetric; its
+  parameters are named the same way for one calling convention).
+"""
 
 from __future__ import annotations
 
@@ -17,11 +30,15 @@ def snr_db(reference: np.ndarray, test: np.ndarray) -> float:
     return float("inf") if err == 0.0 else float(10.0 * np.log10(np.sum(ref**2) / err))
 
 
-def rel_error(test: np.ndarray, ref: np.ndarray) -> float:
-    """||test − ref|| / ||ref|| (L2 over all elements)."""
-    return float(np.linalg.norm(test - ref) / max(np.linalg.norm(ref), _TINY))
+def rel_error(reference: np.ndarray, test: np.ndarray) -> float:
+    """||test − reference|| / ||reference|| (L2 over all elements)."""
+    return float(
+        np.linalg.norm(test - reference) / max(np.linalg.norm(reference), _TINY)
+    )
 
 
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    a, b = np.ravel(a).astype(np.float64), np.ravel(b).astype(np.float64)
+def cosine(reference: np.ndarray, test: np.ndarray) -> float:
+    """Cosine similarity of the flattened arrays (symmetric)."""
+    a = np.ravel(reference).astype(np.float64)
+    b = np.ravel(test).astype(np.float64)
     return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), _TINY))

@@ -282,7 +282,7 @@ def _check_training_bert(
         raise TrainingFolderError(
             f"{path}: shape {stored.shape[::-1]}, expected {features.shape[::-1]}"
         )
-    err = rel_error(features, stored)
+    err = rel_error(stored, features)
     if err > TRAINING_BERT_MAX_REL_ERR:
         raise GateError(
             f"bert: reference features vs {BERT_DIR}/{clip}.pt relative error "

@@ -103,7 +103,7 @@ class _Sim:
 def _cosine_gate(
     name: str, test: np.ndarray, ref: np.ndarray, seconds: list[float]
 ) -> SimResult:
-    value = cosine(test, ref)
+    value = cosine(ref, test)
     _check(
         name,
         "simulator cosine",

@@ -43,7 +43,7 @@ def gate_bert(
         ids = [vocab.cls, *vocab.encode(text), vocab.sep]
         (hidden,) = run(bert_inputs(ids, tokens))
         worst = max(
-            worst, rel_error(hidden[0, : len(ids)], reference_hidden(bert, ids))
+            worst, rel_error(reference_hidden(bert, ids), hidden[0, : len(ids)])
         )
     _check(
         "bert",
@@ -98,7 +98,7 @@ def gate_g2pw(
                     "position_ids": np.array([q.position], np.int64),
                 },
             )
-            worst = max(worst, rel_error(hidden[row], want_hidden[0]))
+            worst = max(worst, rel_error(want_hidden[0], hidden[row]))
             agree += int(probs[row].argmax() == want_probs[0].argmax())
     share = agree / len(queries)
     _check(

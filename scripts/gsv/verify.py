@@ -114,7 +114,7 @@ def gate_t2s(
             k_cache[:, :, pos], v_cache[:, :, pos] = k_new[:, :, 0], v_new[:, :, 0]
             logits.append(out[0])
         test = np.stack(logits)
-        err = max(rel_error(a, b) for a, b in zip(test, ref, strict=True))
+        err = max(rel_error(r, t) for t, r in zip(test, ref, strict=True))
         top1 = float(np.mean(test.argmax(-1) == ref.argmax(-1)))
         graph = f"t2s_prefill+t2s_decode_L{length}"
         _check(
@@ -174,7 +174,7 @@ def gate_vits_enc(
         "noise": pad(noise, fr),
     }
     (z,) = cpu_session(onnx_path)(feeds)
-    err = rel_error(z[..., :f], ref)
+    err = rel_error(ref, z[..., :f])
     _check(
         "vits_enc",
         "z relative error",
