@@ -263,7 +263,7 @@ class EngineHost:
 
     def _retry_after(self) -> int:
         m = self.metrics
-        served = sum(n for (_, o), n in m.requests.items() if o == "ok") or 1
+        served = m.served() or 1
         guess = math.ceil(m.synthesis_seconds / served * len(self._jobs))
         return min(RETRY_AFTER_MAX_S, max(RETRY_AFTER_MIN_S, guess))
 

@@ -29,7 +29,6 @@ from .audio import to_int16
 from .engine import Cancelled
 from .host import EngineHost
 from .jobs import Busy, Job, ServiceError, Unavailable
-from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .openai_api import (
     MODELS,
     ApiError,
@@ -287,7 +286,5 @@ class _Api:
         return web.json_response(body, status=200 if ok else 503)
 
     async def metrics(self, request: web.Request) -> web.Response:
-        return web.Response(
-            text=self.host.metrics.render(),
-            headers={"Content-Type": METRICS_CONTENT_TYPE},
-        )
+        body, content_type = self.host.metrics.exposition(request.headers.get("Accept"))
+        return web.Response(body=body, headers={"Content-Type": content_type})

@@ -1,22 +1,22 @@
-"""Service metrics and their Prometheus text exposition (format version 0.0.4).
+"""Service metrics, exposed through prometheus_client.
 
-Counters and histograms are updated on the event-loop thread only, so they need
-no locks; gauges that live elsewhere (queue depth, NPU time) are read through
-callbacks when ``/metrics`` is scraped.  The exposition is a few lines of text,
-so it is written here rather than pulling in a client library with a global
-registry.
+Every ``Metrics`` has its own ``CollectorRegistry`` (one per service, never the
+library's process-wide default), so two services in one process -- or the tests'
+hosts -- never share a count.  Counters and histograms are updated on the
+event-loop thread; values that live elsewhere (queue depth, NPU time) are read
+through callbacks when ``/metrics`` is scraped.
 """
 
 from __future__ import annotations
 
-import math
-from bisect import bisect_left
-from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
-CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics_core import Metric
+
 PREFIX: Final = "hexvoice"
 #: Time to first audio (s): interactive use cares about 0.1-1 s.
 TTFA_BUCKETS: Final = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -27,122 +27,140 @@ OUTCOMES: Final = ("ok", "busy", "cancelled", "timeout", "bad_request", "error")
 RELOAD_OUTCOMES: Final = ("ok", "failed")
 
 
-@dataclass
-class Histogram:
-    buckets: tuple[float, ...]
-    counts: list[int] = field(default_factory=list)
-    total: float = 0.0
-    n: int = 0
-
-    def __post_init__(self) -> None:
-        self.counts = [0] * len(self.buckets)
-
-    def observe(self, value: float) -> None:
-        i = bisect_left(self.buckets, value)
-        if i < len(self.counts):
-            self.counts[i] += 1
-        self.total += value
-        self.n += 1
-
-    def lines(self, name: str, labels: str) -> Iterable[str]:
-        cum = 0
-        sep = "," if labels else ""
-        for le, c in zip(self.buckets, self.counts):
-            cum += c
-            yield f'{name}_bucket{{{labels}{sep}le="{le}"}} {cum}'
-        yield f'{name}_bucket{{{labels}{sep}le="+Inf"}} {self.n}'
-        yield f"{name}_sum{{{labels}}} {_num(self.total)}"
-        yield f"{name}_count{{{labels}}} {self.n}"
-
-
 class Metrics:
-    """Everything ``/metrics`` reports; one instance per service."""
+    """Everything ``/metrics`` reports; one instance (and registry) per service."""
 
     def __init__(self) -> None:
-        self.requests: defaultdict[tuple[str, str], int] = defaultdict(int)
-        self.ttfa: dict[str, Histogram] = {}
-        self.rtf = Histogram(RTF_BUCKETS)
-        self.audio_seconds = 0.0
-        self.synthesis_seconds = 0.0
-        self.cancel_lag_calls = 0
-        self.cancel_lag_seconds = 0.0
-        self.reloads = dict.fromkeys(RELOAD_OUTCOMES, 0)
-        #: 1 until a reload fails (the start-up load succeeded, or we would not run)
-        self.last_reload_success = 1
-        self.gauges: dict[str, tuple[str, Callable[[], float]]] = {}
+        self.registry = CollectorRegistry()
+        kw: dict[str, Any] = {"namespace": PREFIX, "registry": self.registry}
+        self._requests = Counter(
+            "requests_total",
+            "Synthesis requests by protocol and outcome.",
+            ("protocol", "outcome"),
+            **kw,
+        )
+        for proto in PROTOCOLS:  # every series exists from the first scrape
+            for outcome in OUTCOMES:
+                self._requests.labels(proto, outcome)
+        self._ttfa = Histogram(
+            "time_to_first_audio_seconds",
+            "Request to first audio byte.",
+            ("protocol",),
+            buckets=TTFA_BUCKETS,
+            **kw,
+        )
+        self._rtf = Histogram(
+            "rtf",
+            "Synthesis wall time per second of audio.",
+            buckets=RTF_BUCKETS,
+            **kw,
+        )
+        self._audio = Counter(
+            "audio_seconds_total", "Seconds of audio synthesized.", **kw
+        )
+        self._synthesis = Counter(
+            "synthesis_seconds_total", "Worker time spent synthesizing.", **kw
+        )
+        self._cancel_calls = Gauge(
+            "last_cancel_graph_calls",
+            "Graph calls that ran after the last cancellation.",
+            **kw,
+        )
+        self._cancel_s = Gauge(
+            "last_cancel_seconds", "Cancel to free worker, last time.", **kw
+        )
+        self._reloads = Counter(
+            "reloads_total", "SIGHUP reloads by outcome.", ("outcome",), **kw
+        )
+        for outcome in RELOAD_OUTCOMES:
+            self._reloads.labels(outcome)
+        self._reload_ok = Gauge(
+            "last_reload_success", "0 if the last reload failed, else 1.", **kw
+        )
+        # 1 until a reload fails (the start-up load succeeded, or we would not run)
+        self._reload_ok.set(1)
+        self._scraped = _WithoutCreated(self.registry)
 
     def request(self, protocol: str, outcome: str) -> None:
-        self.requests[(protocol, outcome)] += 1
+        self._requests.labels(protocol, outcome).inc()
 
     def first_audio(self, protocol: str, seconds: float) -> None:
-        self.ttfa.setdefault(protocol, Histogram(TTFA_BUCKETS)).observe(seconds)
+        self._ttfa.labels(protocol).observe(seconds)
 
     def synthesized(self, audio_s: float, wall_s: float) -> None:
-        self.audio_seconds += audio_s
-        self.synthesis_seconds += wall_s
+        self._audio.inc(audio_s)
+        self._synthesis.inc(wall_s)
         if audio_s > 0:
-            self.rtf.observe(wall_s / audio_s)
+            self._rtf.observe(wall_s / audio_s)
 
     def cancelled_after(self, graph_calls: int, seconds: float) -> None:
         """How much NPU work ran between a cancel and the worker being free."""
-        self.cancel_lag_calls = graph_calls
-        self.cancel_lag_seconds = seconds
+        self._cancel_calls.set(graph_calls)
+        self._cancel_s.set(seconds)
 
     def reloaded(self, ok: bool) -> None:
-        self.reloads["ok" if ok else "failed"] += 1
-        self.last_reload_success = int(ok)
+        self._reloads.labels("ok" if ok else "failed").inc()
+        self._reload_ok.set(int(ok))
 
     def gauge(self, name: str, help_: str, read: Callable[[], float]) -> None:
-        self.gauges[name] = (help_, read)
+        """Report ``read()`` at every scrape; a ``*_total`` name is a counter."""
+        if name.endswith("_total"):
+            self.registry.register(_ReadCounter(f"{PREFIX}_{name}", help_, read))
+        else:
+            g = Gauge(name, help_, namespace=PREFIX, registry=self.registry)
+            g.set_function(read)
 
-    def render(self) -> str:
-        p = PREFIX
-        out: list[str] = []
+    def served(self) -> float:
+        """Requests answered in full, over every protocol."""
+        return _sum(self._requests, outcome="ok")
 
-        def head(name: str, kind: str, help_: str) -> None:
-            out.append(f"# HELP {p}_{name} {help_}")
-            out.append(f"# TYPE {p}_{name} {kind}")
+    @property
+    def synthesis_seconds(self) -> float:
+        return _sum(self._synthesis)
 
-        head("requests_total", "counter", "Synthesis requests by protocol and outcome.")
-        protocols = sorted({proto for proto, _ in self.requests} | set(PROTOCOLS))
-        for proto in protocols:
-            for outcome in OUTCOMES:
-                n = self.requests.get((proto, outcome), 0)
-                out.append(
-                    f'{p}_requests_total{{protocol="{proto}",outcome="{outcome}"}} {n}'
-                )
-        head("time_to_first_audio_seconds", "histogram", "Request to first audio byte.")
-        for proto, h in sorted(self.ttfa.items()):
-            out.extend(
-                h.lines(f"{p}_time_to_first_audio_seconds", f'protocol="{proto}"')
-            )
-        head("rtf", "histogram", "Synthesis wall time per second of audio.")
-        out.extend(self.rtf.lines(f"{p}_rtf", ""))
-        head("audio_seconds_total", "counter", "Seconds of audio synthesized.")
-        out.append(f"{p}_audio_seconds_total {_num(self.audio_seconds)}")
-        head("synthesis_seconds_total", "counter", "Worker time spent synthesizing.")
-        out.append(f"{p}_synthesis_seconds_total {_num(self.synthesis_seconds)}")
-        head(
-            "last_cancel_graph_calls",
-            "gauge",
-            "Graph calls that ran after the last cancellation.",
-        )
-        out.append(f"{p}_last_cancel_graph_calls {self.cancel_lag_calls}")
-        head("last_cancel_seconds", "gauge", "Cancel to free worker, last time.")
-        out.append(f"{p}_last_cancel_seconds {_num(self.cancel_lag_seconds)}")
-        head("reloads_total", "counter", "SIGHUP reloads by outcome.")
-        for outcome, n in self.reloads.items():
-            out.append(f'{p}_reloads_total{{outcome="{outcome}"}} {n}')
-        head("last_reload_success", "gauge", "0 if the last reload failed, else 1.")
-        out.append(f"{p}_last_reload_success {self.last_reload_success}")
-        for name, (help_, read) in self.gauges.items():
-            kind = "counter" if name.endswith("_total") else "gauge"
-            head(name, kind, help_)
-            out.append(f"{p}_{name} {_num(read())}")
-        return "\n".join(out) + "\n"
+    def exposition(self, accept: str | None) -> tuple[bytes, str]:
+        """This service's registry as (body, content type), in the format the
+        scraper's Accept header asks for (prometheus_client's negotiation: text
+        0.0.4 unless it asks for OpenMetrics or text 1.0.0)."""
+        encode, content_type = choose_encoder(accept or "")
+        return encode(self._scraped), content_type
 
 
-def _num(v: float) -> str:
-    if isinstance(v, float) and not math.isfinite(v):
-        return "NaN" if math.isnan(v) else ("+Inf" if v > 0 else "-Inf")
-    return repr(float(v)) if isinstance(v, float) else str(v)
+class _ReadCounter:
+    """A counter kept elsewhere (graph calls, NPU time), read when scraped."""
+
+    def __init__(self, name: str, help_: str, read: Callable[[], float]) -> None:
+        self._name, self._help, self._read = name, help_, read
+
+    def describe(self) -> list[Metric]:  # names for the registry, no read
+        return [CounterMetricFamily(self._name, self._help)]
+
+    def collect(self) -> list[Metric]:
+        return [CounterMetricFamily(self._name, self._help, value=self._read())]
+
+
+class _WithoutCreated:
+    """A registry as scraped, minus the ``*_created`` timestamps counters and
+    histograms carry: nothing here reads them, and prometheus_client can only
+    turn them off process-wide (``disable_created_metrics``), which would reach
+    into every other registry in the process."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterable[Metric]:
+        for family in self._registry.collect():  # fresh families on every call
+            family.samples = [
+                s for s in family.samples if not s.name.endswith("_created")
+            ]
+            yield family
+
+
+def _sum(metric: Counter, **labels: str) -> float:
+    """A counter's value over the children matching ``labels``."""
+    return sum(
+        s.value
+        for family in metric.collect()
+        for s in family.samples
+        if s.name.endswith("_total") and labels.items() <= s.labels.items()
+    )

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from scripts import bundling
 from tests.engine_site import TONE_ENGINE, engine_site
@@ -148,14 +149,15 @@ class Daemon:
         )
 
     def metrics(self) -> dict[str, float]:
+        """One scrape, parsed by prometheus_client: ``name{k="v",...}`` (labels
+        sorted by name: the text's own order varies with the library version)."""
         with self.http_client() as c:
             text = c.get("/metrics").text
-        out = {}
-        for line in text.splitlines():
-            if line and not line.startswith("#"):
-                name, _, value = line.rpartition(" ")
-                out[name] = float(value)
-        return out
+        return {
+            s.name + _labels(s.labels): s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        }
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
         if self.proc.poll() is None:
@@ -169,6 +171,11 @@ class Daemon:
             ) from None
         finally:
             self.notify.close()
+
+
+def _labels(labels: dict[str, str]) -> str:
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    return f"{{{inner}}}" if inner else ""
 
 
 def write_config(

@@ -183,8 +183,8 @@ def test_twenty_clients_against_a_queue_of_four(daemon: Daemon, test_voice):
     assert results.count("ok") >= QUEUE + 1 and results.count("busy") >= 1, results
     after = daemon.metrics()
     busy = sum(
-        after[f'hexvoice_requests_total{{protocol="{p}",outcome="busy"}}']
-        - before[f'hexvoice_requests_total{{protocol="{p}",outcome="busy"}}']
+        after[f'hexvoice_requests_total{{outcome="busy",protocol="{p}"}}']
+        - before[f'hexvoice_requests_total{{outcome="busy",protocol="{p}"}}']
         for p in ("wyoming", "http")
     )
     assert busy == results.count("busy")
@@ -197,7 +197,7 @@ def _cancel_checks(daemon: Daemon, before: dict[str, float], proto: str) -> None
     assert m["hexvoice_last_cancel_graph_calls"] <= 1  # stopped within one graph call
     assert m["hexvoice_last_cancel_seconds"] < 0.5
     assert took < 1.0, f"worker still busy {took:.2f} s after the client left"
-    key = f'hexvoice_requests_total{{protocol="{proto}",outcome="cancelled"}}'
+    key = f'hexvoice_requests_total{{outcome="cancelled",protocol="{proto}"}}'
     assert m[key] == before[key] + 1
     full = LONG_WORDS * 4
     assert (
@@ -448,8 +448,8 @@ def test_deadlines_mid_stream_and_in_the_queue(daemon_factory):
     assert late.json()["error"]["code"] == "timeout"
     assert took < 1.3
     m = d.metrics()
-    assert m['hexvoice_requests_total{protocol="http",outcome="timeout"}'] >= 2
-    assert m['hexvoice_requests_total{protocol="wyoming",outcome="timeout"}'] == 1
+    assert m['hexvoice_requests_total{outcome="timeout",protocol="http"}'] >= 2
+    assert m['hexvoice_requests_total{outcome="timeout",protocol="wyoming"}'] == 1
 
 
 def _serve(config: Path, voice: ServiceVoice) -> subprocess.CompletedProcess[str]:
