@@ -146,15 +146,16 @@ def bench_frontend(bundle: Bundle) -> None:
         engine = GptSovitsEngine()
         engine.load(bundle, graphs)
         engine.warmup()
-        fe, g2pw = engine.loaded.text.frontend, engine.loaded.text.g2pw
+        text = engine.loaded.text
+        g2pw = text.g2pw
         g2pw.runner = timed = _ThreadTimed(g2pw.runner)
         wall, cpu = [], []
         for _ in range(3):
             for sentence in FRONTEND_SENTENCES:
                 g_wall, g_cpu = timed.runner.stats.seconds, timed.cpu
                 t0, c0 = time.perf_counter(), time.thread_time()
-                for segment in fe.split(sentence):
-                    fe.phonemize(segment.text)
+                for segment in text.split(sentence):
+                    text.phonemize(segment.text)
                 c1, t1 = time.thread_time(), time.perf_counter()
                 wall.append(1e3 * (t1 - t0 - (timed.runner.stats.seconds - g_wall)))
                 cpu.append(1e3 * (c1 - c0 - (timed.cpu - g_cpu)))

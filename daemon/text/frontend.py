@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from daemon.text.symbols import phones_to_ids
 from daemon.text.zh_g2p import ChineseG2P
 from daemon.text.zh_normalize import READ_SYMBOLS, normalize_zh
 from daemon.text_scripts import HAN, LATIN, Coverage
+
+if TYPE_CHECKING:
+    from daemon.engine import CancelToken
 
 # get_phones_and_bert: fewer phones than this -> retry once with "." in front.
 MIN_PHONES = 6
@@ -110,24 +114,27 @@ class TextFrontend:
         """Halves of a segment that hit the token cap (see split_in_half)."""
         return split_in_half(segment, self._zh.cut)
 
-    def phonemize(self, text: str) -> Phonemes:
-        """Phones of one segment's text, part by part."""
+    def phonemize(self, text: str, cancel: CancelToken | None = None) -> Phonemes:
+        """Phones of one segment's text, part by part; ``cancel`` reaches the
+        polyphone resolver, which checks it before each of its graph calls."""
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         if not text.strip():
             raise ValueError("text is empty: nothing to phonemize")
-        result = self._phonemize(text)
+        result = self._phonemize(text, cancel)
         if len(result.phones) < MIN_PHONES:
             # Upstream retries very short texts once with a leading "." (more context).
-            result = self._phonemize("." + text)
+            result = self._phonemize("." + text, cancel)
         return result
 
-    def _phonemize(self, text: str) -> Phonemes:
+    def _phonemize(self, text: str, cancel: CancelToken | None) -> Phonemes:
         text = _SPACES.sub(" ", text)
-        parts = [self._part(lang, chunk) for lang, chunk in split_languages(text)]
+        parts = [
+            self._part(lang, chunk, cancel) for lang, chunk in split_languages(text)
+        ]
         return Phonemes(tuple(parts))
 
-    def _part(self, lang: Lang, text: str) -> TextPart:
+    def _part(self, lang: Lang, text: str, cancel: CancelToken | None) -> TextPart:
         if lang == "en":
             norm = normalize_en(text)
             en_phones = self._en(norm)
@@ -140,7 +147,7 @@ class TextFrontend:
                 text, pause = text.replace(char, ","), symbol
                 break
         norm = normalize_zh(text)
-        zh = self._zh(norm)
+        zh = self._zh(norm, cancel)
         phones = zh.phones
         if pause is not None:
             phones = tuple(pause if p == "," else p for p in phones)

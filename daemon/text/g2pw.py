@@ -14,12 +14,16 @@ import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from daemon.text.polyphone import pypinyin_readings
 from daemon.text.vocab import CharVocab
 from daemon.text.zh_normalize import to_simplified
+
+if TYPE_CHECKING:
+    from daemon.engine import CancelToken
 
 log = logging.getLogger(__name__)
 
@@ -230,9 +234,13 @@ class G2pwResolver:
             }
             yield Batch(feeds, real)
 
-    def resolve(self, sentences: Sequence[str]) -> list[list[str | None]]:
+    def resolve(
+        self, sentences: Sequence[str], cancel: CancelToken | None = None
+    ) -> list[list[str | None]]:
         readings, queries = self.queries(sentences)
         for batch in self.batches(queries):
+            if cancel is not None:
+                cancel.check()
             hidden = np.asarray(self.body(batch.feeds))[: len(batch.queries)]
             chars = np.array([q.char_id for q in batch.queries], np.int64)
             probs = self.head(hidden, chars, self.tables.label_mask[chars])

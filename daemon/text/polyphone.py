@@ -10,11 +10,14 @@ sentence-level choice stands.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pypinyin import Style, pinyin
 
 from daemon.text._data import polyphonic_words
+
+if TYPE_CHECKING:
+    from daemon.engine import CancelToken
 
 _HAN_FIRST, _HAN_LAST = "\u4e00", "\u9fa5"
 
@@ -23,10 +26,14 @@ class PolyphoneResolver(Protocol):
     """Picks tone3 readings ("hang2") for the chars of normalized sentences.
 
     ``resolve`` gets sentences of ideographs and punctuation only and returns, per
-    sentence, one entry per char: a tone3 reading, or None to keep pypinyin's.
+    sentence, one entry per char: a tone3 reading, or None to keep pypinyin's. A
+    resolver that runs a graph checks ``cancel`` before each graph call, so that a
+    cancelled request stops within one call.
     """
 
-    def resolve(self, sentences: Sequence[str]) -> list[list[str | None]]: ...
+    def resolve(
+        self, sentences: Sequence[str], cancel: CancelToken | None = None
+    ) -> list[list[str | None]]: ...
 
 
 def pypinyin_readings(sentence: str) -> list[str]:

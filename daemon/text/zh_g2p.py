@@ -10,6 +10,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pypinyin import Style, lazy_pinyin
 from pypinyin.contrib.tone_convert import to_finals_tone3, to_initials
@@ -22,6 +23,9 @@ from daemon.text.polyphone import (
 )
 from daemon.text.symbols import PUNCTUATION, UNK
 from daemon.text.tone_sandhi import ToneSandhi
+
+if TYPE_CHECKING:
+    from daemon.engine import CancelToken
 
 log = logging.getLogger(__name__)
 
@@ -125,14 +129,16 @@ class ChineseG2P:
         """Plain jieba word segmentation (used to re-split long segments)."""
         return list(self._jieba.cut(sentence))
 
-    def _readings(self, sentences: Sequence[str]) -> list[list[str]]:
+    def _readings(
+        self, sentences: Sequence[str], cancel: CancelToken | None
+    ) -> list[list[str]]:
         base = [pypinyin_readings(s) for s in sentences]
         if self._resolver is None:
             if not self._warned_no_resolver:
                 log.info("polyphones: no g2pW resolver, using pypinyin's readings")
                 self._warned_no_resolver = True
             return base
-        picked = self._resolver.resolve(list(sentences))
+        picked = self._resolver.resolve(list(sentences), cancel)
         if len(picked) != len(sentences):
             raise RuntimeError(
                 "polyphone resolver returned a wrong number of sentences"
@@ -144,10 +150,10 @@ class ChineseG2P:
             out.append([c if c else f for c, f in zip(choice, fallback, strict=True)])
         return out
 
-    def __call__(self, norm_text: str) -> ZhPhones:
+    def __call__(self, norm_text: str, cancel: CancelToken | None = None) -> ZhPhones:
         sentences = [s for s in _SENTENCE_END.split(norm_text) if s.strip()]
         sentences = [_LATIN.sub("", s) for s in sentences]
-        readings = iter(self._readings([s for s in sentences if s]))
+        readings = iter(self._readings([s for s in sentences if s], cancel))
         phones: list[str] = []
         word2ph: list[int] = []
         for sentence in sentences:

@@ -12,7 +12,6 @@ from daemon.audio import SENTENCE_PAUSE_S  # noqa: E402
 from daemon.bundle import Bundle, BundleError  # noqa: E402
 from daemon.engine import (  # noqa: E402
     Cancelled,
-    CancelToken,
     Engine,
     SynthesisOptions,
     engine_class,
@@ -31,6 +30,7 @@ from scripts.piper.oracle import (  # noqa: E402
     shaped_reference,
     snr_db,
 )
+from tests.cancel_after import CancelAfter  # noqa: E402
 from tests.piper_bundles import (  # noqa: E402
     CPU_OPTIONS,
     SIM_OPTIONS,
@@ -191,25 +191,11 @@ def test_speed_and_length_scale_match_piper(  # type: ignore[no-untyped-def]
 # --- cancellation, warm-up, bad input ------------------------------------------------
 
 
-class _CancelAfter(CancelToken):
-    """Fires on the n-th check (what the engine calls before every graph call)."""
-
-    def __init__(self, n: int) -> None:
-        super().__init__()
-        self.n, self.checks = n, 0
-
-    def check(self) -> None:
-        self.checks += 1
-        if self.checks == self.n:
-            self.cancel("test")
-        super().check()
-
-
 @pytest.mark.parametrize("n", [1, 2, 4])
 def test_cancel_stops_before_the_next_graph_call(cpu, n: int) -> None:  # type: ignore[no-untyped-def]
     engine, runners = cpu
     start = _calls(runners)
-    token = _CancelAfter(n)
+    token = CancelAfter(n)
     with pytest.raises(Cancelled, match="test"):
         for _ in engine.synthesize(SENTENCES[5], DETERMINISTIC, token):
             pass
@@ -222,7 +208,7 @@ def test_cancel_stops_before_the_next_graph_call(cpu, n: int) -> None:  # type: 
 def test_every_graph_call_is_preceded_by_a_check(cpu) -> None:  # type: ignore[no-untyped-def]
     engine, runners = cpu
     start = _calls(runners)
-    token = _CancelAfter(10**9)
+    token = CancelAfter(10**9)
     list(engine.synthesize(SENTENCES[8], DETERMINISTIC, token))
     assert token.checks == _calls(runners) - start > 5
 

@@ -181,7 +181,7 @@ class GptSovitsEngine:
             self.token_cap,
         )
         t0 = time.perf_counter()
-        segments = s.text.frontend.split(text)  # ValueError for empty text
+        segments = s.text.split(text)  # ValueError for empty text
         self.stats.frontend_seconds += time.perf_counter() - t0
         return self._stream(segments, req, cancel)
 
@@ -226,16 +226,12 @@ class GptSovitsEngine:
         s = self.loaded
         ref = req.voice
         t0 = time.perf_counter()
-        s.text.g2pw.cancel = cancel  # the g2pW resolver calls the graph itself
-        try:
-            phonemes = s.text.frontend.phonemize(segment.text)
-        finally:
-            s.text.g2pw.cancel = None
+        phonemes = s.text.phonemize(segment.text, cancel)
         self.stats.frontend_seconds += time.perf_counter() - t0
         phones = np.concatenate([ref.phones, phonemes.phone_ids])
         try:
             s.vits.check_fits(len(phonemes.phones), 1)
-            s.text.bert.check_fits(phonemes)
+            s.text.check_fits(phonemes)
             s.t2s.check_fits(len(phones), len(ref.prompt), req.max_tokens)
         except CapacityError as exc:
             halves = self._halves(segment)
@@ -245,7 +241,7 @@ class GptSovitsEngine:
                 ) from exc
             log.info("re-splitting %r: %s", segment.text, exc)
             return _Tokens(phonemes, halves=halves)
-        bert = np.concatenate([ref.bert, s.text.bert.features(phonemes, cancel)])
+        bert = np.concatenate([ref.bert, s.text.bert_features(phonemes, cancel)])
         sampler = TokenSampler(req.sampling, s.params.vocab, ref.prompt, rng)
         result = s.t2s.generate(
             phones, bert, ref.prompt, sampler, req.max_tokens, cancel
@@ -274,7 +270,7 @@ class GptSovitsEngine:
 
     def _halves(self, segment: Segment) -> tuple[Segment, Segment] | None:
         try:
-            halves = self.loaded.text.frontend.split_in_half(segment)
+            halves = self.loaded.text.split_in_half(segment)
         except ValueError:
             return None
         self.stats.resplits += 1

@@ -24,6 +24,7 @@ from daemon.text import (
     G2pwResolver,
     G2pwTables,
     Phonemes,
+    Segment,
     TextFrontend,
 )
 from daemon.text.g2pw import BODY_INPUTS, G2PW_ROWS, G2PW_TOKENS
@@ -61,11 +62,9 @@ class G2pwGraph:
                     f"{[G2PW_ROWS, G2PW_TOKENS]}"
                 )
         self.runner = runner
-        self.cancel: CancelToken | None = None  # set per request by the engine
 
     def __call__(self, feeds: Mapping[str, np.ndarray]) -> np.ndarray:
-        if self.cancel is not None:
-            self.cancel.check()
+        # the resolver checks the request's cancel token before each call
         return np.asarray(self.runner.run(dict(feeds))[0], np.float32)
 
 
@@ -139,10 +138,34 @@ class BertGraph:
 
 @dataclass(frozen=True)
 class TextStack:
+    """The engine's one handle on text: split, phonemize, BERT features."""
+
     frontend: TextFrontend
     resolver: G2pwResolver
     g2pw: G2pwGraph
     bert: BertGraph
+
+    def split(self, text: str) -> list[Segment]:
+        """Segments to synthesize; ValueError for empty text."""
+        return self.frontend.split(text)
+
+    def split_in_half(self, segment: Segment) -> tuple[Segment, Segment]:
+        """Halves of a segment that hit a cap; ValueError if it cannot split."""
+        return self.frontend.split_in_half(segment)
+
+    def phonemize(self, text: str, cancel: CancelToken | None = None) -> Phonemes:
+        """Phones of one segment; ``cancel`` is checked before each g2pw call."""
+        return self.frontend.phonemize(text, cancel)
+
+    def check_fits(self, phonemes: Phonemes) -> None:
+        """CapacityError if a Chinese part exceeds the bert graph."""
+        self.bert.check_fits(phonemes)
+
+    def bert_features(
+        self, phonemes: Phonemes, cancel: CancelToken | None = None
+    ) -> np.ndarray:
+        """[n_phones, dim] BERT features; ``cancel`` checked before each call."""
+        return self.bert.features(phonemes, cancel)
 
     def warmup(self) -> None:
         """jieba, pypinyin, rules, dictionaries, g2pW head tables, both graphs."""

@@ -17,6 +17,7 @@ from daemon.bundle import Bundle, BundleError
 from daemon.engine import Cancelled, CancelToken, SynthesisOptions, engine_class
 from daemon.engines.gptsovits.engine import GptSovitsEngine
 from daemon.graphs import GraphHost
+from tests.cancel_after import CancelAfter
 
 # Two sentences of ~20 spoken chars: two segments (≤ 30 chars each).
 TWO_SENTENCES = (
@@ -161,6 +162,22 @@ def test_cancel_mid_utterance_stops_within_one_graph_call(cpu_engine):
     assert calls() - at_cancel <= 1
     # the engine is reusable and a request does not depend on the cancelled one
     assert _audio(cpu_engine, TWO_SENTENCES, seed=8).tobytes() == reference.tobytes()
+
+
+def test_cancel_during_g2pw_stops_within_one_graph_call(cpu_engine):
+    runners = _runners(cpu_engine)
+    before = {k: r.stats.calls for k, r in runners.items()}
+    # ten polyphones in one segment: two g2pw calls (8 rows each) before BERT
+    text = "好看好看好看好看好看。"
+    with pytest.raises(Cancelled, match="test"):
+        list(cpu_engine.synthesize(text, SynthesisOptions(seed=1), CancelAfter(2)))
+    ran = {k: r.stats.calls - before[k] for k, r in runners.items()}
+    assert ran == {k: int(k == "g2pw") for k in runners}  # the first g2pw call only
+    # the stage needed two calls (so the cancel came between them), and nothing
+    # was left on the graph: without a token the same text phonemizes to the end
+    uncancelled = runners["g2pw"].stats.calls
+    cpu_engine.loaded.text.phonemize(text)
+    assert runners["g2pw"].stats.calls - uncancelled == 2
 
 
 @pytest.mark.parametrize(

@@ -28,9 +28,9 @@ def t2s_inputs(engine: GptSovitsEngine, text: str):
     """phones, bert (reference + text) and prompt, as the engine builds them."""
     s = engine.loaded
     ref = s.voices[engine.default_voice]
-    phonemes = s.text.frontend.phonemize(text)
+    phonemes = s.text.phonemize(text)
     phones = np.concatenate([ref.phones, phonemes.phone_ids])
-    bert = np.concatenate([ref.bert, s.text.bert.features(phonemes)])
+    bert = np.concatenate([ref.bert, s.text.bert_features(phonemes)])
     return phones, bert, ref.prompt, phonemes
 
 

@@ -13,7 +13,7 @@ from scripts.metrics import snr_db
 
 def _segment(engine: GptSovitsEngine, n_tokens: int):
     s = engine.loaded
-    phones = s.text.frontend.phonemize("今天天气很好。").phone_ids
+    phones = s.text.phonemize("今天天气很好。").phone_ids
     tokens = np.random.default_rng(5).integers(0, 1024, n_tokens)
     return s.voices[engine.default_voice], phones, tokens
 

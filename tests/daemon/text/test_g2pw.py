@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from daemon.engine import Cancelled
 from daemon.text import CharVocab, G2pwHead, G2pwResolver, G2pwTables, TextFrontend
 from daemon.text.g2pw import (
     BODY_INPUTS,
@@ -16,6 +17,7 @@ from daemon.text.g2pw import (
     PROB_EPS,
     window_tokens,
 )
+from tests.cancel_after import CancelAfter
 
 HIDDEN = 16
 N_POS = 11  # g2pW POS tags: UNK A C D I N P T V DE SHI
@@ -209,6 +211,24 @@ def test_resolver_readings_reach_the_phones(
     assert plain.phones[2 * i : 2 * i + 2] == ("x", "ing2")
     assert got.phones[:2] == ("t", "a3")  # monophonic table beats pypinyin's ta1
     assert plain.phones[:2] == ("t", "a1")
+
+
+def test_cancel_passed_to_phonemize_stops_before_the_next_body_call(
+    tables: G2pwTables, model_dir: Path
+) -> None:
+    vocab = CharVocab(model_dir / "vocab.txt")
+    body = NumpyBody(len(VOCAB))
+    frontend = TextFrontend(
+        resolver=G2pwResolver(tables, vocab, make_head(tables), body)
+    )
+    text = "行了行了行了行了行了。"  # 10 queries: two body calls of 8 rows
+    token = CancelAfter(2)
+    with pytest.raises(Cancelled, match="test"):
+        frontend.phonemize(text, cancel=token)
+    assert len(body.calls) == 1 and token.checks == 2
+    # nothing is left behind: the next request runs both calls, uncancelled
+    assert frontend.phonemize(text).phones == frontend.phonemize(text).phones
+    assert len(body.calls) == 1 + 2 * 2
 
 
 def test_non_polyphonic_exclusions_are_not_queried(

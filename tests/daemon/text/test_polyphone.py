@@ -4,6 +4,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from daemon.engine import CancelToken
 from daemon.text import TextFrontend
 from daemon.text.polyphone import correct_pronunciation, pypinyin_readings
 
@@ -25,7 +26,9 @@ class FixedResolver:
     def __init__(self) -> None:
         self.seen: list[str] = []
 
-    def resolve(self, sentences: Sequence[str]) -> list[list[str | None]]:
+    def resolve(
+        self, sentences: Sequence[str], cancel: CancelToken | None = None
+    ) -> list[list[str | None]]:
         self.seen.extend(sentences)
         return [["chang2" if c == "长" else None for c in s] for s in sentences]
 
@@ -42,7 +45,9 @@ def test_resolver_choice_is_used_and_none_keeps_pypinyin() -> None:
 
 
 class ShortResolver:
-    def resolve(self, sentences: Sequence[str]) -> list[list[str | None]]:
+    def resolve(
+        self, sentences: Sequence[str], cancel: CancelToken | None = None
+    ) -> list[list[str | None]]:
         return [[None] for _ in sentences]
 
 
