@@ -141,8 +141,3 @@ class Frames:
     def flush(self) -> bytes:
         rest, self._held = self._held, b""
         return rest
-
-
-def chunked(audio: np.ndarray, size: int) -> Iterator[np.ndarray]:
-    for i in range(0, len(audio), size):
-        yield audio[i : i + size]

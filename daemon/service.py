@@ -4,10 +4,11 @@ Start-up: bundles loaded and warmed up on the NPU worker → sockets (systemd's,
 else our own) → ``READY=1``.  A start-up failure a restart cannot fix (config,
 bundle, QNN libraries) exits 78 with one line; anything else exits 70.
 SIGTERM/SIGINT: stop accepting, cancel running requests, free QNN on the worker,
-remove the sockets we created, exit 0; during loading, the load stops at its
-next graph, engine or warm-up and the service exits 0.  SIGHUP: reload config and
-bundles atomically (the old voices serve until the new ones are loaded, and on
-if that fails); the listening sockets stay open throughout.
+remove the sockets we created, exit 0; during loading, the load stops within
+one graph load or graph call (warm-up included) and the service exits 0.
+SIGHUP: reload config and bundles atomically (the old voices serve until the
+new ones are loaded, and on if that fails); the listening sockets stay open
+throughout.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
@@ -12,13 +14,18 @@ from daemon.audio import (
     Frames,
     SegmentShaper,
     StreamResampler,
-    chunked,
     raised_cosine,
     shaped_segment,
     to_int16,
 )
 
 SR = 32000
+
+
+def chunked(audio: np.ndarray, size: int) -> Iterator[np.ndarray]:
+    """Audio in pieces as an engine yields it."""
+    for i in range(0, len(audio), size):
+        yield audio[i : i + size]
 
 
 def _shape(audio: np.ndarray, chunk: int, pause: float = 0.0) -> np.ndarray:
