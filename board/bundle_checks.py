@@ -16,8 +16,8 @@ from typing import Final
 import numpy as np
 
 import qnnrt
-from daemon.bundle import Bundle
-from daemon.bundle_verify import TargetMismatch, target_problems
+from daemon.engine.bundle import Bundle
+from daemon.engine.bundle_verify import TargetMismatch, target_problems
 
 from .checks import Check, Finding, error, ok, skip, warning
 from .qnn_checks import ENV_FILE, BoardTarget, install_fix
@@ -70,7 +70,7 @@ class BundleTarget(Check):
             return [skip("needs a readable bundle and qnn-load")]
         fix = (
             f"recompile the bundle for HTP v{h.arch} "
-            f"(`python -m scripts.qnn_compile ... --target {t.profile.name}`)"
+            f"(`python -m scripts.common.qnn_compile ... --target {t.profile.name}`)"
         )
         found = []
         if b.target not in h.bundle_targets:

@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import yaml
 
-from daemon.fields import Fields
+from daemon.engine.fields import Fields
 
 PROFILE_DIR: Final = Path(__file__).resolve().parent / "profiles"
 #: ``platform.machine()`` values a profile may name.

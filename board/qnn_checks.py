@@ -17,7 +17,7 @@ from typing import Final
 import yaml
 
 import qnnrt
-from daemon.bundle import Bundle, BundleError
+from daemon.engine.bundle import Bundle, BundleError
 from qnnrt import ENV_LIB_DIR  # $QNN_LIB_DIR, as qnnrt.load_library reads it
 from qnnrt.dsp import DSP_ENV
 

@@ -15,8 +15,8 @@ from typing import Any, Final
 import pytest
 import yaml
 
-from daemon.bundle import MANIFEST, sha256_file
-from scripts import qnn_compile
+from daemon.engine.bundle import MANIFEST, sha256_file
+from scripts.common import qnn_compile
 
 #: SM8650 (Snapdragon 8 Gen 3): HTP v75, Qnn_SocModel_t 57 (QNN SDK SoC table).
 #: Not a bundle target: a binary this project never ships, compiled for real.

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from scripts.qnn_compile import Compiled
+    from scripts.common.qnn_compile import Compiled
 
 #: The tiny graphs every QNN test compiles (tests/qnnrt/tiny_models.py).
 _MODELS: tuple[str, ...] = ("matmul_tanh", "multi_io", "qdq8", "qdq16", "kv_decode")
@@ -106,7 +106,7 @@ def gsv_voice(request: pytest.FixtureRequest) -> Path:
     built by the real pipeline once per machine (content-keyed, cached)."""
     pytest.importorskip("torch")
     pytest.importorskip("onnxruntime_qnn")
-    from scripts.gsv.test_voice import make_test_voice
+    from scripts.gsv.synthetic.build import make_test_voice
 
     out = Path(request.config.cache.mkdir("gsv-test-voice"))
     make_test_voice(out, sim_gates=False)
@@ -125,7 +125,7 @@ def onnx_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def bins(
     onnx_dir: Path, qnn_cache: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Compiled]:
-    from scripts.qnn_compile import compile_onnx
+    from scripts.common.qnn_compile import compile_onnx
 
     out = tmp_path_factory.mktemp("bins")
     return {
@@ -136,7 +136,7 @@ def bins(
 
 @pytest.fixture(scope="session")
 def two_graph_bin(onnx_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from scripts.qnn_compile import compile_shared
+    from scripts.common.qnn_compile import compile_shared
 
     return compile_shared(
         [onnx_dir / "matmul_tanh.onnx", onnx_dir / "multi_io.onnx"],

@@ -1,4 +1,4 @@
-"""The test engines (``test-tone``: tests/daemon/server/tone_engine.py) registered
+"""The test engines (``test-tone``: tests/daemon/tone_engine.py) registered
 under ``hexvoice.engines`` through a throw-away dist-info directory: put it on a
 daemon's ``PYTHONPATH``, or on ``sys.path`` for engine lookups in this process."""
 
@@ -19,6 +19,6 @@ def engine_site(site: Path) -> Path:
     )
     (dist / "entry_points.txt").write_text(
         f"[hexvoice.engines]\n{TONE_ENGINE} = "
-        "tests.daemon.server.tone_engine:ToneEngine\n"
+        "tests.daemon.tone_engine:ToneEngine\n"
     )
     return site

@@ -17,7 +17,7 @@ import pytest
 from scripts.piper.cache import cached_convert
 from scripts.piper.convert import ConvertOptions
 
-# The demo bundle (scripts/make_demo_voice.py shares it). Its flow still runs in
+# The demo bundle (scripts/demo_job/make_voice.py shares it). Its flow still runs in
 # windows: for 257..1024 frames two or more F256 calls cost no more than one
 # bigger bucket, so the engine picks them (pipeline.py flow_bucket).
 CPU_OPTIONS = ConvertOptions()
@@ -51,11 +51,11 @@ def cpu_parts(config: pytest.Config, dynamic: str) -> Iterator[tuple[Any, dict, 
     ort = pytest.importorskip("onnxruntime")
     import onnx
 
-    from daemon.bundle import Bundle
+    from daemon.engine.bundle import Bundle
+    from daemon.engine.graphs import GraphHost
     from daemon.engines.piper.cpu import DurationPredictor
     from daemon.engines.piper.params import PiperParams
     from daemon.engines.piper.pipeline import PiperGraphs
-    from daemon.graphs import GraphHost
     from scripts.piper import graphs
     from scripts.piper.cuts import find_cuts
 

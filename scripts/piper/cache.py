@@ -12,12 +12,11 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from daemon.bundle import sha256_file
-from scripts.qnn_compile import qnn_sdk_version
-
-from .convert import ConvertOptions, convert, log
-from .model_card import card_path
-from .surgery import ConversionError
+from daemon.engine.bundle import sha256_file
+from scripts.common.qnn_compile import qnn_sdk_version
+from scripts.piper.convert import ConvertOptions, convert, log
+from scripts.piper.model_card import card_path
+from scripts.piper.surgery import ConversionError
 
 # Bundles kept by cached_convert: enough for the option sets one test run uses.
 CACHE_KEEP = 4
@@ -88,10 +87,10 @@ def _sources() -> list[Path]:
     repo = here.parent.parent
     return [
         *(here / f"{m}.py" for m in _BUNDLE_MODULES),
-        repo / "scripts/qnn_compile.py",
-        repo / "scripts/bundling.py",
-        repo / "daemon/bundle.py",
+        repo / "scripts/common/qnn_compile.py",
+        repo / "scripts/common/bundling.py",
+        repo / "daemon/engine/bundle.py",
         repo / "daemon/engines/piper/cpu.py",  # the SDP port checked at conversion
         repo / "daemon/engines/piper/params.py",  # the params schema
-        repo / "daemon/vocoder_windows.py",
+        repo / "daemon/engine/windows.py",
     ]

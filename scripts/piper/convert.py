@@ -2,8 +2,8 @@
 
     python -m scripts.piper.convert VOICE.onnx --target T --out DIR
 
-T is a scripts/qnn_compile.py target (qcs8550, simulator). The output is a
-standard voice bundle (daemon/bundle.py, voice.yaml format 1):
+T is a scripts/common/qnn_compile.py target (qcs8550, simulator). The output is a
+standard voice bundle (daemon/engine/bundle.py, voice.yaml format 1):
 
     voice.yaml           engine piper-vits; voice parameters under `params`
     graphs/enc_P{P}.bin  text encoder + SDP conditioning per phoneme bucket (NPU)
@@ -29,19 +29,18 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from daemon.bundle import Bundle, GraphSpec, sha256_file
+from daemon.engine.bundle import Bundle, GraphSpec, sha256_file
+from daemon.engine.windows import OVERLAP_FRAMES, WINDOW_FRAMES
 from daemon.engines.piper.engine import ENGINE_ID
 from daemon.engines.piper.params import PiperParams, dec_key, enc_key, flow_key
-from daemon.vocoder_windows import OVERLAP_FRAMES, WINDOW_FRAMES
-from scripts import bundling
-from scripts.qnn_compile import TARGETS as QNN_TARGETS
-from scripts.qnn_compile import qnn_sdk_version
-
-from . import graphs
-from .cuts import find_cuts
-from .model_card import voice_attribution
-from .sdp_export import SDP_CHECK_PHONEMES, check_port, sdp_weights
-from .surgery import ConversionError, op_histogram
+from scripts.common import bundling
+from scripts.common.qnn_compile import TARGETS as QNN_TARGETS
+from scripts.common.qnn_compile import qnn_sdk_version
+from scripts.piper import graphs
+from scripts.piper.cuts import find_cuts
+from scripts.piper.model_card import voice_attribution
+from scripts.piper.sdp_export import SDP_CHECK_PHONEMES, check_port, sdp_weights
+from scripts.piper.surgery import ConversionError, op_histogram
 
 TARGETS = tuple(QNN_TARGETS)
 # Piper sentences are one espeak clause each: ids = 2 * phonemes + 3 (pad after
@@ -90,7 +89,7 @@ def convert(
 
     The bundle is staged beside `out` and renamed into place when complete, so a
     failed conversion leaves nothing half-written behind. `compile_cache` is a
-    content-keyed cache of HTP compiles (scripts/qnn_compile.py).
+    content-keyed cache of HTP compiles (scripts/common/qnn_compile.py).
     """
     options.validate()
     if out.exists():
@@ -200,7 +199,7 @@ def compile_all(
     root: Path, keys: list[str], target: str, cache: Path | None
 ) -> dict[str, GraphSpec]:
     """Compile onnx/<key>.onnx to graphs/<key>.bin; every failure named at once."""
-    from .htp import compile_htp
+    from scripts.piper.htp import compile_htp
 
     work = root / ".htp"
     specs, failed = {}, []

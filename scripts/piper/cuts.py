@@ -25,7 +25,13 @@ from dataclasses import dataclass
 
 import onnx
 
-from .surgery import ConversionError, consumers, node_by_name, only_consumer, producers
+from scripts.piper.surgery import (
+    ConversionError,
+    consumers,
+    node_by_name,
+    only_consumer,
+    producers,
+)
 
 
 @dataclass(frozen=True)

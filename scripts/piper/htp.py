@@ -1,6 +1,6 @@
 """HTP compile of the split graphs through the project's compile step, with blame.
 
-scripts/qnn_compile.py builds one context binary per graph with CPU fallback
+scripts/common/qnn_compile.py builds one context binary per graph with CPU fallback
 disabled, so a graph the HTP cannot take whole fails instead of silently
 splitting. Its error does not say which node is at fault; `find_unsupported`
 narrows it down by compiling each op kind alone as a one-node graph with the
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import onnx
 
-from scripts.qnn_compile import CompileError, compile_onnx, qnn_session
+from scripts.common.qnn_compile import CompileError, compile_onnx, qnn_session
 
 DEFAULT_TARGET = "qcs8550"
 
@@ -40,7 +40,7 @@ def compile_htp(
 ) -> CompileResult:
     """Compile one graph; a graph the HTP rejects gives ok=False naming op and node.
 
-    `cache_dir`: content-keyed compile cache (scripts/qnn_compile.py), optional.
+    `cache_dir`: content-keyed compile cache (scripts/common/qnn_compile.py), optional.
     """
     start = time.perf_counter()
     try:

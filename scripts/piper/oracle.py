@@ -5,7 +5,7 @@
 prints, for ten sentences, our engine's audio vs piper-tts's own onnxruntime
 output with noise_scale = noise_w = 0 (both deterministic): SNR on the CPU
 backend, log-mel L1 on the HTP (fp16). The reference gets the same segment
-fades (daemon/audio.py) as the engine applies, so whole outputs compare.
+fades (daemon/engine/audio.py) as the engine applies, so whole outputs compare.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any, Final
 
 import numpy as np
 
-from daemon.audio import SegmentShaper
-from daemon.engine import SynthesisOptions
-from scripts.metrics import snr_db
+from daemon.engine.audio import SegmentShaper
+from daemon.engine.tts import SynthesisOptions
+from scripts.common.parity import snr_db
 
 SENTENCES: Final = (
     "Hi.",
@@ -142,7 +142,7 @@ def default_voice() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from daemon.local import open_engine
+    from daemon.engine.local import open_engine
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("bundle", type=Path)

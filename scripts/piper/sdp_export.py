@@ -18,10 +18,9 @@ import numpy as np
 import onnx
 
 from daemon.engines.piper.cpu import AFFINE, CONV_FLOW, FLIP, DurationPredictor
-
-from .cuts import PiperCuts
-from .graphs import SDP_PLAN, sdp_dynamic
-from .surgery import (
+from scripts.piper.cuts import PiperCuts
+from scripts.piper.graphs import SDP_PLAN, sdp_dynamic
+from scripts.piper.surgery import (
     ConversionError,
     UnplannedOpError,
     attrs,

@@ -15,7 +15,13 @@ from board.checks import Finding, run_checks
 from board.doctor import board_checks
 from board.profile import Profile, load_profile
 from board.qnn_checks import MARKER, BoardTarget
-from daemon.bundle import Bundle, GraphSpec, sha256_file, tensor_spec, write_manifest
+from daemon.engine.bundle import (
+    Bundle,
+    GraphSpec,
+    sha256_file,
+    tensor_spec,
+    write_manifest,
+)
 from tests.engine_site import TONE_ENGINE, engine_site
 
 SERVICE_UID = 990  # the fake tree's hexvoice user; never the test runner's uid

@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from scripts.qnn_compile import compile_onnx
+from scripts.common.qnn_compile import compile_onnx
 from tests.conftest import _MODELS, build_model
 
 

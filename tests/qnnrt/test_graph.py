@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import qnnrt
-from scripts.qnn_compile import Compiled, qnn_session
+from scripts.common.qnn_compile import Compiled, qnn_session
 
 # The x86 references; a board run (-m board) collects this file without them.
 ort = pytest.importorskip("onnxruntime")

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.graphs import expect
+from daemon.engine.graphs import expect
 
 if TYPE_CHECKING:
-    from daemon.graphs import Runner
+    from daemon.engine.graphs import Runner
 
 
 class BoundGraph:

@@ -22,22 +22,21 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
-from daemon.bundle import Bundle, BundleError
-from daemon.engine import AudioChunk, CancelToken, SynthesisOptions, VoiceInfo
-from daemon.graphs import require
-from daemon.text import Phonemes, Segment
-
-from .layout import ENGINE_ID, GsvParams, graph_needs
-from .options import Request, default_sampling
-from .sampling import TokenSampler
-from .t2s import T2S, CapacityError
-from .tables import CpuTables, Reference, load_references
-from .text import TextStack, build_text
-from .vits import Vits
+from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
+from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.graphs import require
+from daemon.engine.tts import AudioChunk, CancelToken, SynthesisOptions, VoiceInfo
+from daemon.engines.gptsovits.frontend import Phonemes, Segment
+from daemon.engines.gptsovits.layout import ENGINE_ID, GsvParams, graph_needs
+from daemon.engines.gptsovits.options import Request, default_sampling
+from daemon.engines.gptsovits.sampling import TokenSampler
+from daemon.engines.gptsovits.t2s import T2S, CapacityError
+from daemon.engines.gptsovits.tables import CpuTables, Reference, load_references
+from daemon.engines.gptsovits.text import TextStack, build_text
+from daemon.engines.gptsovits.vits import Vits
 
 if TYPE_CHECKING:
-    from daemon.graphs import GraphNeeds, Runner
+    from daemon.engine.graphs import GraphNeeds, Runner
 
 log = logging.getLogger(__name__)
 

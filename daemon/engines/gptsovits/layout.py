@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from daemon.text.g2pw import BODY_INPUTS, G2PW_ROWS, G2PW_TOKENS
+from daemon.engines.gptsovits.frontend.g2pw import BODY_INPUTS, G2PW_ROWS, G2PW_TOKENS
 
 ENGINE_ID: Final = "gpt-sovits-v2pro"
 
@@ -59,7 +59,7 @@ T2S_PE: Final = "cpu/t2s_pe.npy"  # [pe_rows, width] sinusoidal table from the m
 T2S_PREDICT: Final = "cpu/t2s_predict.npy"  # [vocab, width] (no bias)
 VITS_TEXT_EMB: Final = "cpu/vits_text_emb.npy"  # [phone_vocab, hidden]
 VITS_CODEBOOK: Final = "cpu/vits_codebook.npy"  # [1024, ssl_dim]
-#: g2pW output head tables; ``daemon.text.g2pw.G2pwHead.load(cpu_dir, prefix)``.
+#: g2pW output head tables; ``frontend.g2pw.G2pwHead.load(cpu_dir, prefix)``.
 G2PW_HEAD_PREFIX: Final = "g2pw_"
 
 # --- refs/<voice>.npz -------------------------------------------------------
@@ -81,7 +81,7 @@ REF_TEXT: Final = "text"  # str, the reference transcript
 REF_LANG: Final = "lang"  # str, its language
 
 # --- text/ -------------------------------------------------------------------
-TEXT_DIR: Final = "text"  # vocab.txt + g2pW dictionaries (daemon.text.G2pwTables)
+TEXT_DIR: Final = "text"  # vocab.txt + g2pW dictionaries (frontend.G2pwTables)
 
 
 @dataclass(frozen=True)

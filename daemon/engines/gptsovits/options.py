@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from daemon.engine import SynthesisOptions
-
-from .layout import ENGINE_ID, GsvParams
-from .sampling import SamplingConfig
-from .tables import Reference
+from daemon.engine.tts import SynthesisOptions
+from daemon.engines.gptsovits.layout import ENGINE_ID, GsvParams
+from daemon.engines.gptsovits.sampling import SamplingConfig
+from daemon.engines.gptsovits.tables import Reference
 
 EXTRA_KEYS: Final = (
     "top_k",

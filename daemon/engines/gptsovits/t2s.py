@@ -1,6 +1,6 @@
 """T2S (GPT) host loop: prefill assembly, KV buckets, decode steps, sampling.
 
-The NPU graphs (scripts/gsv/t2s.py) are
+The NPU graphs (scripts/gsv/models/t2s.py) are
 
     t2s_prefill    xy [1,P,W], mask [1,1,P,P] -> h [1,P,W], k, v [layers,H,P,dh]
     t2s_decode_L   x [1,1,W], k_cache, v_cache [layers,H,L,dh], mask [1,1,1,L]
@@ -24,17 +24,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.bundle import BundleError
-from daemon.engine import CancelToken
-
-from . import layout as L
-from .bound import BoundGraph
-from .layout import GsvParams
-from .sampling import TokenSampler
-from .tables import CpuTables
+from daemon.engine.bundle import BundleError
+from daemon.engine.tts import CancelToken
+from daemon.engines.gptsovits import layout as L
+from daemon.engines.gptsovits.bound import BoundGraph
+from daemon.engines.gptsovits.layout import GsvParams
+from daemon.engines.gptsovits.sampling import TokenSampler
+from daemon.engines.gptsovits.tables import CpuTables
 
 if TYPE_CHECKING:
-    from daemon.graphs import Runner
+    from daemon.engine.graphs import Runner
 
 
 class CapacityError(ValueError):

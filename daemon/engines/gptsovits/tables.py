@@ -13,10 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from daemon.bundle import Bundle, BundleError
-
-from . import layout as L
-from .layout import GsvParams
+from daemon.engine.bundle import Bundle, BundleError
+from daemon.engines.gptsovits import layout as L
+from daemon.engines.gptsovits.layout import GsvParams
 
 
 def _load(bundle: Bundle, rel: str, shape: tuple[int | None, ...]) -> np.ndarray:

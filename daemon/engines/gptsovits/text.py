@@ -1,7 +1,7 @@
 """Text glue of the engine: the frontend with the g2pw graph, BERT on the NPU.
 
 - g2pW: the body runs as the ``g2pw`` graph (8 rows x 64 tokens -> hidden of
-  each row's query char), the head in numpy fp32 (daemon.text.g2pw).
+  each row's query char), the head in numpy fp32 (frontend/g2pw.py).
 - BERT (shared/docs/gpt-sovits-v2pro.md §3): for each Chinese part, its
   norm_text as [CLS] chars [SEP] through the ``bert`` graph (hidden_states[-3]),
   [CLS]/[SEP] rows dropped, each char's row repeated word2ph times; zeros for
@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.bundle import Bundle, BundleError
-from daemon.engine import CancelToken
-from daemon.text import (
+from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.tts import CancelToken
+from daemon.engines.gptsovits import layout as L
+from daemon.engines.gptsovits.frontend import (
     CharVocab,
     G2pwHead,
     G2pwResolver,
@@ -27,14 +28,12 @@ from daemon.text import (
     Segment,
     TextFrontend,
 )
-from daemon.text.g2pw import BODY_INPUTS, G2PW_ROWS, G2PW_TOKENS
-
-from . import layout as L
-from .layout import GsvParams
-from .t2s import CapacityError
+from daemon.engines.gptsovits.frontend.g2pw import BODY_INPUTS, G2PW_ROWS, G2PW_TOKENS
+from daemon.engines.gptsovits.layout import GsvParams
+from daemon.engines.gptsovits.t2s import CapacityError
 
 if TYPE_CHECKING:
-    from daemon.graphs import Runner
+    from daemon.engine.graphs import Runner
 
 #: the BERT WordPiece vocabulary inside the bundle's ``text/`` directory
 VOCAB_FILE = "vocab.txt"

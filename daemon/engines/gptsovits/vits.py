@@ -6,7 +6,7 @@ Host side of shared/docs/gpt-sovits-v2pro.md §5.2 (B = 1, speed 1):
 - both padded into the static graph (FR frames x TT phones) with 0/1 masks;
 - prior noise ``randn * noise_scale`` drawn from the request's generator for the
   real frames only (padding stays zero, so the draw does not depend on FR);
-- HiFiGAN over overlapped windows (daemon.vocoder_windows), each window's audio
+- HiFiGAN over overlapped windows (daemon.engine.windows), each window's audio
   yielded as soon as it is computed.
 """
 
@@ -17,18 +17,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.bundle import BundleError
-from daemon.engine import CancelToken
-from daemon.vocoder_windows import decode_windowed
-
-from . import layout as L
-from .bound import BoundGraph
-from .layout import GsvParams
-from .t2s import CapacityError
-from .tables import CpuTables, Reference
+from daemon.engine.bundle import BundleError
+from daemon.engine.tts import CancelToken
+from daemon.engine.windows import decode_windowed
+from daemon.engines.gptsovits import layout as L
+from daemon.engines.gptsovits.bound import BoundGraph
+from daemon.engines.gptsovits.layout import GsvParams
+from daemon.engines.gptsovits.t2s import CapacityError
+from daemon.engines.gptsovits.tables import CpuTables, Reference
 
 if TYPE_CHECKING:
-    from daemon.graphs import Runner
+    from daemon.engine.graphs import Runner
 
 # 25 Hz semantic tokens -> 50 Hz latent frames (upstream decode: nearest x2).
 FRAMES_PER_TOKEN = 2

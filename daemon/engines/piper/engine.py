@@ -13,17 +13,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.audio import shaped_segment
-from daemon.bundle import Bundle, BundleError
-from daemon.engine import AudioChunk, CancelToken, SynthesisOptions, VoiceInfo
-
-from .cpu import DurationPredictor
-from .params import PiperParams, Scales
-from .pipeline import PiperGraphs
-from .text import Piece, PiperText
+from daemon.engine.audio import shaped_segment
+from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.tts import AudioChunk, CancelToken, SynthesisOptions, VoiceInfo
+from daemon.engines.piper.cpu import DurationPredictor
+from daemon.engines.piper.params import PiperParams, Scales
+from daemon.engines.piper.pipeline import PiperGraphs
+from daemon.engines.piper.text import Piece, PiperText
 
 if TYPE_CHECKING:
-    from daemon.graphs import GraphNeeds, Runner
+    from daemon.engine.graphs import GraphNeeds, Runner
 
 ENGINE_ID = "piper-vits"
 # Warm-up text: a short sentence that makes espeak-ng load its voice data.

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from daemon.bundle import BundleError
+from daemon.engine.bundle import BundleError
 
 # Piper's special symbols (piper/const.py): pad after every phoneme, BOS, EOS.
 PAD: Final = "_"

@@ -4,7 +4,7 @@
         -> flow_F{bucket} (NPU, overlapped windows, run as the decoder needs them)
         -> dec_W{window} (NPU, overlapped windows, each yielded when done)
 
-Graphs are `daemon.graphs.Runner`s, so the same code runs on the QNN HTP and
+Graphs are `daemon.engine.graphs.Runner`s, so the same code runs on the QNN HTP and
 on onnxruntime's CPU provider. `cancel.check()` runs before every graph call,
 so a cancelled request stops within the graph call in flight.
 """
@@ -16,12 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from daemon.engine import CancelToken
-from daemon.graphs import require
-from daemon.vocoder_windows import decode_windowed, windows
-
-from .cpu import DurationPredictor, durations, expand_prior, frame_count
-from .params import (
+from daemon.engine.graphs import require
+from daemon.engine.tts import CancelToken
+from daemon.engine.windows import decode_windowed, windows
+from daemon.engines.piper.cpu import (
+    DurationPredictor,
+    durations,
+    expand_prior,
+    frame_count,
+)
+from daemon.engines.piper.params import (
     BOS,
     ENC_OUTPUTS,
     PiperParams,
@@ -32,7 +36,7 @@ from .params import (
 )
 
 if TYPE_CHECKING:
-    from daemon.graphs import Runner
+    from daemon.engine.graphs import Runner
 
 
 class PiperGraphs:

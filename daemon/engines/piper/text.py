@@ -1,6 +1,6 @@
 """Text -> phoneme-id pieces for a Piper voice, with piper's own phonemizer.
 
-The text is cut into sentences by `daemon.sentences` (the rule a Wyoming stream
+The text is cut into sentences by `daemon.text.sentences` (the rule a Wyoming stream
 is cut by, so both give the same pieces and pauses); espeak-ng (through
 piper-tts's `espeakbridge`) may split a sentence further, at abbreviations and
 initials ("Mr.", "J. R."), and turns each part into IPA; such a split gets no
@@ -21,11 +21,10 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Any, Final
 
-from daemon.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S
-from daemon.sentences import split_sentences
-from daemon.text_scripts import LATIN, Coverage
-
-from .params import BOS, EOS, PAD, PiperParams
+from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S
+from daemon.engines.piper.params import BOS, EOS, PAD, PiperParams
+from daemon.text.sentences import split_sentences
+from daemon.text.writing_systems import LATIN, Coverage
 
 _LOGGER = logging.getLogger(__name__)
 

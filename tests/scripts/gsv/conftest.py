@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from scripts.gsv import export, shapes
-from scripts.gsv.checkpoints import load_gpt_checkpoint, load_sovits_checkpoint
-from scripts.gsv.export import GraphSpec
-from scripts.gsv.make_test_voice import SyntheticVoice, write_test_voice
-from scripts.gsv.sovits import SovitsModel
-from scripts.gsv.t2s import T2SModel
+from scripts.gsv.export import graphs as export
+from scripts.gsv.export import shapes
+from scripts.gsv.export.graphs import GraphSpec
+from scripts.gsv.models.checkpoints import load_gpt_checkpoint, load_sovits_checkpoint
+from scripts.gsv.models.sovits import SovitsModel
+from scripts.gsv.models.t2s import T2SModel
+from scripts.gsv.synthetic.voice import SyntheticVoice, write_test_voice
 
 
 @pytest.fixture(scope="session")
@@ -58,7 +59,7 @@ def tiny_t2s_kv16(
 def built_voice(request: pytest.FixtureRequest) -> Path:
     """The test voice built end to end by the real pipeline (scripts/make_test_voice
     layout), cached by content in pytest's cache dir across sessions."""
-    from scripts.gsv.test_voice import make_test_voice
+    from scripts.gsv.synthetic.build import make_test_voice
 
     out = Path(request.config.cache.mkdir("gsv-test-voice"))
     make_test_voice(out)

@@ -1,0 +1,147 @@
+"""``hexvoice say TEXT -o out.wav``: synthesize through the running service.
+
+Talks Wyoming (library ``wyoming``) to ``--socket`` (a Unix socket path, or a
+``unix://`` / ``tcp://`` URI).  ``hexvoice voices`` (``client_voices``) lists
+what the service offers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+import wave
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.client import AsyncClient
+from wyoming.error import Error
+from wyoming.info import Describe, Info
+from wyoming.tts import Synthesize, SynthesizeVoice
+
+from daemon.service.config import DEFAULT_RUNTIME_DIR
+
+DEFAULT_SOCKET: Final = str(DEFAULT_RUNTIME_DIR / "wyoming.sock")
+CONNECT_TIMEOUT_S: Final = 5.0
+#: Per event; a queued request may wait this long for its first audio.
+READ_TIMEOUT_S: Final = 300.0
+
+
+class ClientError(RuntimeError):
+    """The service could not be reached or answered with an error."""
+
+
+@dataclass
+class Speech:
+    pcm: bytes
+    rate: int
+    width: int
+    channels: int
+    first_audio_s: float
+
+    @property
+    def seconds(self) -> float:
+        return len(self.pcm) / (self.rate * self.width * self.channels)
+
+    def write_wav(self, out: str) -> None:
+        f = sys.stdout.buffer if out == "-" else open(out, "wb")
+        try:
+            with wave.open(f, "wb") as w:
+                w.setnchannels(self.channels)
+                w.setsampwidth(self.width)
+                w.setframerate(self.rate)
+                w.writeframes(self.pcm)
+        finally:
+            if f is not sys.stdout.buffer:
+                f.close()
+
+
+def uri(socket: str) -> str:
+    # Absolute: in "unix://run/wyoming.sock" a URI parser takes "run" for a host.
+    return socket if "://" in socket else f"unix://{os.path.abspath(socket)}"
+
+
+async def _connect(socket: str) -> AsyncClient:
+    client = AsyncClient.from_uri(uri(socket))
+    client.connect_timeout, client.read_timeout = CONNECT_TIMEOUT_S, READ_TIMEOUT_S
+    try:
+        await client.connect()
+    except (OSError, asyncio.TimeoutError) as exc:
+        raise ClientError(
+            f"cannot reach hexvoice at {socket}: {exc} (is `hexvoice serve` running?)"
+        ) from None
+    return client
+
+
+async def describe(socket: str) -> Info:
+    client = await _connect(socket)
+    try:
+        await client.write_event(Describe().event())
+        while True:
+            event = await client.read_event()
+            if event is None:
+                raise ClientError("the service closed the connection")
+            if Info.is_type(event.type):
+                return Info.from_event(event)
+    finally:
+        await client.disconnect()
+
+
+async def synthesize(
+    socket: str, text: str, voice: str | None = None, speaker: str | None = None
+) -> Speech:
+    client = await _connect(socket)
+    t0 = time.monotonic()
+    try:
+        v = SynthesizeVoice(name=voice, speaker=speaker) if voice else None
+        await client.write_event(Synthesize(text=text, voice=v).event())
+        pcm, fmt, first = bytearray(), None, 0.0
+        while True:
+            event = await client.read_event()
+            if event is None:
+                raise ClientError("the service closed the connection mid-request")
+            if Error.is_type(event.type):
+                err = Error.from_event(event)
+                raise ClientError(f"service error ({err.code}): {err.text}")
+            if AudioStart.is_type(event.type):
+                fmt = AudioStart.from_event(event)
+            elif AudioChunk.is_type(event.type):
+                if not pcm:
+                    first = time.monotonic() - t0
+                pcm += AudioChunk.from_event(event).audio
+            elif AudioStop.is_type(event.type):
+                break
+        if fmt is None:
+            raise ClientError("the service sent audio-stop without audio-start")
+        return Speech(bytes(pcm), fmt.rate, fmt.width, fmt.channels, first)
+    finally:
+        await client.disconnect()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="hexvoice say", description=__doc__.split("\n")[0])
+    p.add_argument("text", help="what to say")
+    p.add_argument("-o", "--output", default="out.wav", help="WAV file, '-' = stdout")
+    p.add_argument(
+        "--socket", default=DEFAULT_SOCKET, help="path or unix:// tcp:// URI"
+    )
+    p.add_argument("--voice", help="voice name (default: the service's)")
+    p.add_argument("--speaker", help="speaker of a multi-speaker voice")
+    a = p.parse_args(argv)
+    try:
+        speech = asyncio.run(synthesize(a.socket, a.text, a.voice, a.speaker))
+    except ClientError as exc:
+        print(f"hexvoice say: {exc}", file=sys.stderr)
+        return 1
+    speech.write_wav(a.output)
+    if a.output != "-":
+        print(
+            f"{a.output}: {speech.seconds:.2f} s at {speech.rate} Hz "
+            f"(first audio after {speech.first_audio_s * 1000:.0f} ms)",
+            file=sys.stderr,
+        )
+    return 0

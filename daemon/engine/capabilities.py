@@ -1,0 +1,52 @@
+"""What an engine declares it can do: the one table requests are checked against.
+
+Each loaded engine answers ``capabilities()`` once its bundle is loaded. The
+service checks every request against it at the edge, before queueing; nothing
+downstream checks the same fields again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+Task = Literal["tts", "asr"]
+TASKS: Final[tuple[Task, ...]] = ("tts", "asr")
+
+#: The speed range every TTS engine accepts today (OpenAI's own range is wider,
+#: 0.25-4.0, and so is ours: duration scaling is exact at any factor).
+MIN_SPEED: Final = 0.25
+MAX_SPEED: Final = 4.0
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """One engine's declared abilities (per loaded bundle)."""
+
+    task: Task
+    #: language tags it speaks or understands, e.g. ("en_US",) or ("zh", "en")
+    languages: tuple[str, ...]
+    #: TTS: the rate of the audio it yields; ASR: None (it takes any rate in)
+    sample_rate_out: int | None = None
+    #: ASR: the rates ``feed`` accepts without resampling; () means any rate
+    sample_rates_in: tuple[int, ...] = ()
+    #: named speakers of a multi-speaker voice; () for a single speaker
+    speakers: tuple[str, ...] = ()
+    #: TTS: the accepted speed factors, inclusive; None if speed is not adjustable
+    speed_range: tuple[float, float] | None = (MIN_SPEED, MAX_SPEED)
+    #: TTS: yields audio before the whole text is done; ASR: yields partials
+    streaming: bool = True
+    #: longest input: characters of text (TTS) or seconds of audio (ASR)
+    max_input: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+        if self.task == "tts" and not self.sample_rate_out:
+            raise ValueError("a TTS engine must declare sample_rate_out")
+        if self.speed_range is not None:
+            lo, hi = self.speed_range
+            if not 0 < lo <= hi:
+                raise ValueError(f"speed_range must be 0 < low <= high, got {lo, hi}")
+        if self.max_input <= 0:
+            raise ValueError(f"max_input must be > 0, got {self.max_input!r}")

@@ -1,0 +1,320 @@
+"""One graph interface, two backends: qnnrt (board or simulator) and onnxruntime CPU.
+
+Engines see ``Runner`` objects only: inputs by name, outputs by index, optional
+zero-copy ``bind`` + ``execute``.  The QNN backend loads every bundle's binaries as
+one multi-context group; the CPU backend runs the bundle's fp32 ONNX graphs (for
+development and parity) and emulates binding with copies.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+import numpy as np
+
+from daemon.engine.bundle import Bundle, BundleError, TensorSpec
+
+if TYPE_CHECKING:
+    import qnnrt
+
+BACKENDS: Final = ("qnn", "cpu")
+
+#: tensor name -> the shape the engine feeds or reads (None: any shape)
+TensorNeeds = Mapping[str, tuple[int, ...] | None]
+#: graph key -> its tensors: every graph an engine runs (``Engine.requirements``)
+GraphNeeds = Mapping[str, TensorNeeds]
+
+
+#: Called between the steps of a load; raises to stop it (a stopping service).
+Checkpoint = Callable[[], None]
+
+
+def go_on() -> None:
+    """The checkpoint of a load nobody stops."""
+
+
+class Runner(Protocol):
+    """A graph as engines see it.  ``inputs``/``outputs`` are what THIS backend
+    computes on (the NPU binary's dtypes, or the fp32 ONNX file's on the CPU)."""
+
+    key: str
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    output_index: Mapping[str, int]
+    stats: GraphStats
+    #: Runs before every graph call.  While a service loads and warms up it is
+    #: the load's checkpoint, so a stop lands within one graph call even in the
+    #: middle of an engine's warm-up; afterwards it is ``go_on``.
+    gate: Checkpoint
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]: ...
+
+    def bind(self, key: str | int, array: np.ndarray) -> None: ...
+
+    def execute(self) -> None: ...
+
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """A zeroed buffer the graph reads without copies (rpcmem on a board)."""
+
+    @property
+    def last_execute_s(self) -> float:
+        """Seconds inside the backend's execute call, for the last run/execute."""
+
+
+@dataclass
+class GraphStats:
+    calls: int = 0
+    seconds: float = 0.0
+
+    def add(self, seconds: float) -> None:
+        self.calls += 1
+        self.seconds += seconds
+
+
+class QnnRunner:
+    def __init__(
+        self, key: str, graph: qnnrt.Graph, spec: Any, gate: Checkpoint = go_on
+    ) -> None:
+        self.key = key
+        self.gate = gate
+        self.graph = graph
+        self.inputs = spec.inputs
+        self.outputs = spec.outputs
+        self.output_index = graph.output_index
+        self.stats = GraphStats()
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        self.gate()
+        out = self.graph.run(feeds)
+        self.stats.add(self.graph.last_wall_s)
+        return out
+
+    def bind(self, key: str | int, array: np.ndarray) -> None:
+        self.graph.bind(key, array)
+
+    def execute(self) -> None:
+        self.gate()
+        self.graph.execute()
+        self.stats.add(self.graph.last_wall_s)
+
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        return self.graph.context.backend.empty(shape, dtype)
+
+    @property
+    def last_execute_s(self) -> float:
+        return self.graph.last_execute_s
+
+
+class CpuRunner:
+    """onnxruntime CPU session over the bundle's fp32 ONNX graph."""
+
+    def __init__(
+        self, key: str, session: Any, spec: Any, gate: Checkpoint = go_on
+    ) -> None:
+        self.key = key
+        self.gate = gate
+        self.session = session
+        self.stats = GraphStats()
+        self._last_s = 0.0
+        onnx_in = {a.name: _spec(a) for a in session.get_inputs()}
+        onnx_out = {a.name: _spec(a) for a in session.get_outputs()}
+        self._names = list(onnx_out)
+        for kind, want, have in (
+            ("inputs", spec.inputs, onnx_in),
+            ("outputs", spec.outputs, onnx_out),
+        ):
+            if {t.name for t in want} != set(have):
+                raise BundleError(
+                    f"graph {key}: ONNX {kind} {sorted(have)} do not match the "
+                    f"manifest {[t.name for t in want]}"
+                )
+        # The manifest (binary) order, with the dtypes onnxruntime computes on.
+        self.inputs = tuple(onnx_in[t.name] for t in spec.inputs)
+        self.outputs = tuple(onnx_out[t.name] for t in spec.outputs)
+        self.output_index = {t.name: i for i, t in enumerate(spec.outputs)}
+        self._perm = [self._names.index(t.name) for t in spec.outputs]
+        self._in_names = {t.name for t in spec.inputs}
+        self._bound_in: dict[str, np.ndarray] = {}
+        self._bound_out: dict[int, np.ndarray] = {}
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        unknown = set(feeds) - self._in_names
+        if unknown:
+            raise ValueError(
+                f"graph {self.key}: unknown input(s) {sorted(unknown)}; "
+                f"expected {sorted(self._in_names)}"
+            )
+        merged = {**self._bound_in, **feeds}
+        missing = self._in_names - set(merged)
+        if missing:
+            raise ValueError(f"graph {self.key}: missing input(s) {sorted(missing)}")
+        self.gate()
+        t0 = time.perf_counter()
+        raw = self.session.run(None, merged)
+        self._last_s = time.perf_counter() - t0
+        self.stats.add(self._last_s)
+        outs = [raw[i] for i in self._perm]
+        for i, arr in self._bound_out.items():
+            np.copyto(arr, outs[i])
+            outs[i] = arr
+        return outs
+
+    def bind(self, key: str | int, array: np.ndarray) -> None:
+        if isinstance(key, int):
+            self._bound_out[key] = array
+        elif key in self._in_names:
+            self._bound_in[key] = array
+        elif key in self.output_index:
+            self._bound_out[self.output_index[key]] = array
+        else:
+            raise KeyError(f"graph {self.key} has no tensor {key!r}")
+
+    def execute(self) -> None:
+        self.run({})
+
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        return np.zeros(shape, dtype)
+
+    @property
+    def last_execute_s(self) -> float:
+        return self._last_s
+
+
+#: onnxruntime type strings → numpy dtype names
+_ORT_DTYPES: Final = {
+    "tensor(float)": "float32",
+    "tensor(float16)": "float16",
+    "tensor(int32)": "int32",
+    "tensor(int64)": "int64",
+    "tensor(uint8)": "uint8",
+    "tensor(uint16)": "uint16",
+    "tensor(int8)": "int8",
+}
+
+
+def _spec(arg: Any) -> TensorSpec:
+    shape = tuple(int(d) if isinstance(d, int) else -1 for d in arg.shape)
+    return TensorSpec(arg.name, _ORT_DTYPES.get(arg.type, arg.type), shape)
+
+
+def expect(
+    runner: Runner, tensors: Mapping[str, tuple[int, ...] | None]
+) -> dict[str, np.dtype]:
+    """Dtypes of the named inputs/outputs; at load, a BundleError naming graph and
+    tensor unless each exists with the shape the engine uses (None: any shape)."""
+    have = {t.name: t for t in (*runner.inputs, *runner.outputs)}
+    out = {}
+    for name, shape in tensors.items():
+        t = have.get(name)
+        if t is None:
+            raise BundleError(f"graph {runner.key}: no tensor {name!r}; it has "
+                              f"{sorted(have)}")  # fmt: skip
+        if shape is not None and tuple(t.shape) != tuple(shape):
+            raise BundleError(
+                f"graph {runner.key}: {name!r} is {list(t.shape)}, the engine "
+                f"uses {list(shape)}"
+            )
+        out[name] = np.dtype(t.dtype)
+    return out
+
+
+def unmet(needs: GraphNeeds, graphs: Mapping[str, Any]) -> list[str]:
+    """What ``graphs`` lack of ``needs``: missing graphs, then each graph's first
+    missing or mis-shaped tensor.  ``graphs`` are runners (``load``) or the
+    manifest's ``GraphSpec``s (``Bundle.verify``): both have key/inputs/outputs."""
+    missing = [key for key in needs if key not in graphs]
+    problems = [f"graph {key!r} is missing (the engine runs it)" for key in missing]
+    for key, tensors in needs.items():
+        if key in graphs:
+            try:
+                expect(graphs[key], tensors)
+            except BundleError as exc:
+                problems.append(str(exc))
+    return problems
+
+
+def require(needs: GraphNeeds, graphs: Mapping[str, Any]) -> None:
+    """At load: a BundleError naming every unmet need (see :func:`unmet`)."""
+    problems = unmet(needs, graphs)
+    if problems:
+        raise BundleError("; ".join(problems))
+
+
+class GraphHost:
+    """Opens the graphs of one or more bundles on one backend; owns them."""
+
+    def __init__(
+        self,
+        backend: str = "qnn",
+        *,
+        lib_dir: str | None = None,
+        power: str | None = None,
+        log_level: str | None = None,
+        threads: int | None = None,
+    ) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"backend {backend!r}: expected one of {BACKENDS}")
+        self.backend = backend
+        self._lib_dir, self._power, self._log_level = lib_dir, power, log_level
+        self._threads = threads
+        self._qnn: qnnrt.Backend | None = None
+        self.group: qnnrt.ContextGroup | None = None
+
+    def open(
+        self, bundles: Sequence[Bundle], checkpoint: Checkpoint = go_on
+    ) -> list[dict[str, Runner]]:
+        """Runners for every graph of every bundle (QNN: one context group).
+        ``checkpoint()`` runs before each graph (QNN: each binary) loads, and
+        becomes the runners' ``gate``; it may raise to stop the load there."""
+        if self.backend == "cpu":
+            return [self._open_cpu(b, checkpoint) for b in bundles]
+        import qnnrt
+
+        checkpoint()
+        if self._qnn is None:
+            self._qnn = qnnrt.Backend(
+                lib_dir=self._lib_dir, power=self._power, log_level=self._log_level
+            )
+        entries = [
+            (i, k, g) for i, b in enumerate(bundles) for k, g in b.graphs.items()
+        ]
+        paths = [bundles[i].path(g.file) for i, _, g in entries]
+        self.group = self._qnn.load_group(paths, before_each=checkpoint)
+        out: list[dict[str, Runner]] = [{} for _ in bundles]
+        for (i, key, spec), ctx in zip(entries, self.group.contexts, strict=True):
+            out[i][key] = QnnRunner(key, ctx.graph(), spec, checkpoint)
+        return out
+
+    def _open_cpu(self, bundle: Bundle, checkpoint: Checkpoint) -> dict[str, Runner]:
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        if self._threads:
+            so.intra_op_num_threads = self._threads
+        runners: dict[str, Runner] = {}
+        for key, spec in bundle.graphs.items():
+            checkpoint()
+            if not spec.onnx:
+                raise BundleError(
+                    f"{bundle.root}: graph {key} has no ONNX file; the "
+                    f"CPU backend needs bundles built with onnx/"
+                )
+            sess = ort.InferenceSession(
+                str(bundle.path(spec.onnx)), so, providers=["CPUExecutionProvider"]
+            )
+            runners[key] = CpuRunner(key, sess, spec, checkpoint)
+        return runners
+
+    @property
+    def status(self) -> str:
+        if self.backend == "cpu":
+            return "onnxruntime CPU"
+        return f"QNN HTP, {self.group.status if self.group else 'no graphs'}"
+
+    def close(self) -> None:
+        if self._qnn is not None:
+            self._qnn.close()
+            self._qnn = None

@@ -1,0 +1,4 @@
+"""The client protocols the service speaks.
+
+Wyoming and the OpenAI-compatible HTTP API.
+"""

@@ -1,0 +1,4 @@
+"""OpenAI-compatible HTTP API.
+
+The aiohttp app, request reading and response encoders.
+"""

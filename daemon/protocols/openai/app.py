@@ -1,0 +1,290 @@
+"""OpenAI-compatible HTTP API (aiohttp) on its own Unix socket.
+
+``POST /v1/audio/speech`` streams ``wav``/``pcm`` as the engine yields audio: the
+status line and headers wait for the first chunk, so failures before any audio
+still get a proper OpenAI error (400/429/503/504), and the first audio bytes
+leave with them.  ``flac``/``mp3``/``opus``, and ``wav``/``pcm`` with
+``"stream": false``, are one file encoded after synthesis; the response header
+``X-Hexvoice-Streaming`` says which (``during-synthesis``/``after-synthesis``).
+Also ``GET /v1/models``, ``/v1/audio/models``, ``/v1/audio/voices``, ``/health``
+and ``/metrics``.  Every error uses OpenAI's envelope (openai_api.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+import numpy as np
+from aiohttp import HttpVersion11, web
+
+from daemon.engine.audio import to_int16
+from daemon.engine.tts import Cancelled
+from daemon.protocols.openai import encoders as encode
+from daemon.protocols.openai.requests import (
+    MODELS,
+    ApiError,
+    SpeechRequest,
+    job_error,
+    json_object,
+    parse_speech,
+    sse_delta,
+    sse_done,
+)
+from daemon.service.admission import Acceptor, Admission, Tracked
+from daemon.service.host import EngineHost
+from daemon.service.jobs import Busy, Job, ServiceError, Unavailable
+
+_LOGGER = logging.getLogger(__name__)
+#: Bodies beyond this are refused (413) before JSON parsing; 4096 characters of
+#: input are at most 16 KiB of UTF-8, and the rest of a request is small.
+MAX_BODY_BYTES: Final = 256 * 1024
+_CREATED: Final = 0  # /v1/models "created": no meaningful timestamp
+#: How ``/v1/audio/speech`` delivers its audio: as the engine yields it, or
+#: encoded once synthesis is over (flac/mp3/opus always, their headers carry the
+#: length; wav/pcm when the request says ``"stream": false`` or is HTTP/1.0).
+STREAMING_HEADER: Final = "X-Hexvoice-Streaming"
+DURING_SYNTHESIS: Final = {STREAMING_HEADER: "during-synthesis"}
+AFTER_SYNTHESIS: Final = {STREAMING_HEADER: "after-synthesis"}
+#: Transports with a request in flight (the rest are idle keep-alive ones).
+_IN_FLIGHT: Final = web.AppKey("in_flight", set)
+#: Answer to a connection past ``limits.max_connections`` when none is idle.
+_REFUSAL_BODY: Final = json.dumps(
+    ApiError(
+        503, "too many connections; retry shortly", code="too_many_connections"
+    ).envelope()
+).encode()
+REFUSAL: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\n"
+    b"Content-Type: application/json\r\n"
+    b"Content-Length: %d\r\n"
+    b"Retry-After: 1\r\n"
+    b"Connection: close\r\n\r\n" % len(_REFUSAL_BODY)
+) + _REFUSAL_BODY
+
+
+async def start(
+    host: EngineHost,
+    socks: list[socket.socket],
+    admission: Admission,
+    shutdown_timeout: float,
+) -> tuple[web.AppRunner, list[Acceptor]]:
+    """Serve the app on ``socks`` through ``admission``; (runner, acceptors).
+
+    ``runner.cleanup()`` ends the connections; each acceptor's ``stop()`` ends
+    accepting on its socket.
+    """
+    app = make_app(host)
+    # handler_cancellation: a client that hangs up cancels its handler, which
+    # cancels its synthesis.  keepalive_timeout runs from connect (and from the
+    # end of each response) until the next request header is complete.
+    runner = web.AppRunner(
+        app,
+        handler_cancellation=True,
+        access_log=None,
+        shutdown_timeout=shutdown_timeout,
+        keepalive_timeout=host.cfg.limits.idle_timeout_s,
+    )
+    await runner.setup()
+    loop = asyncio.get_running_loop()
+    in_flight = app[_IN_FLIGHT]
+
+    async def begin(conn: socket.socket) -> Tracked:
+        transport, _ = await loop.connect_accepted_socket(runner.server, sock=conn)
+        return Tracked(transport, lambda: transport not in in_flight, transport.close)
+
+    return runner, [admission.serve(s, begin, REFUSAL) for s in socks]
+
+
+def make_app(host: EngineHost) -> web.Application:
+    app = web.Application(
+        client_max_size=MAX_BODY_BYTES, middlewares=[_in_flight, _errors]
+    )
+    app[_IN_FLIGHT] = set()
+    api = _Api(host)
+    app.router.add_post("/v1/audio/speech", api.speech)
+    app.router.add_get("/v1/models", api.models)
+    app.router.add_get("/v1/audio/models", api.audio_models)
+    app.router.add_get("/v1/audio/voices", api.voices)
+    app.router.add_get("/health", api.health)
+    app.router.add_get("/metrics", api.metrics)
+    return app
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def _in_flight(request: web.Request, handler: Handler) -> web.StreamResponse:
+    busy, transport = request.app[_IN_FLIGHT], request.transport
+    busy.add(transport)
+    try:
+        return await handler(request)
+    finally:
+        busy.discard(transport)
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ApiError as exc:
+        resp = exc.response()
+        if exc.close and request.transport is not None:
+            # The rest of this request is not coming: answer and close now,
+            # rather than let aiohttp linger (10 s) reading a body for it.
+            await resp.prepare(request)
+            await resp.write_eof()
+            request.transport.close()
+        return resp
+    except web.HTTPException as exc:  # 404, 405, 413 from aiohttp itself
+        if exc.status < 400:
+            raise
+        code = exc.reason.lower().replace(" ", "_")
+        return ApiError(exc.status, exc.text or exc.reason, code=code).response()
+
+
+class _Api:
+    def __init__(self, host: EngineHost) -> None:
+        self.host = host
+
+    async def speech(self, request: web.Request) -> web.StreamResponse:
+        received = time.monotonic()
+        try:
+            body = await json_object(request, self.host.cfg.limits.body_timeout_s)
+            req = parse_speech(body, self.host)
+        except ApiError:
+            self.host.metrics.request("http", "bad_request")
+            raise
+        try:
+            job = self.host.submit(req.text, req.voice, req.options, "http")
+        except Busy as exc:
+            headers = {"Retry-After": str(exc.retry_after)}
+            raise ApiError(429, str(exc), code="busy", headers=headers) from None
+        except Unavailable as exc:
+            raise ApiError(503, str(exc), code="unavailable") from None
+        try:
+            return await self._respond(request, req, job, received)
+        finally:
+            # Client gone (aiohttp cancels the handler), write failed, or done.
+            self.host.cancel(job, "client disconnected")
+
+    async def _respond(
+        self, request: web.Request, req: SpeechRequest, job: Job, received: float
+    ) -> web.StreamResponse:
+        chunks = job.__aiter__()
+        try:
+            first = await anext(chunks, None)
+        except (ServiceError, Cancelled) as exc:
+            raise job_error(exc) from None
+        native = req.voice.sample_rate
+        rate = encode.output_rate(req.fmt, native)
+        resampler = encode.resampler(native, req.fmt)
+        fmt = encode.FORMATS[req.fmt]
+        # HTTP/1.0 has no chunked encoding: such a client gets the whole file.
+        if not fmt.streams or not req.stream or request.version < HttpVersion11:
+            audio = [resampler.push(first.audio)] if first is not None else []
+            try:
+                async for c in chunks:
+                    audio.append(resampler.push(c.audio))
+            except (ServiceError, Cancelled) as exc:
+                raise job_error(exc) from None
+            audio.append(resampler.push(np.zeros(0, np.float32), last=True))
+            body = await asyncio.to_thread(
+                encode.encode_file, req.fmt, np.concatenate(audio), rate
+            )
+            self.host.metrics.first_audio("http", time.monotonic() - received)
+            if req.stream_format == "sse":
+                return await self._sse(request, [body])
+            headers = {"Content-Type": fmt.content_type, **AFTER_SYNTHESIS}
+            return web.Response(body=body, headers=headers)
+        sse = req.stream_format == "sse"
+        resp = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream" if sse else fmt.content_type,
+                "X-Accel-Buffering": "no",  # proxies must not hold the stream
+                "Cache-Control": "no-cache",
+                **DURING_SYNTHESIS,
+            }
+        )
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        head = encode.wav_header(rate) if req.fmt == "wav" else b""
+
+        async def send(data: bytes) -> None:
+            if data:
+                await resp.write(sse_delta(data) if sse else data)
+
+        await send(head + (to_int16(resampler.push(first.audio)) if first else b""))
+        self.host.metrics.first_audio("http", time.monotonic() - received)
+        try:
+            async for c in chunks:
+                await send(to_int16(resampler.push(c.audio)))
+        except ConnectionError:  # the client left; speech() cancels the job
+            _LOGGER.debug("http client went away mid-stream")
+            return resp
+        except (ServiceError, Cancelled) as exc:
+            # Headers are gone: break the stream so the client sees a failure
+            # instead of a short, well-formed file.
+            _LOGGER.warning("http stream aborted: %s", exc)
+            if request.transport is not None:
+                request.transport.abort()
+            return resp
+        await send(to_int16(resampler.push(np.zeros(0, np.float32), last=True)))
+        if sse:
+            await resp.write(sse_done())
+        await resp.write_eof()
+        return resp
+
+    async def _sse(
+        self, request: web.Request, bodies: list[bytes]
+    ) -> web.StreamResponse:
+        resp = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", **AFTER_SYNTHESIS}
+        )
+        await resp.prepare(request)
+        for b in bodies:
+            await resp.write(sse_delta(b))
+        await resp.write(sse_done())
+        await resp.write_eof()
+        return resp
+
+    async def models(self, request: web.Request) -> web.Response:
+        data = [
+            {"id": m, "object": "model", "created": _CREATED, "owned_by": "hexvoice"}
+            for m in MODELS
+        ]
+        return web.json_response({"object": "list", "data": data})
+
+    async def audio_models(self, request: web.Request) -> web.Response:
+        return web.json_response({"models": [{"id": m} for m in MODELS]})
+
+    async def voices(self, request: web.Request) -> web.Response:
+        voices = [
+            {"id": v.name, "name": v.name, "languages": list(v.languages)}
+            for v in self.host.voices.values()
+        ]
+        return web.json_response({"voices": voices, "default": self.host.default_voice})
+
+    async def health(self, request: web.Request) -> web.Response:
+        healthy, why = self.host.health()
+        ok = healthy and self.host.ready
+        body = {
+            "status": "ok" if ok else "unavailable",
+            "state": self.host.state,
+            "worker": why,
+            "backend": self.host.status,
+            "voices": sorted(self.host.voices),
+            "queue_depth": self.host.depth(),
+            "reload": self.host.reload,
+        }
+        return web.json_response(body, status=200 if ok else 503)
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        body, content_type = self.host.metrics.exposition(request.headers.get("Accept"))
+        return web.Response(body=body, headers={"Content-Type": content_type})

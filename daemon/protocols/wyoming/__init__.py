@@ -1,0 +1,4 @@
+"""Wyoming protocol.
+
+The server, one handler per connection, and bounded input reading.
+"""

@@ -1,0 +1,114 @@
+"""Wyoming TTS server: listening sockets, the ``info`` it describes itself with.
+
+Each connection is a ``WyomingHandler`` (wyoming_handler.py).  Sockets come from
+``daemon.service.listeners`` (systemd's or our own); this module never unlinks a path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import socket
+from typing import Final
+
+from wyoming.error import Error
+from wyoming.event import write_event
+from wyoming.info import Attribution, Info, TtsProgram, TtsVoice, TtsVoiceSpeaker
+
+from daemon.protocols.wyoming.handler import WyomingHandler
+from daemon.protocols.wyoming.input import MAX_HEADER_BYTES
+from daemon.service.admission import Acceptor, Admission, Tracked
+from daemon.service.host import EngineHost, package_version
+
+PROGRAM_NAME: Final = "hexvoice"
+#: Where hexvoice lives, shown by clients that credit a program (Home Assistant's
+#: Wyoming info).  A placeholder until the repository is published (pyproject.toml
+#: has no [project.urls] yet): this is the one place to change.
+PROJECT_URL: Final = "https://github.com/hexvoice/hexvoice"
+#: The program's credit, and each voice's when its engine names none of its own.
+ATTRIBUTION: Final = Attribution(name="hexvoice", url=PROJECT_URL)
+#: How long a stopping service waits for connections to flush their last events.
+CLOSE_TIMEOUT_S: Final = 5.0
+
+
+def _event_bytes(event: Error) -> bytes:
+    buf = io.BytesIO()
+    write_event(event.event(), buf)
+    return buf.getvalue()
+
+
+#: Sent to a connection past ``limits.max_connections`` when none is idle.
+REFUSAL: Final = _event_bytes(
+    Error(text="too many connections; retry shortly", code="too_many_connections")
+)
+
+
+class WyomingServer:
+    """Serves Wyoming on any number of listening sockets, through ``admission``."""
+
+    def __init__(self, host: EngineHost, admission: Admission) -> None:
+        self.host, self._admission = host, admission
+        self._acceptors: list[Acceptor] = []
+        self._connections: dict[WyomingHandler, asyncio.Task[None]] = {}
+
+    async def start(self, sockets: list[socket.socket]) -> None:
+        for sock in sockets:
+            self._acceptors.append(self._admission.serve(sock, self._accept, REFUSAL))
+
+    async def _accept(self, sock: socket.socket) -> Tracked:
+        reader, writer = await asyncio.open_connection(
+            sock=sock, limit=MAX_HEADER_BYTES
+        )
+        conn = WyomingHandler(reader, writer, self.host, self.info)
+        self._connections[conn] = asyncio.create_task(self._serve(conn))
+        # Reclaimed for a newcomer like a stopping service ends it: the reader
+        # stops, whatever is being sent is finished.
+        return Tracked(writer.transport, conn.idle, conn.hang_up)
+
+    async def _serve(self, conn: WyomingHandler) -> None:
+        try:
+            await conn.run()
+        finally:
+            self._connections.pop(conn, None)
+
+    def info(self) -> Info:
+        attribution = ATTRIBUTION
+        voices = [
+            TtsVoice(
+                name=v.name,
+                attribution=(
+                    Attribution(*v.attribution) if v.attribution[0] else attribution
+                ),
+                installed=True,
+                description=v.description or f"{v.name} ({v.engine_id})",
+                version=None,
+                languages=list(v.languages),
+                speakers=[TtsVoiceSpeaker(s) for s in v.speakers] or None,
+            )
+            for v in self.host.voices.values()
+        ]
+        program = TtsProgram(
+            name=PROGRAM_NAME,
+            attribution=attribution,
+            installed=True,
+            description="On-device text to speech on the Qualcomm NPU",
+            version=package_version(),
+            voices=voices,
+            supports_synthesize_streaming=True,
+        )
+        return Info(tts=[program])
+
+    async def stop_accepting(self) -> None:
+        for acceptor in self._acceptors:
+            await acceptor.stop()
+
+    async def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
+        """Stop accepting, end every connection (their last events are flushed)."""
+        await self.stop_accepting()
+        for conn in list(self._connections):
+            conn.hang_up()
+        tasks = list(self._connections.values())
+        if tasks:
+            _, late = await asyncio.wait(tasks, timeout=timeout)
+            for task in late:
+                task.cancel()

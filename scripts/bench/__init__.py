@@ -1,0 +1,1 @@
+"""Benchmarks: side-by-side tables, not timed tests."""

@@ -1,0 +1,4 @@
+"""Build-time pieces every voice pipeline shares.
+
+The HTP compile step, bundling, parity metrics.
+"""

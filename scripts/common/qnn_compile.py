@@ -1,0 +1,251 @@
+"""Compile an ONNX graph into a QNN HTP context binary with onnxruntime's QNN EP.
+
+One ``.bin`` per ONNX graph (EPContext generation, ``ep.context_embed_mode=0``),
+fp16 on HTP v73.  CPU fallback is disabled, so an op the HTP cannot run fails the
+compile instead of silently staying on the CPU.
+
+    python -m scripts.common.qnn_compile model.onnx --out DIR \
+        [--target qcs8550|simulator]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Final
+
+_LOGGER = logging.getLogger(__name__)
+
+QNN_EP: Final = "QNNExecutionProvider"
+#: target → QNN EP provider options.  QCS8550 binaries are built for SM8550
+#: (soc_model 43, v73), which loads on a real QCS8550 (SoC 66; reference-ports.md
+#: §1.11); the x86 simulator runs the same v73 binaries.
+TARGETS: Final[dict[str, dict[str, str]]] = {
+    "qcs8550": {"htp_arch": "73", "soc_model": "43"},
+    "simulator": {"htp_arch": "73", "soc_model": "43"},
+}
+_COMMON_OPTIONS: Final = {"backend_type": "htp", "enable_htp_fp16_precision": "1"}
+_CACHE_FORMAT: Final = 1
+
+
+class CompileError(RuntimeError):
+    """The QNN EP could not turn the graph into one context binary."""
+
+
+@dataclass(frozen=True)
+class Compiled:
+    bin_path: Path
+    ctx_onnx_path: Path
+    target: str
+    qnn_sdk_version: str
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["bin_path"], d["ctx_onnx_path"] = str(self.bin_path), str(self.ctx_onnx_path)
+        return d
+
+
+def qnn_sdk_version() -> str:
+    """QNN SDK version of the installed onnxruntime-qnn (e.g. ``2.51.0``)."""
+    from onnxruntime_qnn import build_and_package_info as info
+
+    return str(info.qnn_version)
+
+
+def _register(ort: Any) -> list[Any]:
+    import onnxruntime_qnn
+
+    names = {d.ep_name for d in ort.get_ep_devices()}
+    if QNN_EP not in names:
+        ort.register_execution_provider_library(
+            QNN_EP, onnxruntime_qnn.get_library_path()
+        )
+    return [d for d in ort.get_ep_devices() if d.ep_name == QNN_EP]
+
+
+def qnn_session(ctx_onnx: str | Path, target: str = "simulator") -> Any:
+    """An onnxruntime session running a compiled EPContext model on the QNN EP."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    so.add_provider_for_devices(
+        _register(ort)[:1], {**_COMMON_OPTIONS, **TARGETS[target]}
+    )
+    return ort.InferenceSession(str(ctx_onnx), so)
+
+
+def compile_onnx(
+    onnx_path: str | Path,
+    out_dir: str | Path,
+    *,
+    name: str | None = None,
+    target: str = "simulator",
+    cache_dir: str | Path | None = None,
+) -> Compiled:
+    """Compile ``onnx_path`` to ``out_dir/<name>.bin`` (+ ``<name>.ctx.onnx``)."""
+    if target not in TARGETS:
+        raise ValueError(f"target {target!r}: expected one of {sorted(TARGETS)}")
+    onnx_path, out_dir = Path(onnx_path), Path(out_dir)
+    name = name or onnx_path.stem
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if cache_dir is not None:
+        key = _cache_key(onnx_path, target)
+        hit = Path(cache_dir) / key
+        if (hit / "meta.json").is_file():
+            return _copy_out(
+                hit, out_dir, name, json.loads((hit / "meta.json").read_text())
+            )
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="qnn_compile_") as tmp:
+        work = Path(tmp)
+        _compile_into(onnx_path, work, target)
+        meta = {
+            "target": target,
+            "qnn_sdk_version": qnn_sdk_version(),
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
+        if cache_dir is not None:
+            staged = Path(cache_dir) / f".{key}.tmp"
+            shutil.rmtree(staged, ignore_errors=True)
+            shutil.copytree(work, staged)
+            (staged / "meta.json").write_text(json.dumps(meta))
+            shutil.rmtree(hit, ignore_errors=True)
+            staged.rename(hit)  # atomic publish: parallel test workers never see half
+        result = _copy_out(work, out_dir, name, meta)
+    _LOGGER.info(
+        "compiled %s -> %s in %.1f s", onnx_path.name, result.bin_path, meta["seconds"]
+    )
+    return result
+
+
+def compile_shared(
+    onnx_paths: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    name: str,
+    target: str = "simulator",
+) -> Path:
+    """Compile several ONNX graphs into ONE context binary with one graph each
+    (the QNN EP's ``ep.share_ep_contexts``).  Returns ``out_dir/<name>.bin``."""
+    import onnxruntime as ort
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    devices = _register(ort)[:1]
+    with tempfile.TemporaryDirectory(prefix="qnn_shared_") as tmp:
+        for i, path in enumerate(onnx_paths):
+            so = ort.SessionOptions()
+            so.add_session_config_entry("ep.context_enable", "1")
+            so.add_session_config_entry("ep.context_embed_mode", "0")
+            so.add_session_config_entry("ep.context_file_path", f"{tmp}/g{i}.ctx.onnx")
+            so.add_session_config_entry("ep.share_ep_contexts", "1")
+            if i == len(onnx_paths) - 1:
+                so.add_session_config_entry("ep.stop_share_ep_contexts", "1")
+            so.add_provider_for_devices(devices, {**_COMMON_OPTIONS, **TARGETS[target]})
+            try:
+                ort.InferenceSession(str(path), so)
+            except Exception as exc:
+                raise CompileError(f"QNN EP could not compile {path}: {exc}") from exc
+        bins = list(Path(tmp).glob("*.bin"))
+        if len(bins) != 1:
+            raise CompileError(f"expected one shared .bin, found {bins}")
+        dest = out_dir / f"{name}.bin"
+        shutil.copyfile(bins[0], dest)
+    return dest
+
+
+def _cache_key(onnx_path: Path, target: str) -> str:
+    h = hashlib.sha256()
+    h.update(onnx_path.read_bytes())
+    h.update(
+        json.dumps([_CACHE_FORMAT, target, TARGETS[target], qnn_sdk_version()]).encode()
+    )
+    return h.hexdigest()[:32]
+
+
+def _compile_into(onnx_path: Path, work: Path, target: str) -> None:
+    import onnx
+    import onnxruntime as ort
+
+    ctx = work / "model.ctx.onnx"
+    so = ort.SessionOptions()
+    so.add_session_config_entry("ep.context_enable", "1")
+    so.add_session_config_entry("ep.context_embed_mode", "0")
+    so.add_session_config_entry("ep.context_file_path", str(ctx))
+    so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    so.add_provider_for_devices(
+        _register(ort)[:1], {**_COMMON_OPTIONS, **TARGETS[target]}
+    )
+    try:
+        ort.InferenceSession(str(onnx_path), so)
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise CompileError(f"QNN EP could not compile {onnx_path.name}: {exc}") from exc
+    model = onnx.load(str(ctx), load_external_data=False)
+    ep_nodes = [n for n in model.graph.node if n.op_type == "EPContext"]
+    others = [
+        f"{n.op_type} ({n.name})" for n in model.graph.node if n.op_type != "EPContext"
+    ]
+    if len(ep_nodes) != 1 or others:
+        raise CompileError(
+            f"{onnx_path.name}: expected the whole graph in one QNN context, got "
+            f"{len(ep_nodes)} EPContext node(s) and non-QNN nodes {others}"
+        )
+    bins = list(work.glob("*.bin"))
+    if len(bins) != 1:
+        raise CompileError(f"{onnx_path.name}: expected one .bin, found {bins}")
+    bins[0].rename(work / "model.bin")
+    for attr in ep_nodes[0].attribute:
+        if attr.name == "ep_cache_context":
+            attr.s = b"model.bin"
+    onnx.save(model, str(ctx))
+
+
+def _copy_out(src: Path, out_dir: Path, name: str, meta: dict[str, Any]) -> Compiled:
+    import onnx
+
+    bin_path, ctx_path = out_dir / f"{name}.bin", out_dir / f"{name}.ctx.onnx"
+    shutil.copyfile(src / "model.bin", bin_path)
+    model = onnx.load(str(src / "model.ctx.onnx"), load_external_data=False)
+    for node in model.graph.node:
+        for attr in node.attribute:
+            if attr.name == "ep_cache_context":
+                attr.s = bin_path.name.encode()
+    onnx.save(model, str(ctx_path))
+    return Compiled(
+        bin_path, ctx_path, meta["target"], meta["qnn_sdk_version"], meta["seconds"]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scripts.common.qnn_compile")
+    parser.add_argument("onnx", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--target", choices=sorted(TARGETS), default="simulator")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    for i, path in enumerate(args.onnx, 1):
+        print(
+            f"[{i}/{len(args.onnx)}] compiling {path} ...", file=sys.stderr, flush=True
+        )
+        try:
+            res = compile_onnx(path, args.out, target=args.target)
+        except CompileError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(json.dumps(res.to_dict()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""GPT-SoVITS v2Pro: export the static graphs and CPU tables of a voice."""

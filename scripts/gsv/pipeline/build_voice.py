@@ -1,0 +1,295 @@
+"""GPT-SoVITS v2Pro training folder -> six static NPU graphs -> verified bundle.
+
+    scripts/build_voice LOGS_DIR --gpt-epoch N --sovits-epoch M --ref CLIP \\
+        --target qcs8550|simulator --out DIR [--bert DIR --g2pw DIR]
+
+Steps (each skipped when its inputs, options and code are unchanged; state in
+<work>/state.json): export the graphs to fp32 ONNX, CPU parity gates, CPU
+tables + text resources, reference features, compile each graph with the QNN EP
+(or AI Hub), simulator parity gates on the binaries, bundle directory + .tar
+(layout: daemon/engines/gptsovits/layout.py) verified like `hexvoice bundle
+verify`. A failed gate stops the run naming graph, metric and threshold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from daemon.engine.bundle import pack
+from daemon.engines.gptsovits import layout
+from scripts.common import bundling
+from scripts.common.qnn_compile import TARGETS, CompileError, compile_onnx
+from scripts.gsv.export import shapes as shapes_mod
+from scripts.gsv.export.aihub import AiHubUnavailable, check_available, compile_aihub
+from scripts.gsv.pipeline.context import ROOT, BuildContext
+from scripts.gsv.pipeline.refs import TrainingFolderError
+from scripts.gsv.pipeline.sources import SourceError, find_sources
+from scripts.gsv.pipeline.steps import Steps, code_hash
+from scripts.gsv.verify.cpu import GateError
+
+log = logging.getLogger(__name__)
+
+SHAPES = {"full": shapes_mod.FULL, "tiny": shapes_mod.TINY}
+COMPILERS = ("local", "aihub")
+LANGUAGES = ("zh", "en")
+# Sources whose change must redo the steps (the frontend shapes the refs).
+CODE_ROOTS = (
+    ROOT / "scripts" / "gsv",
+    ROOT / "scripts" / "qnn_compile.py",
+    ROOT / "scripts" / "bundling.py",
+    ROOT / "daemon" / "engines" / "gptsovits" / "layout.py",
+    ROOT / "daemon" / "text",
+    ROOT / "daemon" / "vocoder_windows.py",
+)
+
+
+class BuildError(RuntimeError):
+    """The pipeline stopped; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    logs: Path
+    gpt_epoch: int
+    sovits_epoch: int
+    ref: str
+    target: str
+    out: Path
+    bert: Path | None = None
+    g2pw: Path | None = None
+    voice: str | None = None
+    work: Path | None = None
+    compiler: str = "local"
+    shapes: str = "full"
+    qnn_cache: Path | None = None
+    sim_gates: bool = True
+    ref_text: str | None = None  # default: the clip's norm_text in 2-name2text
+
+    def validate(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"--target must be one of {sorted(TARGETS)}")
+        if self.compiler not in COMPILERS:
+            raise ValueError(f"--compiler must be one of {COMPILERS}")
+        if self.shapes not in SHAPES:
+            raise ValueError(f"--shapes must be one of {sorted(SHAPES)}")
+
+
+@dataclass
+class BuildReport:
+    bundle: Path
+    tar: Path
+    results: dict[str, dict] = field(default_factory=dict)
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def build(opts: BuildOptions) -> BuildReport:
+    opts.validate()
+    if opts.compiler == "aihub":
+        check_available(opts.target)  # fail before hours of work
+    src = find_sources(
+        opts.logs, opts.gpt_epoch, opts.sovits_epoch, opts.ref, opts.bert, opts.g2pw
+    )
+    shapes = SHAPES[opts.shapes]
+    voice = opts.voice or src.exp
+    work = Path(opts.work or opts.out.with_name(opts.out.name + ".work"))
+    ctx = BuildContext(src, shapes, work, voice, opts.ref_text)
+    keys = ctx.graph_keys()
+    total = 7 + len(keys) + (1 if opts.sim_gates else 0)
+    steps = Steps(work, total, code_hash(CODE_ROOTS))
+    shape_opts = asdict(shapes)
+    res: dict[str, dict] = {}
+
+    res["export_t2s"] = steps.run(
+        "export_t2s",
+        {"gpt": src.gpt_ckpt, "shapes": shape_opts},
+        ctx.t2s_outputs(),
+        ctx.export_t2s,
+    )
+    res["export_vits"] = steps.run(
+        "export_vits",
+        {"sovits": src.sovits_pth, "shapes": shape_opts},
+        [ctx.onnx(layout.VITS_ENC), ctx.onnx(layout.VITS_GEN)],
+        ctx.export_vits,
+    )
+    res["export_text"] = steps.run(
+        "export_text",
+        {"bert": src.bert_dir, "g2pw": src.g2pw_dir, "shapes": shape_opts},
+        ctx.text_outputs(),
+        ctx.export_text,
+    )
+    res["gates_cpu"] = steps.run(
+        "gates_cpu",
+        {"onnx": ctx.onnx_dir, "gpt": src.gpt_ckpt, "sovits": src.sovits_pth},
+        [],
+        ctx.gates_cpu,
+    )
+    res["tables"] = steps.run(
+        "tables",
+        {"gpt": src.gpt_ckpt, "sovits": src.sovits_pth, "g2pw": src.g2pw_dir},
+        ctx.table_outputs(),
+        ctx.write_tables,
+    )
+    res["refs"] = steps.run(
+        "refs",
+        {
+            "files": ctx.ref_inputs(),
+            "ref_text": opts.ref_text,
+            "sovits": src.sovits_pth,
+            "text": ctx.text_dir,
+            "onnx": [ctx.onnx(layout.BERT), ctx.onnx(layout.G2PW)],
+        },
+        [ctx.ref_path()],
+        ctx.write_refs,
+    )
+    compiled = {}
+    for key in keys:
+        source = ctx.npu_onnx(key)
+        compiled[key] = steps.run(
+            f"compile {key}",
+            {"onnx": source, "target": opts.target, "compiler": opts.compiler},
+            [ctx.bin_path(key)],
+            lambda key=key, source=source: _compile(ctx, opts, key, source),
+        )
+    res["compile"] = compiled
+    if opts.sim_gates:
+        res["gates_sim"] = steps.run(
+            "gates_sim",
+            {"bins": ctx.bin_dir, "refs": ctx.ref_path(), "onnx": ctx.onnx_dir},
+            [],
+            ctx.gates_sim,
+        )
+    tar = opts.out.with_name(opts.out.name + ".tar")
+    res["bundle"] = steps.run(
+        "bundle",
+        {
+            "stage": ctx.stage,
+            "bins": ctx.bin_dir,
+            "compile": compiled,
+            "out": str(opts.out),
+        },
+        [opts.out / "voice.yaml", tar],
+        lambda: _bundle(ctx, opts, compiled, tar),
+    )
+    return BuildReport(opts.out, tar, res, steps.ran, steps.skipped)
+
+
+def _compile(ctx: BuildContext, opts: BuildOptions, key: str, source: Path) -> dict:
+    ctx.bin_dir.mkdir(parents=True, exist_ok=True)
+    if opts.compiler == "aihub":
+        dest = compile_aihub(source, ctx.bin_dir, key, opts.target)
+        return {"seconds": None, "qnn_sdk": "aihub", "bytes": dest.stat().st_size}
+    result = compile_onnx(
+        source, ctx.bin_dir, name=key, target=opts.target, cache_dir=opts.qnn_cache
+    )
+    return {
+        "compile_seconds": result.seconds,
+        "qnn_sdk": result.qnn_sdk_version,
+        "bytes": result.bin_path.stat().st_size,
+    }
+
+
+def _bundle(ctx: BuildContext, opts: BuildOptions, compiled: dict, tar: Path) -> dict:
+    out = Path(opts.out)
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(ctx.stage, out)
+    graphs = {
+        key: bundling.add_graph(out, key, ctx.bin_path(key), ctx.onnx(key))
+        for key in ctx.graph_keys()
+    }
+    sdks = {c["qnn_sdk"] for c in compiled.values()}
+    bundle = bundling.finish(
+        out,
+        engine=layout.ENGINE_ID,
+        name=ctx.src.exp,
+        sample_rate=shapes_mod.SAMPLE_RATE,
+        languages=LANGUAGES,
+        graphs=graphs,
+        params=ctx.params().to_dict(),
+        voices={ctx.voice: ctx.voice_entry()},
+        qnn_sdk=",".join(sorted(sdks)),
+        target=opts.target,
+    )
+    problems = bundle.verify()
+    if problems:
+        raise BuildError("bundle verify failed: " + "; ".join(problems))
+    pack(out, tar)
+    return {"files": len(bundle.files) + 2 * len(graphs)}
+
+
+def summary(report: BuildReport) -> str:
+    comp = report.results.get("compile", {})
+    sim = report.results.get("gates_sim", {})
+    cpu = report.results.get("gates_cpu", {})
+    rows = [("graph", "bin MB", "compile s", "CPU gate", "sim gate", "sim s/call")]
+    for key, c in comp.items():
+        s = sim.get(key, {})
+        calls = s.get("seconds") or []
+        rows.append(
+            (
+                key,
+                f"{c.get('bytes', 0) / 1e6:.2f}",
+                str(c.get("compile_seconds", "-")),
+                BuildContext.cpu_metric(key, cpu),
+                f"{s['metric']} {s['value']:.4g}" if s else "-",
+                f"{sum(calls) / len(calls):.2f}" if calls else "-",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="scripts/build_voice", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("logs", type=Path, help="training folder logs/<exp>")
+    p.add_argument("--gpt-epoch", type=int, required=True)
+    p.add_argument("--sovits-epoch", type=int, required=True)
+    p.add_argument("--ref", required=True, help="reference clip (name in 5-wav32k/)")
+    p.add_argument("--target", choices=sorted(TARGETS), required=True)
+    p.add_argument("--out", type=Path, required=True, help="bundle directory")
+    p.add_argument("--bert", type=Path, help="chinese-roberta-wwm-ext-large dir")
+    p.add_argument("--g2pw", type=Path, help="G2PWModel dir (with g2pW.onnx)")
+    p.add_argument("--ref-text", help="its transcript (default: from 2-name2text)")
+    p.add_argument("--voice", help="reference voice name (default: experiment)")
+    p.add_argument("--work", type=Path, help="work dir (default: OUT.work)")
+    p.add_argument("--compiler", choices=COMPILERS, default="local")
+    p.add_argument("--shapes", choices=sorted(SHAPES), default="full")
+    p.add_argument("--qnn-cache", type=Path, help="content-keyed compile cache")
+    p.add_argument("--no-sim-gates", action="store_true")
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="  %(message)s", stream=sys.stderr)
+    opts = BuildOptions(
+        a.logs, a.gpt_epoch, a.sovits_epoch, a.ref, a.target, a.out, a.bert, a.g2pw,
+        a.voice, a.work, a.compiler, a.shapes, a.qnn_cache, not a.no_sim_gates,
+        a.ref_text,
+    )  # fmt: skip
+    try:
+        report = build(opts)
+    except (
+        SourceError,
+        TrainingFolderError,
+        GateError,
+        CompileError,
+        AiHubUnavailable,
+        BuildError,
+        ValueError,
+    ) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(summary(report))
+    print(f"bundle: {report.bundle}\ntar:    {report.tar}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

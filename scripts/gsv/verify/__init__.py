@@ -1,0 +1,1 @@
+"""GPT-SoVITS v2Pro parity gates: CPU, simulator and text graphs."""

@@ -1,0 +1,244 @@
+"""Parity gates: exported static graphs on onnxruntime (CPU, fp32) against our
+torch modules run the way upstream runs them (exact lengths, no padding, growing
+KV cache, full-length vocoder). A failing gate raises GateError naming the graph,
+the metric and the threshold (issue 3, "Must have" 3).
+
+The vocoder windows come from daemon/engine/windows.py, the schedule the
+runtime uses, so the gate measures exactly what the board will run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import torch
+
+from daemon.engine.windows import decode_windowed
+from scripts.common.parity import rel_error, snr_db
+from scripts.gsv.export.shapes import NOISE_SCALE, GraphShapes
+from scripts.gsv.models.sovits import SovitsModel, VitsEnc
+from scripts.gsv.models.t2s import T2SModel, decode_mask, prefill_mask
+
+log = logging.getLogger(__name__)
+
+# Issue 3 thresholds.
+T2S_MAX_REL_ERR = 1e-4
+T2S_MIN_TOP1 = 1.0
+T2S_STEPS = 30
+VITS_ENC_MAX_REL_ERR = 1e-4
+VITS_GEN_MIN_SNR_DB = 100.0
+
+
+class GateError(RuntimeError):
+    """A parity gate failed; stops the pipeline."""
+
+
+def _check(graph: str, metric: str, value: float, ok: bool, threshold: str) -> None:
+    log.info("%s: %s = %.4g (%s)", graph, metric, value, threshold)
+    if not ok:
+        raise GateError(f"{graph}: {metric} = {value:.4g} fails the gate {threshold}")
+
+
+def cpu_session(path: Path) -> Callable[[Mapping[str, np.ndarray]], list[np.ndarray]]:
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return lambda feeds: session.run(None, dict(feeds))
+
+
+def _input_dtype(path: Path, name: str) -> type:
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    kind = next(i.type for i in session.get_inputs() if i.name == name)
+    return np.float16 if kind == "tensor(float16)" else np.float32
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().cpu().numpy().astype(np.float32)
+
+
+def gate_t2s(
+    model: T2SModel,
+    prefill_onnx: Path,
+    decode_onnx: Mapping[int, Path],
+    shapes: GraphShapes,
+    seed: int = 0,
+    steps: int = T2S_STEPS,
+) -> dict[str, float]:
+    """Prefill + `steps` teacher-forced decode steps per KV bucket."""
+    d, p = model.dims, shapes.prefill_len
+    # Reference-port proportions (60 phones + 100 prompt tokens at P=512).
+    n_x, n_y = max(2, p * 60 // 512), max(2, p * 100 // 512)
+    s = n_x + n_y
+    if s + steps > min(decode_onnx):
+        raise ValueError(
+            f"{s} prompt positions + {steps} steps exceed L={min(decode_onnx)}"
+        )
+    g = torch.Generator().manual_seed(seed)
+    phones = torch.randint(0, d.phone_vocab, (n_x,), generator=g)
+    bert = torch.randn(d.bert_dim, n_x, generator=g)
+    prompt = torch.randint(0, d.eos, (n_y,), generator=g)
+    tokens = torch.randint(0, d.eos, (steps,), generator=g)
+    with torch.no_grad():
+        ref = _np(model.reference_logits(phones, bert, prompt, tokens))
+        xy = np.zeros((1, p, d.dim), dtype=np.float32)
+        xy[0, :s] = _np(
+            torch.cat(
+                [model.embed_text(phones, bert), model.embed_audio(prompt, 0)], 1
+            )[0]
+        )
+        xs = [_np(model.embed_audio(tokens[i : i + 1], n_y + i)) for i in range(steps)]
+    predict = _np(model.ar_predict_layer.weight)
+    h, k, v = cpu_session(prefill_onnx)({"xy": xy, "mask": prefill_mask(n_x, n_y, p)})
+    first = h[0, s - 1] @ predict.T  # the predict layer of the prefill runs on the CPU
+    results: dict[str, float] = {}
+    for length, path in sorted(decode_onnx.items()):
+        run = cpu_session(path)
+        kv = _input_dtype(path, "k_cache")  # fp16-KV exports keep an fp16 cache
+        k_cache = np.zeros((d.layers, d.heads, length, d.head_dim), dtype=kv)
+        v_cache = np.zeros_like(k_cache)
+        k_cache[:, :, :s], v_cache[:, :, :s] = k[:, :, :s], v[:, :, :s]
+        logits = [first]
+        for i in range(steps):
+            pos = s + i
+            out, k_new, v_new = run(
+                {
+                    "x": xs[i],
+                    "k_cache": k_cache,
+                    "v_cache": v_cache,
+                    "mask": decode_mask(pos, length),
+                }
+            )
+            k_cache[:, :, pos], v_cache[:, :, pos] = k_new[:, :, 0], v_new[:, :, 0]
+            logits.append(out[0])
+        test = np.stack(logits)
+        err = max(rel_error(r, t) for t, r in zip(test, ref, strict=True))
+        top1 = float(np.mean(test.argmax(-1) == ref.argmax(-1)))
+        graph = f"t2s_prefill+t2s_decode_L{length}"
+        _check(
+            graph,
+            "logits max relative error",
+            err,
+            err < T2S_MAX_REL_ERR,
+            f"< {T2S_MAX_REL_ERR:g}",
+        )
+        _check(graph, "top-1 agreement", top1, top1 >= T2S_MIN_TOP1, "= 100 %")
+        results[f"t2s_L{length}_rel_err"] = err
+        results[f"t2s_L{length}_top1"] = top1
+    return results
+
+
+def reference_embedding(
+    model: SovitsModel, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """ge, ge512 of a random 2 s reference spectrogram and SV embedding."""
+    g = torch.Generator().manual_seed(seed)
+    spec = torch.rand(1, model.dims.ref_bins, 100, generator=g)
+    return model.global_embedding(spec, torch.randn(1, model.dims.sv, generator=g))
+
+
+def gate_vits_enc(
+    model: SovitsModel, onnx_path: Path, shapes: GraphShapes, seed: int = 0
+) -> dict[str, float]:
+    """Padded static graph vs the module on the exact, unpadded lengths."""
+    d, fr, tt = model.dims, shapes.vits_frames, shapes.vits_phones
+    n_tok, n_ph = fr * 3 // 10, tt * 3 // 4  # well inside, so padding is exercised
+    f = 2 * n_tok
+    g = torch.Generator().manual_seed(seed)
+    codes = torch.randint(0, d.codebook, (n_tok,), generator=g)
+    phones = torch.randint(0, d.phone_vocab, (n_ph,), generator=g)
+    noise = torch.randn(1, d.inter, f, generator=g) * NOISE_SCALE
+    ge, ge512 = reference_embedding(model, seed)
+    with torch.no_grad():
+        ssl, text = model.latent(codes), model.phone_embedding(phones)
+        ref = _np(
+            VitsEnc(model)(
+                ssl, torch.ones(1, 1, f), text, torch.ones(1, 1, n_ph), ge512, ge, noise
+            )
+        )
+
+    def pad(x: torch.Tensor, n: int) -> np.ndarray:
+        out = np.zeros(x.shape[:-1] + (n,), dtype=np.float32)
+        out[..., : x.shape[-1]] = _np(x)
+        return out
+
+    feeds = {
+        "ssl": pad(ssl, fr),
+        "y_mask": pad(torch.ones(1, 1, f), fr),
+        "text": pad(text, tt),
+        "text_mask": pad(torch.ones(1, 1, n_ph), tt),
+        "ge512": _np(ge512),
+        "ge": _np(ge),
+        "noise": pad(noise, fr),
+    }
+    (z,) = cpu_session(onnx_path)(feeds)
+    err = rel_error(ref, z[..., :f])
+    _check(
+        "vits_enc",
+        "z relative error",
+        err,
+        err < VITS_ENC_MAX_REL_ERR,
+        f"< {VITS_ENC_MAX_REL_ERR:g}",
+    )
+    _check(
+        "vits_enc",
+        "max |z| on padding",
+        float(np.abs(z[..., f:]).max()),
+        not np.any(z[..., f:]),
+        "= 0",
+    )
+    return {"vits_enc_rel_err": err}
+
+
+def windowed_audio(
+    run: Callable[[Mapping[str, np.ndarray]], list[np.ndarray]],
+    z: np.ndarray,
+    ge: np.ndarray,
+    shapes: GraphShapes,
+    hop: int,
+) -> np.ndarray:
+    """Vocoder output of z [1,C,F] stitched from vits_gen window calls."""
+
+    def decode(chunk: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return run({"z": chunk[None], "ge": ge, "mask": mask[None, None]})[0]
+
+    pieces = decode_windowed(z[0], decode, hop, shapes.gen_window, shapes.gen_overlap)
+    return np.concatenate(list(pieces))
+
+
+def gate_vits_gen(
+    model: SovitsModel,
+    onnx_path: Path,
+    shapes: GraphShapes,
+    frames: Sequence[int] | None = None,
+    seed: int = 0,
+) -> dict[str, float]:
+    """Windowed graph vs the full-length generator, for lengths below, at and
+    well above one window (so both window clamps are used)."""
+    win = shapes.gen_window
+    # Short (one masked window), exactly one window, and three windows: clamped
+    # to the start, free in the middle, clamped to the end.
+    frames = frames or (win // 2 - 7, win, win + shapes.gen_step + 2)
+    ge, _ = reference_embedding(model, seed)
+    run = cpu_session(onnx_path)
+    g = torch.Generator().manual_seed(seed)
+    worst = float("inf")
+    for f in frames:
+        z = torch.randn(1, model.dims.inter, f, generator=g)
+        with torch.no_grad():
+            ref = _np(model.dec(z, ge, torch.ones(1, 1, f)))[0, 0]
+        test = windowed_audio(run, _np(z), _np(ge), shapes, model.dims.hop)
+        if test.shape != ref.shape:
+            raise GateError(
+                f"vits_gen: windowed audio {test.shape} != full {ref.shape}"
+            )
+        worst = min(worst, snr_db(ref, test))
+    _check(
+        "vits_gen",
+        f"windowed vs full-length SNR (dB, frames {list(frames)})",
+        worst,
+        worst >= VITS_GEN_MIN_SNR_DB,
+        f">= {VITS_GEN_MIN_SNR_DB:g} dB",
+    )
+    return {"vits_gen_snr_db": float(worst)}

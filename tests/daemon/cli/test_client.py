@@ -1,0 +1,119 @@
+"""``hexvoice say`` / ``hexvoice voices`` against the running service."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import wave
+
+import pytest
+
+from tests.daemon.conftest import ROOT, Daemon
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+PORT = _free_port()
+
+
+@pytest.fixture(scope="module")
+def daemon(daemon_factory) -> Daemon:
+    # Also an explicit TCP listener (off by default), on loopback.
+    return daemon_factory("cli", listen={"tcp_wyoming": f"127.0.0.1:{PORT}"})
+
+
+def _hexvoice(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "daemon.cli", *args],
+        cwd=ROOT,
+        env=os.environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_say_writes_a_wav(daemon: Daemon, test_voice, tmp_path):
+    out = tmp_path / "out.wav"
+    r = _hexvoice(
+        "say",
+        "hello from the command line",
+        "-o",
+        str(out),
+        "--socket",
+        str(daemon.wyoming),
+    )
+    assert r.returncode == 0, r.stderr
+    assert "first audio after" in r.stderr
+    with wave.open(str(out)) as w:
+        assert (w.getframerate(), w.getsampwidth(), w.getnchannels()) == (
+            test_voice.sample_rate,
+            2,
+            1,
+        )
+        assert w.getnframes() == 5 * round(0.12 * test_voice.sample_rate)
+
+
+def test_say_with_voice_and_speaker_via_uri(daemon: Daemon, test_voice, tmp_path):
+    out = tmp_path / "v.wav"
+    r = _hexvoice(
+        "say",
+        "pick me",
+        "-o",
+        str(out),
+        "--socket",
+        daemon.uri,
+        "--voice",
+        test_voice.name,
+        "--speaker",
+        "1",
+    )
+    assert r.returncode == 0, r.stderr
+    assert out.stat().st_size > 44
+
+
+def test_say_reports_service_errors(daemon: Daemon, tmp_path):
+    r = _hexvoice(
+        "say",
+        "x",
+        "--voice",
+        "../nobody",
+        "-o",
+        str(tmp_path / "x.wav"),
+        "--socket",
+        str(daemon.wyoming),
+    )
+    assert r.returncode == 1
+    assert "service error (voice_not_found)" in r.stderr
+    assert not (tmp_path / "x.wav").exists()
+
+
+def test_say_without_a_service_says_how_to_fix_it(tmp_path):
+    r = _hexvoice("say", "x", "--socket", str(tmp_path / "none.sock"))
+    assert r.returncode == 1
+    assert "cannot reach hexvoice" in r.stderr and "hexvoice serve" in r.stderr
+
+
+def test_voices_lists_them(daemon: Daemon, test_voice):
+    r = _hexvoice("voices", "--socket", str(daemon.wyoming))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[0] == test_voice.name and "en_US" in r.stdout
+    r = _hexvoice("voices", "--json", "--socket", str(daemon.wyoming))
+    (v,) = json.loads(r.stdout)
+    assert v["name"] == test_voice.name and v["speakers"] == [
+        {"name": "0"},
+        {"name": "1"},
+    ]
+
+
+def test_tcp_listener_when_configured(daemon: Daemon, test_voice):
+    r = _hexvoice("voices", "--socket", f"tcp://127.0.0.1:{PORT}")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[0] == test_voice.name

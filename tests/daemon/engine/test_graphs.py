@@ -1,0 +1,131 @@
+"""The two graph backends behind one interface give the same answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.graphs import GraphHost, expect
+from scripts.common import bundling
+
+
+@pytest.fixture(scope="module")
+def bundle(bins, onnx_dir, tmp_path_factory) -> Bundle:
+    root = tmp_path_factory.mktemp("graphs_bundle")
+    graphs = {
+        key: bundling.add_graph(
+            root, key, bins[name].bin_path, onnx_dir / f"{name}.onnx"
+        )
+        for key, name in (
+            ("mm", "matmul_tanh"),
+            ("kv", "kv_decode"),
+            ("io", "multi_io"),
+        )
+    }
+    return bundling.finish(
+        root,
+        engine="test",
+        name="t",
+        sample_rate=16000,
+        languages=("en",),
+        graphs=graphs,
+    )
+
+
+def test_backends_agree_by_name_and_index(bundle: Bundle):
+    rng = np.random.default_rng(0)
+    feeds = {
+        "a": rng.standard_normal((3, 5)).astype(np.float32),
+        "c": rng.standard_normal((2, 8)).astype(np.float16),
+        "ids": np.array([[1, 2, 3, 4]], np.int32),
+    }
+    outs = {}
+    for backend in ("qnn", "cpu"):
+        host = GraphHost(backend)
+        try:
+            (runners,) = host.open([bundle])
+            io = runners["io"]
+            outs[backend] = io.run(feeds)
+            assert io.stats.calls == 1 and io.stats.seconds > 0
+            assert [t.name for t in io.outputs] == ["s", "emb", "p"]
+        finally:
+            host.close()
+    for q, c in zip(outs["qnn"], outs["cpu"], strict=True):
+        assert q.dtype == c.dtype
+        np.testing.assert_allclose(
+            q.astype(np.float32), c.astype(np.float32), atol=2e-2
+        )
+
+
+@pytest.mark.parametrize("backend", ["qnn", "cpu"])
+def test_bind_and_execute_on_both_backends(bundle: Bundle, backend: str):
+    host = GraphHost(backend)
+    try:
+        (runners,) = host.open([bundle])
+        mm = runners["mm"]
+        x = np.full((1, 64), 0.5, np.float32)
+        y = np.zeros((1, 64), np.float32)
+        mm.bind("x", x)
+        mm.bind(0, y)
+        mm.execute()
+        first = y.copy()
+        assert np.abs(first).max() > 0.05
+        x[...] = 0
+        mm.execute()
+        assert np.abs(y).max() < 1e-3  # same output array, new contents
+    finally:
+        host.close()
+
+
+def test_cpu_backend_needs_onnx(bins, tmp_path: Path):
+    graphs = {"mm": bundling.add_graph(tmp_path, "mm", bins["matmul_tanh"].bin_path)}
+    b = bundling.finish(
+        tmp_path,
+        engine="test",
+        name="t",
+        sample_rate=16000,
+        languages=("en",),
+        graphs=graphs,
+    )
+    host = GraphHost("cpu")
+    with pytest.raises(BundleError, match="has no ONNX file"):
+        host.open([b])
+
+
+def test_unknown_backend():
+    with pytest.raises(ValueError, match="expected one of"):
+        GraphHost("gpu")
+
+
+def test_two_bundles_share_one_group(bundle: Bundle):
+    host = GraphHost("qnn")
+    try:
+        first, second = host.open([bundle, bundle])
+        assert set(first) == set(second) == {"mm", "kv", "io"}
+        assert first["mm"] is not second["mm"]
+        assert len(host.group.contexts) == 6
+        assert "standalone" in host.status
+    finally:
+        host.close()
+
+
+def test_expect_names_graph_tensor_and_shape(bundle: Bundle):
+    host = GraphHost("cpu")
+    try:
+        (runners,) = host.open([bundle])
+        mm = runners["mm"]
+        assert expect(mm, {"x": (1, 64), "y": None}) == {
+            "x": np.dtype("float32"),
+            "y": np.dtype("float32"),
+        }
+        with pytest.raises(
+            BundleError, match=r"graph mm: 'x' is \[1, 64\], the engine uses \[1, 32\]"
+        ):
+            expect(mm, {"x": (1, 32)})
+        with pytest.raises(BundleError, match="graph mm: no tensor 'z'"):
+            expect(mm, {"z": None})
+    finally:
+        host.close()

@@ -1,0 +1,40 @@
+"""Engine value types, cancellation and the entry-point registry."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from daemon.engine.tts import Cancelled, CancelToken, SynthesisOptions, engine_class
+
+
+def test_cancel_token_fires_on_cancel_and_on_deadline():
+    tok = CancelToken()
+    tok.check()
+    tok.cancel("client went away")
+    with pytest.raises(Cancelled, match="client went away"):
+        tok.check()
+    late = CancelToken(deadline=time.monotonic() - 1)
+    assert late.cancelled and "deadline" in late.reason
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"speed": 0}, "outside"),
+        ({"speed": float("nan")}, "must be a number"),
+        ({"speed": "fast"}, "must be a number"),
+        ({"seed": -1}, "non-negative"),
+        ({"seed": 1.5}, "non-negative"),
+        ({"seed": True}, "non-negative"),
+    ],
+)
+def test_bad_options_are_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        SynthesisOptions(**kwargs)
+
+
+def test_unknown_engine_lists_what_is_installed():
+    with pytest.raises(LookupError, match="no engine 'nope' registered"):
+        engine_class("nope")

@@ -1,0 +1,32 @@
+"""`hexvoice say --bundle` (daemon.cli.say_local) with a gpt-sovits-v2pro bundle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from daemon.cli.say_local import main
+
+soundfile = pytest.importorskip("soundfile")
+
+
+def test_say_writes_a_seeded_32k_wav(gsv_bundle, tmp_path: Path, capsys):
+    a, b = tmp_path / "a.wav", tmp_path / "b.wav"
+    args = ["--bundle", str(gsv_bundle.root), "--backend", "cpu", "--seed", "4"]
+    assert main(["你好，世界。", "-o", str(a), *args]) == 0
+    assert "first audio after" in capsys.readouterr().err
+    assert main(["你好，世界。", "-o", str(b), *args]) == 0
+    audio, rate = soundfile.read(a, dtype="int16")
+    assert rate == 32000 and audio.ndim == 1 and len(audio) > rate // 2
+    assert np.abs(audio).max() > 300
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_say_refuses_a_speed_the_graphs_cannot_do(gsv_bundle, tmp_path: Path, capsys):
+    out = tmp_path / "out.wav"
+    args = ["-o", str(out), "--bundle", str(gsv_bundle.root), "--backend", "cpu"]
+    assert main(["你好。", *args, "--speed", "1.5"]) == 1
+    assert "speed must be 1.0" in capsys.readouterr().err
+    assert not out.exists()

@@ -1,0 +1,226 @@
+"""The engine host in-process: admission, FIFO, cancellation, deadlines, health,
+reload and shutdown, with the real NPU worker and a real graph."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import time
+from dataclasses import replace
+
+import pytest
+
+from daemon.engine.bundle import BundleError
+from daemon.engine.tts import Cancelled, SynthesisOptions
+from daemon.service.config import ConfigError, LimitsConfig, ServeConfig, VoiceSource
+from daemon.service.host import EngineHost
+from daemon.service.jobs import Busy, Unavailable
+from daemon.service.metrics import Metrics
+from daemon.service.voiceset import no_room
+from qnnrt import QnnError
+from tests.daemon.conftest import LONG_WORDS, copy_voice, flip_byte, words
+
+
+@pytest.fixture
+def cfg(test_voice, monkeypatch) -> ServeConfig:
+    # Register the tone engine for this process (entry points scan sys.path).
+    monkeypatch.syspath_prepend(test_voice.env["PYTHONPATH"].split(os.pathsep)[0])
+    return ServeConfig(voices=(VoiceSource(test_voice.bundle),))
+
+
+def _limits(cfg: ServeConfig, **kw) -> ServeConfig:  # noqa: ANN003
+    return replace(cfg, limits=replace(LimitsConfig(), **kw))
+
+
+async def _host(cfg: ServeConfig) -> EngineHost:
+    host = EngineHost(cfg, Metrics())
+    await host.load(cfg)
+    return host
+
+
+async def _drain(job) -> int:  # noqa: ANN001
+    return sum([len(c.audio) async for c in job])
+
+
+def _opts() -> SynthesisOptions:
+    return SynthesisOptions()
+
+
+def _requests(host: EngineHost, outcome: str) -> float | None:
+    labels = {"protocol": "test", "outcome": outcome}
+    return host.metrics.registry.get_sample_value("hexvoice_requests_total", labels)
+
+
+def test_every_engine_call_runs_on_the_npu_worker(cfg):
+    async def go() -> list[tuple[str, str]]:
+        host = await _host(cfg)
+        engine = host._set.engines[0]  # noqa: SLF001 - the test engine's call log
+        await _drain(host.submit("a b c", host.resolve(), _opts(), "test"))
+        await host.close()
+        return engine.calls
+
+    calls = asyncio.run(go())
+    assert [m for m, _ in calls] == [
+        "load",
+        "warmup",
+        "synthesize",
+        "synthesize",
+        "close",
+    ]
+    assert {t for _, t in calls} == {"npu"}
+
+
+def test_full_queue_is_busy_and_fifo_order_holds(cfg):
+    async def go() -> tuple[list[int], int]:
+        host = await _host(_limits(cfg, queue_size=1))
+        v = host.resolve()
+        first = host.submit(words(40, "a"), v, _opts(), "test")
+        second = host.submit(words(20, "b"), v, _opts(), "test")
+        with pytest.raises(Busy) as info:
+            host.submit("c", v, _opts(), "test")
+        order: list[int] = []
+
+        async def take(job, tag):  # noqa: ANN001, ANN202
+            await _drain(job)
+            order.append(tag)
+
+        await asyncio.gather(take(second, 2), take(first, 1))
+        third = host.submit("now there is room", v, _opts(), "test")
+        await _drain(third)
+        await host.close()
+        return order, info.value.retry_after
+
+    order, retry = asyncio.run(go())
+    assert order == [1, 2] and retry >= 1
+
+
+def test_cancelled_before_start_is_skipped(cfg):
+    async def go() -> tuple[int, int, str]:
+        host = await _host(cfg)
+        v = host.resolve()
+        long = host.submit(words(LONG_WORDS), v, _opts(), "test")
+        waiting = host.submit(words(500, "w"), v, _opts(), "test")
+        host.cancel(waiting, "client disconnected")
+        calls_before = host.graph_calls()
+        host.cancel(long, "client disconnected")
+        with pytest.raises(Cancelled):
+            await _drain(long)
+        with pytest.raises(Cancelled, match="client disconnected"):
+            await _drain(waiting)
+        calls = host.graph_calls() - calls_before
+        await host.close()
+        lag = host.metrics.registry.get_sample_value("hexvoice_last_cancel_graph_calls")
+        return calls, _requests(host, "cancelled"), lag
+
+    calls, cancelled, lag = asyncio.run(go())
+    assert calls <= 1 and lag <= 1  # the running one stopped within one call
+    assert cancelled == 2
+
+
+def test_deadline_while_queued_is_reported_at_the_deadline(cfg):
+    async def go() -> float:
+        host = await _host(_limits(cfg, request_timeout_s=0.3))
+        v = host.resolve()
+        long = host.submit(words(LONG_WORDS), v, _opts(), "test")
+        late = host.submit("behind the long one", v, _opts(), "test")
+        t0 = time.monotonic()
+        with pytest.raises(Cancelled, match="deadline passed"):
+            await _drain(late)
+        took = time.monotonic() - t0
+        with pytest.raises(Cancelled):
+            await _drain(long)
+        await host.close()
+        assert _requests(host, "timeout") == 2
+        return took
+
+    assert asyncio.run(go()) < 0.6
+
+
+def test_stalled_engine_step_is_unhealthy(cfg):
+    async def go() -> list[tuple[bool, str]]:
+        host = await _host(_limits(cfg, stall_timeout_s=0.2))
+        job = host.submit("a [[stall:0.6]] b", host.resolve(), _opts(), "test")
+        seen = [host.health()]
+        await asyncio.sleep(0.4)
+        seen.append(host.health())
+        await _drain(job)
+        seen.append(host.health())  # healthy again at once...
+        for _ in range(100):  # ...and idle once the worker finished its cleanup
+            if host.health()[1] == "idle":
+                break
+            await asyncio.sleep(0.02)
+        seen[-1] = (seen[-1][0], host.health()[1])
+        await host.close()
+        return seen
+
+    (ok1, _), (ok2, why), (ok3, idle) = asyncio.run(go())
+    assert ok1 and not ok2 and "stuck" in why and ok3 and idle == "idle"
+
+
+def test_failed_reload_keeps_serving_the_old_voices(cfg):
+    async def go() -> int:
+        host = await _host(cfg)
+        with pytest.raises(ConfigError, match="default_voice 'nope'"):
+            await host.load(replace(cfg, default_voice="nope"))
+        n = await _drain(host.submit("still works", host.resolve(), _opts(), "test"))
+        await host.close()
+        return n
+
+    assert asyncio.run(go()) > 0
+
+
+def test_closed_host_refuses_and_its_worker_is_gone(cfg):
+    async def go() -> EngineHost:
+        host = await _host(cfg)
+        await host.close()
+        with pytest.raises(Unavailable, match="closed"):
+            host.submit("x", next(iter(host.voices.values())), _opts(), "test")
+        return host
+
+    host = asyncio.run(go())
+    assert not host._worker.thread.is_alive()  # noqa: SLF001
+    assert host._set is None  # noqa: SLF001 - QNN freed on the worker
+
+
+def test_failed_reload_leaves_the_old_set_untouched(cfg, test_voice, tmp_path):
+    voice = copy_voice(test_voice, tmp_path / "tone")
+    cfg = replace(cfg, voices=(VoiceSource(voice.bundle),))
+
+    async def go() -> tuple[object, object, list[str], int]:
+        host = await _host(cfg)
+        old = host._set  # noqa: SLF001 - the very object that serves
+        flip_byte(voice.bundle)
+        with pytest.raises(BundleError, match="sha256 mismatch"):
+            await host.load(cfg)
+        now = host._set  # noqa: SLF001
+        calls = [m for m, _ in old.engines[0].calls]
+        n = await _drain(host.submit("still works", host.resolve(), _opts(), "test"))
+        await host.close()
+        return old, now, calls, n
+
+    old, now, calls, n = asyncio.run(go())
+    assert now is old  # not closed and re-read from the changed files
+    assert "close" not in calls and n > 0
+
+
+def _caused(exc: Exception, cause: Exception) -> Exception:
+    exc.__cause__ = cause
+    return exc
+
+
+@pytest.mark.parametrize(
+    ("exc", "retry"),
+    [
+        (MemoryError("rpcmem_alloc(1048576) failed"), True),
+        (QnnError(1002, "contextCreateFromBinary"), True),
+        (OSError(errno.ENOMEM, "Cannot allocate memory"), True),
+        (_caused(RuntimeError("engine load failed"), MemoryError()), True),
+        (RuntimeError("engine load failed"), False),
+        (QnnError(5005, "contextCreateFromBinary"), False),
+        (BundleError("graphs/mm.bin: sha256 mismatch"), False),
+        (ValueError("invalid literal for int()"), False),
+    ],
+)
+def test_only_lack_of_room_frees_the_old_set_first(exc, retry):
+    assert no_room(exc) is retry

@@ -1,0 +1,192 @@
+"""The README's usage block, run as written against the demo voice (CPU backend).
+
+The block (the ```sh fence under "## Using it") is parsed into commands, a
+trailing backslash continuing a line. Its ``hexvoice serve`` line runs as the
+service, every other line through bash, all in a scratch directory laid out as
+the README assumes: ``.cache/demo-voice/en_US-joe-medium-small`` links to the
+tests' joe bundle and ``run/`` receives the sockets. Nothing in a command is
+substituted. The README's promise about text the voice cannot read is checked
+on the same service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+import soundfile
+from wyoming.client import AsyncClient
+from wyoming.error import Error
+from wyoming.tts import Synthesize
+
+from tests.daemon.conftest import START_TIMEOUT_S, NotifySink
+from tests.piper_bundles import CPU_OPTIONS, bundle_dir
+
+pytest.importorskip("piper")
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+#: The demo's bundle link, as the README names it (scripts/demo_job/make_voice.py).
+DEMO_BUNDLE = Path(".cache/demo-voice/en_US-joe-medium-small")
+VOICE = "en_US-joe-medium"
+RATE = 22050
+COMMAND_TIMEOUT_S = 120.0
+#: Text the English demo voice cannot read: the README's own example.
+CHINESE = "你好，世界。"
+
+
+def usage_block(text: str) -> list[str]:
+    """Commands of the first ```sh block after "## Using it"."""
+    section = text[text.index("\n## Using it\n") :]
+    found = re.search(r"^```sh\n(.*?)^```$", section, re.M | re.S)
+    assert found, "README: no ```sh block under '## Using it'"
+    commands: list[str] = []
+    pending = ""
+    for line in found[1].splitlines():
+        if line.endswith("\\"):
+            pending += line[:-1]
+            continue
+        line, pending = pending + line, ""
+        if line.strip() and not line.lstrip().startswith("#"):
+            commands.append(line.strip())
+    return commands
+
+
+COMMANDS = usage_block(README.read_text())
+SERVE = [c for c in COMMANDS if c.startswith("hexvoice serve ")]
+CLIENTS = [c for c in COMMANDS if c not in SERVE]
+
+
+@dataclass
+class Service:
+    cwd: Path
+    proc: subprocess.Popen[bytes]
+    log: Path
+    env: dict[str, str]
+
+    def run(self, command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "-o", "pipefail", "-c", command],
+            cwd=self.cwd, env=self.env, capture_output=True, text=True,
+            timeout=COMMAND_TIMEOUT_S,
+        )  # fmt: skip
+
+    def http(self) -> httpx.Client:
+        return httpx.Client(
+            transport=httpx.HTTPTransport(uds=str(self.cwd / "run" / "http.sock")),
+            base_url="http://localhost",
+            timeout=COMMAND_TIMEOUT_S,
+        )
+
+
+@pytest.fixture(scope="module")
+def service(
+    pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Service]:
+    """The README's serve line, started in a directory shaped like the checkout."""
+    cwd = tmp_path_factory.mktemp("readme")
+    (cwd / DEMO_BUNDLE).parent.mkdir(parents=True)
+    (cwd / DEMO_BUNDLE).symlink_to(bundle_dir(pytestconfig, CPU_OPTIONS))
+    # "with .venv/bin on PATH": where this interpreter's `hexvoice` lives.
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ["PATH"]])}
+    notify = NotifySink(cwd / "notify.sock")
+    log = cwd / "serve.log"
+    (serve,) = SERVE
+    proc = subprocess.Popen(
+        shlex.split(serve),
+        cwd=cwd,
+        env={**env, "NOTIFY_SOCKET": str(notify.path)},
+        stdout=subprocess.DEVNULL,
+        stderr=open(log, "wb"),  # noqa: SIM115 - the child owns it
+    )
+    try:
+        notify.wait_for("READY=1", START_TIMEOUT_S)
+        yield Service(cwd, proc, log, env)
+    finally:
+        notify.close()
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # the README's Ctrl-C
+        code = proc.wait(30)
+    stderr = log.read_text(errors="replace")
+    assert code == 0, stderr
+    assert "Traceback" not in stderr, stderr
+    assert not (cwd / "run" / "wyoming.sock").exists()
+
+
+def test_readme_usage_block_is_runnable_as_written():
+    assert len(SERVE) == 1, COMMANDS
+    curls = [c for c in CLIENTS if c.startswith("curl ")]
+    # Without --fail-with-body a refused request writes its error JSON into -o.
+    assert curls and all("--fail-with-body" in c for c in curls), curls
+    for c in CLIENTS:
+        assert "DIR" not in c and "[" not in c.split("-d ")[0], c  # no placeholders
+
+
+@pytest.mark.parametrize("command", CLIENTS, ids=[c[:40] for c in CLIENTS])
+def test_readme_command(service: Service, command: str):
+    p = service.run(command)
+    assert p.returncode == 0, f"{command}\n{p.stdout}\n{p.stderr}"
+    out = re.search(r" -o (\S+)", command)
+    if out and out[1].endswith(".wav"):
+        info = soundfile.info(str(service.cwd / out[1]))
+        assert info.samplerate == RATE and info.duration > 0.3, out[1]
+    elif command.startswith("curl "):
+        json.loads(p.stdout)  # the API's JSON, not an error page
+    if command.startswith("hexvoice voices"):
+        assert VOICE in p.stdout
+
+
+def test_text_the_voice_cannot_read_is_refused_and_the_service_keeps_serving(
+    service: Service,
+):
+    # hexvoice say through the service: exit 1, the message, no WAV.
+    p = service.run(f'hexvoice say "{CHINESE}" -o zh.wav --socket run/wyoming.sock')
+    assert p.returncode == 1, p.stderr
+    assert "cannot read Han text" in p.stderr and "en-us" in p.stderr, p.stderr
+    assert not (service.cwd / "zh.wav").exists()
+
+    # OpenAI HTTP: a 400 with the error envelope.
+    body = {"model": "tts-1", "voice": VOICE, "input": CHINESE}
+    with service.http() as http:
+        r = http.post("/v1/audio/speech", json=body)
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert "cannot read Han text" in error["message"], error
+    assert "en-us (Latin script)" in error["message"], error
+
+    # Wyoming: an error event.
+    async def wyoming() -> Error:
+        async with AsyncClient.from_uri(f"unix://{service.cwd}/run/wyoming.sock") as c:
+            await c.write_event(Synthesize(text=CHINESE).event())
+            while True:
+                e = await asyncio.wait_for(c.read_event(), COMMAND_TIMEOUT_S)
+                assert e is not None and e.type != "audio-start", e
+                if Error.is_type(e.type):
+                    return Error.from_event(e)
+
+    assert "cannot read Han text" in asyncio.run(wyoming()).text
+
+    # In-process say: the same refusal.
+    p = service.run(
+        f'hexvoice say "{CHINESE}" -o zh.wav --bundle {DEMO_BUNDLE} --backend cpu'
+    )
+    assert p.returncode == 1 and "cannot read Han text" in p.stderr, p.stderr
+
+    # Part of a text: spoken without it, with a warning naming the languages.
+    body["input"] = "Hello 你好 world."
+    with service.http() as http:
+        r = http.post("/v1/audio/speech", json={**body, "response_format": "wav"})
+        assert r.status_code == 200, r.text
+        assert http.get("/health").status_code == 200
+    assert "skipped Han text '你好': this voice speaks en-us" in service.log.read_text()
