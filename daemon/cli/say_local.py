@@ -20,9 +20,10 @@ import numpy as np
 
 from daemon.engine.audio import OUTPUT_RATES, StreamResampler, to_int16
 from daemon.engine.bundle import BundleError
+from daemon.engine.cancel import Cancelled
 from daemon.engine.graphs import BACKENDS
 from daemon.engine.local import open_engine
-from daemon.engine.tts import Cancelled, SynthesisOptions
+from daemon.engine.tts import SynthesisOptions
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -195,7 +195,7 @@ def target_problems(
 def engine_problems(bundle: Bundle, skip: Set[str] = frozenset()) -> list[str]:
     """The manifest's graphs (but ``skip``) against the engine's requirements."""
     from daemon.engine.graphs import unmet
-    from daemon.engine.tts import engine_class
+    from daemon.engine.registry import engine_class
 
     where = f"{MANIFEST} ({bundle.engine})"
     try:

@@ -20,6 +20,18 @@ MAX_SPEED: Final = 4.0
 
 
 @dataclass(frozen=True)
+class VoiceInfo:
+    """One voice (TTS) or model (ASR) a loaded bundle offers, as clients see it."""
+
+    name: str
+    languages: tuple[str, ...]
+    description: str = ""
+    speakers: tuple[str, ...] = ()
+    #: (name, url) of whoever made the voice, shown to Wyoming clients
+    attribution: tuple[str, str] = ("", "")
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """One engine's declared abilities (per loaded bundle)."""
 
@@ -33,6 +45,7 @@ class Capabilities:
     #: named speakers of a multi-speaker voice; () for a single speaker
     speakers: tuple[str, ...] = ()
     #: TTS: the accepted speed factors, inclusive; None if speed is not adjustable
+    #: (then only the normal speed, 1.0, is accepted)
     speed_range: tuple[float, float] | None = (MIN_SPEED, MAX_SPEED)
     #: TTS: yields audio before the whole text is done; ASR: yields partials
     streaming: bool = True

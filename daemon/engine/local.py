@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from daemon.engine.bundle import Bundle, BundleError
 from daemon.engine.graphs import GraphHost, Runner
-from daemon.engine.tts import Engine, engine_class
+from daemon.engine.registry import Engine, engine_class
 
 
 class LocalEngine(NamedTuple):

@@ -26,7 +26,7 @@ import yaml
 from daemon.engine.bundle import Bundle, BundleError
 from daemon.engine.fields import expected
 from daemon.engine.graphs import BACKENDS
-from daemon.engine.tts import engine_class
+from daemon.engine.registry import engine_class
 
 DEFAULT_CONFIG_PATH: Final = Path("/etc/hexvoice/config.yaml")
 #: systemd ``RuntimeDirectory=hexvoice`` (systemd/hexvoice.service).

@@ -20,7 +20,8 @@ from concurrent.futures import Future
 from importlib import metadata
 from typing import Final
 
-from daemon.engine.tts import Cancelled, SynthesisOptions
+from daemon.engine.cancel import Cancelled
+from daemon.engine.tts import SynthesisOptions
 from daemon.service.config import ServeConfig
 from daemon.service.jobs import (
     BadRequest,

@@ -15,7 +15,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from daemon.engine.tts import AudioChunk, Cancelled, CancelToken
+from daemon.engine.cancel import Cancelled, CancelToken
+from daemon.engine.tts import AudioChunk
 
 DEADLINE_REASON: Final = "deadline passed"
 _END: Final = object()

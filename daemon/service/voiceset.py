@@ -17,7 +17,7 @@ from typing import Final
 
 from daemon.engine.bundle import Bundle, BundleError
 from daemon.engine.graphs import Checkpoint, GraphHost, Runner, go_on
-from daemon.engine.tts import Engine, engine_class
+from daemon.engine.registry import Engine, engine_class
 from daemon.service.config import ConfigError, ServeConfig
 from daemon.service.jobs import Voice
 from qnnrt import QnnError

@@ -25,8 +25,10 @@ from typing import Final
 import numpy as np
 
 from daemon.engine.bundle import Bundle
+from daemon.engine.cancel import CancelToken
+from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
 from daemon.engine.graphs import Runner
-from daemon.engine.tts import AudioChunk, CancelToken, SynthesisOptions, VoiceInfo
+from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 
 ENGINE_ID: Final = "test-tone"
 WORD_SECONDS: Final = 0.12
@@ -38,6 +40,7 @@ _STALL = re.compile(r"\[\[stall:([0-9.]+)\]\]")
 
 class ToneEngine:
     engine_id = ENGINE_ID
+    task = "tts"
     #: loaded, not yet closed, in this process (for ``params.max_loaded``)
     live: int = 0
 
@@ -76,6 +79,19 @@ class ToneEngine:
     def voices(self) -> list[VoiceInfo]:
         assert self._voice is not None
         return [self._voice]
+
+    def capabilities(self) -> Capabilities:
+        """Two speakers ("0", "1"); a word lasts WORD_SECONDS / speed."""
+        assert self._voice is not None, "load() first"
+        return Capabilities(
+            task="tts",
+            languages=self._voice.languages,
+            sample_rate_out=self._rate,
+            speakers=self._voice.speakers,
+            speed_range=(MIN_SPEED, MAX_SPEED),
+            streaming=True,
+            max_input=MAX_TEXT_CHARS,
+        )
 
     def warmup(self) -> None:
         self._note("warmup")

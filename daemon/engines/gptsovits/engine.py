@@ -24,8 +24,10 @@ import numpy as np
 
 from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
 from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.cancel import CancelToken
+from daemon.engine.capabilities import Capabilities, VoiceInfo
 from daemon.engine.graphs import require
-from daemon.engine.tts import AudioChunk, CancelToken, SynthesisOptions, VoiceInfo
+from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from daemon.engines.gptsovits.frontend import Phonemes, Segment
 from daemon.engines.gptsovits.layout import ENGINE_ID, GsvParams, graph_needs
 from daemon.engines.gptsovits.options import Request, default_sampling
@@ -87,6 +89,7 @@ class GptSovitsEngine:
     """A GPT-SoVITS v2Pro bundle, loaded; one request at a time (synchronous)."""
 
     engine_id = ENGINE_ID
+    task = "tts"
 
     def __init__(self) -> None:
         self._state: _Loaded | None = None
@@ -152,6 +155,18 @@ class GptSovitsEngine:
             )
             for name in s.voices
         ]
+
+    def capabilities(self) -> Capabilities:
+        """Voices are references, not speakers; speed is fixed (options.py)."""
+        s = self.loaded
+        return Capabilities(
+            task="tts",
+            languages=tuple(s.bundle.languages),
+            sample_rate_out=s.bundle.sample_rate,
+            speed_range=None,
+            streaming=True,
+            max_input=MAX_TEXT_CHARS,
+        )
 
     def warmup(self) -> None:
         """Every graph once, and the frontend's lazily loaded tables."""

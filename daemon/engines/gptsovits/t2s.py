@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from daemon.engine.bundle import BundleError
-from daemon.engine.tts import CancelToken
+from daemon.engine.cancel import CancelToken
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.bound import BoundGraph
 from daemon.engines.gptsovits.layout import GsvParams

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from daemon.engine.bundle import BundleError
-from daemon.engine.tts import CancelToken
+from daemon.engine.cancel import CancelToken
 from daemon.engine.windows import decode_windowed
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.bound import BoundGraph

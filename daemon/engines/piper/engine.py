@@ -15,7 +15,9 @@ import numpy as np
 
 from daemon.engine.audio import shaped_segment
 from daemon.engine.bundle import Bundle, BundleError
-from daemon.engine.tts import AudioChunk, CancelToken, SynthesisOptions, VoiceInfo
+from daemon.engine.cancel import CancelToken
+from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
+from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from daemon.engines.piper.cpu import DurationPredictor
 from daemon.engines.piper.params import PiperParams, Scales
 from daemon.engines.piper.pipeline import PiperGraphs
@@ -35,6 +37,7 @@ class PiperEngine:
     """A Piper voice bundle, loaded; one request at a time (plain, synchronous)."""
 
     engine_id = ENGINE_ID
+    task = "tts"
 
     def __init__(self) -> None:
         self._bundle: Bundle | None = None
@@ -81,6 +84,19 @@ class PiperEngine:
                 attribution=self.params.attribution or PIPER_ATTRIBUTION,
             )
         ]
+
+    def capabilities(self) -> Capabilities:
+        """One speaker; any speed in range (length_scale / speed, params.py)."""
+        self._loaded()
+        assert self._bundle is not None
+        return Capabilities(
+            task="tts",
+            languages=tuple(self._bundle.languages),
+            sample_rate_out=self._bundle.sample_rate,
+            speed_range=(MIN_SPEED, MAX_SPEED),
+            streaming=True,
+            max_input=MAX_TEXT_CHARS,
+        )
 
     def warmup(self) -> None:
         graphs, text = self._loaded()

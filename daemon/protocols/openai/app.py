@@ -24,7 +24,7 @@ import numpy as np
 from aiohttp import HttpVersion11, web
 
 from daemon.engine.audio import to_int16
-from daemon.engine.tts import Cancelled
+from daemon.engine.cancel import Cancelled
 from daemon.protocols.openai import encoders as encode
 from daemon.protocols.openai.requests import (
     MODELS,

@@ -14,8 +14,9 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from daemon.engine.cancel import Cancelled
 from daemon.engine.fields import expected
-from daemon.engine.tts import Cancelled, SynthesisOptions
+from daemon.engine.tts import SynthesisOptions
 from daemon.protocols.openai import encoders as encode
 from daemon.service.host import EngineHost
 from daemon.service.jobs import BadRequest, BadText, ServiceError, Voice, check_text

@@ -37,7 +37,8 @@ from wyoming.tts import (
 )
 
 from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, Frames, to_int16
-from daemon.engine.tts import Cancelled, SynthesisOptions
+from daemon.engine.cancel import Cancelled
+from daemon.engine.tts import SynthesisOptions
 from daemon.protocols.wyoming.input import (
     FramingError,
     GuardedReader,

@@ -26,7 +26,7 @@ from daemon.engine.bundle import (
     write_manifest,
 )
 from daemon.engine.bundle_verify import TargetMismatch, detect_board
-from daemon.engine.tts import engine_class
+from daemon.engine.registry import engine_class
 from tests.bundle_edits import (
     compile_foreign,
     edit_manifest,

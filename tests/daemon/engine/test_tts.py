@@ -6,7 +6,9 @@ import time
 
 import pytest
 
-from daemon.engine.tts import Cancelled, CancelToken, SynthesisOptions, engine_class
+from daemon.engine.cancel import Cancelled, CancelToken
+from daemon.engine.registry import engine_class
+from daemon.engine.tts import SynthesisOptions
 
 
 def test_cancel_token_fires_on_cancel_and_on_deadline():

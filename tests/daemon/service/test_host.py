@@ -12,7 +12,8 @@ from dataclasses import replace
 import pytest
 
 from daemon.engine.bundle import BundleError
-from daemon.engine.tts import Cancelled, SynthesisOptions
+from daemon.engine.cancel import Cancelled
+from daemon.engine.tts import SynthesisOptions
 from daemon.service.config import ConfigError, LimitsConfig, ServeConfig, VoiceSource
 from daemon.service.host import EngineHost
 from daemon.service.jobs import Busy, Unavailable

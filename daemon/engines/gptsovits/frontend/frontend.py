@@ -33,7 +33,7 @@ from daemon.engines.gptsovits.frontend.zh_normalize import READ_SYMBOLS, normali
 from daemon.text.writing_systems import HAN, LATIN, Coverage
 
 if TYPE_CHECKING:
-    from daemon.engine.tts import CancelToken
+    from daemon.engine.cancel import CancelToken
 
 # get_phones_and_bert: fewer phones than this -> retry once with "." in front.
 MIN_PHONES = 6

@@ -23,7 +23,7 @@ from daemon.engines.gptsovits.frontend.vocab import CharVocab
 from daemon.engines.gptsovits.frontend.zh_normalize import to_simplified
 
 if TYPE_CHECKING:
-    from daemon.engine.tts import CancelToken
+    from daemon.engine.cancel import CancelToken
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from daemon.engines.gptsovits.frontend.symbols import PUNCTUATION, UNK
 from daemon.engines.gptsovits.frontend.tone_sandhi import ToneSandhi
 
 if TYPE_CHECKING:
-    from daemon.engine.tts import CancelToken
+    from daemon.engine.cancel import CancelToken
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,10 @@ import pytest
 
 from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S
 from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.cancel import Cancelled, CancelToken
 from daemon.engine.graphs import GraphHost
-from daemon.engine.tts import Cancelled, CancelToken, SynthesisOptions, engine_class
+from daemon.engine.registry import engine_class
+from daemon.engine.tts import SynthesisOptions
 from daemon.engines.gptsovits.engine import GptSovitsEngine
 from tests.cancel_after import CancelAfter
 

@@ -10,13 +10,10 @@ pytest.importorskip("onnxruntime")
 
 from daemon.engine.audio import SENTENCE_PAUSE_S  # noqa: E402
 from daemon.engine.bundle import Bundle, BundleError  # noqa: E402
+from daemon.engine.cancel import Cancelled  # noqa: E402
 from daemon.engine.local import open_engine
-from daemon.engine.tts import (  # noqa: E402
-    Cancelled,
-    Engine,
-    SynthesisOptions,
-    engine_class,
-)
+from daemon.engine.registry import Engine, engine_class  # noqa: E402
+from daemon.engine.tts import SynthesisOptions  # noqa: E402
 from daemon.engines.piper.engine import PiperEngine  # noqa: E402
 from daemon.engines.piper.params import Scales  # noqa: E402
 from scripts.piper.oracle import (  # noqa: E402

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon.engine.tts import Cancelled
+from daemon.engine.cancel import Cancelled
 from daemon.engines.gptsovits.frontend import (
     CharVocab,
     G2pwHead,

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from daemon.engine.tts import CancelToken
+from daemon.engine.cancel import CancelToken
 from daemon.engines.gptsovits.frontend import TextFrontend
 from daemon.engines.gptsovits.frontend.polyphone import (
     correct_pronunciation,
