@@ -1,0 +1,356 @@
+"""The one typed reader for every mapping we parse: config YAML, ``voice.yaml``,
+engine params, board profiles, JSON requests.
+
+A caller declares the shape as frozen dataclasses (or ``msgspec.Struct``\\ s) with
+``Annotated[..., msgspec.Meta(...)]`` constraints and ``Literal`` choices, and
+calls::
+
+    cfg = read(mapping_or_json_bytes, ServeConfig, where="/etc/hexvoice/config.yaml")
+
+``msgspec`` (``msgspec.convert``, strict: no ``"4"`` for 4, no ``true`` for 1)
+checks types and constraints; this module only words its errors.  Every refusal
+is a :class:`ReadError` (or the caller's ``error=`` class) with one shape::
+
+    <where>: <path.to[0].field>: expected <what>, found <repr>
+
+e.g. ``config.yaml: limits.queue_size: expected an integer >= 1, found '4'``.  The
+three usual mistakes read alike wherever they happen:
+
+- wrong type or value: ``found <the value>``;
+- missing key: ``found nothing (missing field)``;
+- unknown key: ``<path of its mapping>: expected only the fields [...], found
+  unknown field(s) [...]`` (typos fail loudly, with the known names listed).
+
+Rules shared by every reader:
+
+- ``null`` means absent: a field with a default takes its default unless its
+  type admits ``None`` (then ``null`` is ``None``, e.g. "this listener is off").
+- A field whose ``dataclasses.field`` metadata is :data:`INTERNAL` is not read
+  (it is set by code, e.g. ``ServeConfig.source``); naming it is an unknown field.
+- ``pathlib.Path`` fields take strings.
+- Checks across fields go in ``__post_init__`` and raise :func:`invalid`; msgspec
+  adds the path, so they read like the rest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import msgspec
+
+T = TypeVar("T")
+
+#: ``dataclasses.field(metadata=INTERNAL)``: set by code, never read from data.
+INTERNAL: Final = {"hexvoice.reader": "internal"}
+#: Longest ``repr`` of a found value in a message (a request may carry 4096 chars).
+MAX_SHOWN: Final = 60
+_MISSING: Final = object()
+# msgspec's error text: "<message> - at `$.a[0].b`" (the suffix is absent at the top).
+_AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]|(\[\.\.\.\])")
+_MISSING_FIELD = re.compile(r"^Object missing required field `(?P<name>[^`]+)`$")
+# A message of ours (``invalid``) naming a field below the object msgspec names.
+_OURS = re.compile(
+    r"^(?P<field>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[\d+\])*): (?P<rest>.*)$"
+)
+
+
+class ReadError(ValueError):
+    """A mapping does not have the declared shape; the message says where."""
+
+
+def read(
+    data: Any,
+    type_: type[T],
+    *,
+    where: str,
+    error: Callable[[str], Exception] = ReadError,
+) -> T:
+    """``data`` (a parsed mapping, or JSON ``bytes``) as a ``type_`` instance.
+
+    ``where`` names the source (a file, ``"command line"``, ``"request"``) and
+    starts every message; ``error`` is the exception class raised with it.
+    """
+    if isinstance(data, bytes | bytearray | memoryview):
+        try:
+            data = msgspec.json.decode(data)
+        except msgspec.DecodeError as exc:
+            raise error(f"{where}: invalid JSON: {exc}") from None
+    data = _prepare(data, type_, "", where, error)
+    try:
+        return msgspec.convert(data, type_, dec_hook=_dec_hook)
+    except msgspec.ValidationError as exc:
+        raise error(f"{where}: {_house_style(str(exc), data, type_)}") from None
+
+
+def invalid(field: str, expected: str, found: Any) -> ValueError:
+    """For ``__post_init__`` checks: ``raise invalid("overlap", "...", v)``.
+
+    ``field`` is relative to the object checked ("" for the object itself)."""
+    head = f"{field}: " if field else ""
+    return ValueError(f"{head}expected {expected}, found {shown(found)}")
+
+
+def fail(
+    where: str,
+    path: str,
+    expected: str,
+    found: Any,
+    error: Callable[[str], Exception] = ReadError,
+) -> Exception:
+    """The same message for a check made after reading (e.g. a group exists)."""
+    return error(f"{_join(where, path)}expected {expected}, found {shown(found)}")
+
+
+def shown(value: Any) -> str:
+    """``repr`` cut to :data:`MAX_SHOWN` characters."""
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+
+
+def describe(type_: Any) -> str:
+    """What a value of ``type_`` looks like to a YAML/JSON user ("an integer >= 1")."""
+    return _describe(msgspec.inspect.type_info(type_))
+
+
+# --- before msgspec: unknown keys, null as absent ---------------------------------
+
+
+def _prepare(data: Any, tp: Any, path: str, where: str, error: Callable) -> Any:
+    tp = _strip(tp)
+    if isinstance(data, Mapping) and _is_record(tp):
+        fields = _fields(tp)
+        known = [name for name, (_, _, internal) in fields.items() if not internal]
+        unknown = sorted(str(k) for k in data if k not in known)
+        if unknown:
+            raise error(
+                f"{_join(where, path)}expected only the fields {sorted(known)}, "
+                f"found unknown field(s) {unknown}"
+            )
+        out = {}
+        for key, value in data.items():
+            ftp, has_default, _ = fields[key]
+            if value is None and has_default and not _admits_none(ftp):
+                continue  # null means absent: the default
+            out[key] = _prepare(value, ftp, _sub(path, key), where, error)
+        return out
+    if isinstance(data, Mapping) and typing.get_origin(tp) in (dict, Mapping):
+        args = typing.get_args(tp)
+        if len(args) == 2:
+            return {
+                k: _prepare(v, args[1], f"{path}[{k!r}]", where, error)
+                for k, v in data.items()
+            }
+    if isinstance(data, list | tuple):
+        origin, args = typing.get_origin(tp), typing.get_args(tp)
+        if origin in (list, tuple, set, frozenset) and args:
+            fixed = origin is tuple and args[-1] is not Ellipsis
+            return [
+                _prepare(v, args[i] if fixed else args[0], f"{path}[{i}]", where, error)
+                if not fixed or i < len(args)
+                else v
+                for i, v in enumerate(data)
+            ]
+    if _is_union(tp):
+        for variant in typing.get_args(tp):
+            if _kind_fits(data, _strip(variant)):
+                return _prepare(data, variant, path, where, error)
+    return data
+
+
+@functools.cache
+def _fields(cls: type) -> dict[str, tuple[Any, bool, bool]]:
+    """name -> (annotated type, has a default, internal)."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    if dataclasses.is_dataclass(cls):
+        return {
+            f.name: (
+                hints[f.name],
+                f.default is not dataclasses.MISSING
+                or f.default_factory is not dataclasses.MISSING,
+                f.metadata.get("hexvoice.reader") == "internal",
+            )
+            for f in dataclasses.fields(cls)
+        }
+    return {
+        f.encode_name: (hints[f.name], not f.required, False)
+        for f in msgspec.structs.fields(cls)
+    }
+
+
+def _is_record(tp: Any) -> bool:
+    return isinstance(tp, type) and (
+        dataclasses.is_dataclass(tp) or issubclass(tp, msgspec.Struct)
+    )
+
+
+def _is_union(tp: Any) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType)
+
+
+def _strip(tp: Any) -> Any:
+    """The type without ``Annotated`` constraints."""
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    return tp
+
+
+def _admits_none(tp: Any) -> bool:
+    tp = _strip(tp)
+    if tp is None or tp is type(None) or tp is Any:
+        return True
+    return _is_union(tp) and any(_admits_none(t) for t in typing.get_args(tp))
+
+
+def _kind_fits(data: Any, tp: Any) -> bool:
+    """Whether ``data`` could be a ``tp`` by its JSON kind (to pick a union arm)."""
+    origin = typing.get_origin(tp) or tp
+    if isinstance(data, Mapping):
+        return _is_record(tp) or origin in (dict, Mapping)
+    if isinstance(data, list | tuple):
+        return origin in (list, tuple, set, frozenset)
+    return False
+
+
+def _dec_hook(tp: type, value: Any) -> Any:
+    if tp is Path:
+        if isinstance(value, str):
+            return Path(value)
+        raise ValueError(f"expected a path string, found {shown(value)}")
+    raise NotImplementedError(tp)
+
+
+# --- after msgspec: its ValidationError in the house style ------------------------
+
+
+def _house_style(text: str, data: Any, type_: Any) -> str:
+    m = _AT.match(text)
+    assert m is not None  # the pattern matches any text
+    msg, segments = m["msg"], _SEGMENT.findall(m["path"] or "")
+    path, value, tp = "", data, type_
+    for name, index, any_key in segments:
+        tp = _narrow(tp, value)
+        if any_key:  # msgspec does not say which key of a dict failed
+            args = typing.get_args(_strip(tp))
+            key, value = _failing_item(value, args[1] if len(args) == 2 else Any)
+            path, tp = f"{path}[{key!r}]", args[1] if len(args) == 2 else Any
+        elif index:
+            value, tp = _item(value, tp, int(index))
+            path = f"{path}[{index}]"
+        else:
+            value, tp = _field(value, tp, name)
+            path = _sub(path, name)
+    missing = _MISSING_FIELD.match(msg)
+    if missing:
+        name = missing["name"]
+        _, tp = _field(_MISSING, _narrow(tp, value), name)
+        return (
+            f"{_join('', _sub(path, name))}expected {describe(tp)}, found nothing "
+            "(missing field)"
+        )
+    if msg.startswith(("Expected `", "Invalid enum value")):
+        return f"{_join('', path)}expected {describe(tp)}, found {shown(value)}"
+    ours = _OURS.match(msg)
+    if ours:  # invalid("field", ...) raised in a __post_init__
+        return f"{_join('', _sub(path, ours['field']))}{ours['rest']}"
+    return f"{_join('', path)}{msg}"
+
+
+def _narrow(tp: Any, value: Any) -> Any:
+    tp = _strip(tp)
+    if _is_union(tp):
+        for variant in typing.get_args(tp):
+            if _kind_fits(value, _strip(variant)):
+                return _strip(variant)
+    return tp
+
+
+def _field(value: Any, tp: Any, name: str) -> tuple[Any, Any]:
+    ftp = _fields(tp)[name][0] if _is_record(tp) and name in _fields(tp) else Any
+    found = value.get(name, _MISSING) if isinstance(value, Mapping) else _MISSING
+    return found, ftp
+
+
+def _item(value: Any, tp: Any, index: int) -> tuple[Any, Any]:
+    args = typing.get_args(tp)
+    fixed = typing.get_origin(tp) is tuple and args and args[-1] is not Ellipsis
+    itp = (
+        (args[index] if index < len(args) else Any)
+        if fixed
+        else (args[0] if args else Any)
+    )
+    found = value[index] if isinstance(value, list | tuple) else _MISSING
+    return found, itp
+
+
+def _failing_item(value: Any, tp: Any) -> tuple[Any, Any]:
+    for key, item in value.items() if isinstance(value, Mapping) else ():
+        try:
+            msgspec.convert(item, tp, dec_hook=_dec_hook)
+        except msgspec.ValidationError:
+            return key, item
+    return "...", _MISSING
+
+
+def _describe(info: msgspec.inspect.Type) -> str:
+    t = msgspec.inspect
+    if isinstance(info, t.UnionType):
+        return " or ".join(_describe(x) for x in info.types)
+    if isinstance(info, t.IntType | t.FloatType):
+        noun = "an integer" if isinstance(info, t.IntType) else "a number"
+        return noun + _bounds(info)
+    if isinstance(info, t.StrType):
+        if info.min_length == 1 and info.max_length is None and not info.pattern:
+            return "a non-empty string"
+        return (
+            "a string"
+            + _lengths(info)
+            + (f" matching {info.pattern!r}" if info.pattern else "")
+        )
+    if isinstance(info, t.LiteralType):
+        return f"one of {list(info.values)}"
+    if isinstance(info, t.TupleType):
+        return f"a list of {len(info.item_types)} items"
+    if isinstance(info, t.ListType | t.VarTupleType | t.SetType | t.FrozenSetType):
+        if info.min_length == 1 and info.max_length is None:
+            return "a non-empty list"
+        return "a list" + _lengths(info)
+    if isinstance(info, t.DictType | t.DataclassType | t.StructType | t.TypedDictType):
+        return "a mapping"
+    if isinstance(info, t.CustomType) and info.cls is Path:
+        return "a path string"
+    names = {t.BoolType: "a boolean", t.NoneType: "null", t.AnyType: "any value"}
+    return names.get(type(info), type(info).__name__)
+
+
+def _bounds(info: Any) -> str:
+    marks = (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
+    parts = [
+        f"{op} {getattr(info, a)}" for a, op in marks if getattr(info, a) is not None
+    ]
+    return (" " + " and ".join(parts)) if parts else ""
+
+
+def _lengths(info: Any) -> str:
+    lo, hi = info.min_length, info.max_length
+    if lo is None and hi is None:
+        return ""
+    if hi is None:
+        return f" of length >= {lo}"
+    return f" of length <= {hi}" if lo is None else f" of length {lo}..{hi}"
+
+
+def _sub(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _join(where: str, path: str) -> str:
+    """``"where: path: "`` with empty parts left out."""
+    return "".join(f"{p}: " for p in (where, path) if p)
