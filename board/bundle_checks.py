@@ -161,7 +161,7 @@ class NpuRun(Check):
         try:
             t0 = time.perf_counter()
             with qnnrt.Backend(lib=lib) as backend:
-                graph = backend.load(path).graph()
+                graph = qnnrt.Context.open(backend, path).graph()
                 feeds = {
                     i.name: np.zeros(
                         i.shape, np.float32 if i.quantization else i.native_dtype

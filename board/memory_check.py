@@ -46,7 +46,7 @@ class QnnMemory(Check):
         try:
             spec = min(b.graphs.values(), key=lambda g: b.path(g.file).stat().st_size)
             with qnnrt.Backend(lib=lib) as backend:
-                backend.load(b.path(spec.file))
+                qnnrt.Context.open(backend, b.path(spec.file))
                 choice = backend.memory
         except (qnnrt.QnnError, OSError, ValueError) as exc:
             return [skip(f"no context loads ({exc.__class__.__name__}; see npu-run)")]

@@ -8,9 +8,10 @@ import logging as _logging
 from ._lib import ENV_LIB_DIR, QnnLibrary, load_library, simulator_lib_dir
 from .backend import Backend
 from .binary import BinaryInfo, GraphInfo, read_binary_info
-from .context import Context, ContextGroup
+from .context import Context
 from .errors import QnnError, QnnLibraryError, check, error_name
 from .graph import Graph, Timing
+from .group import ContextGroup
 from .power import POWER_MODES
 from .tensor import Quantization, TensorInfo
 from .worker import NpuWorker, WorkerStopped

@@ -8,8 +8,8 @@ import os
 import sys
 import threading
 import weakref
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -20,12 +20,28 @@ from .dsp import explained
 from .errors import QnnError, check
 from .log import Logger, first_error, held_native, replay
 from .power import PowerConfig, open_power
-from .rpcmem import PROBE_BYTES, MemoryChoice, RpcMem, ion_descriptor, open_memory
-
-if TYPE_CHECKING:
-    from .context import Context, ContextGroup
+from .rpcmem import (
+    PROBE_BYTES,
+    Allocation,
+    MemoryChoice,
+    RpcMem,
+    ion_descriptor,
+    open_memory,
+)
 
 _LOGGER = logging.getLogger(__name__)
+
+#: ``Context.register_memory``: memRegister one buffer, return its mem handle.
+Register = Callable[[A.Qnn_MemDescriptor_t, Allocation | None], int]
+
+
+class Owned(Protocol):
+    """What a backend closes before its own handles: a context."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    def close(self) -> None: ...
 
 
 class Backend:
@@ -50,7 +66,7 @@ class Backend:
     ) -> None:
         self.lib = lib or load_library(lib_dir)
         self._pid = os.getpid()
-        self._contexts: list[weakref.ref[Context]] = []
+        self._contexts: list[weakref.ref[Owned]] = []
         self._closed = False
         #: One NPU call at a time per backend: grouped contexts share spill-fill
         #: memory, and exit must be able to wait for the call in flight.
@@ -123,23 +139,20 @@ class Backend:
         return device.value
 
     # ----------------------------------------------------------------- contexts
-    def load(self, path: str | os.PathLike[str], **kwargs: Any) -> Context:
-        """Create a context from one binary file."""
-        from .context import Context
+    def own(self, context: Owned) -> None:
+        """Close ``context`` in :meth:`close`, before anything of the backend's own.
 
-        return Context(self, path, **kwargs)
-
-    def load_group(
-        self, paths: Sequence[str | os.PathLike[str]], **kwargs: Any
-    ) -> ContextGroup:
-        """Load several binaries as one multi-context group (see ContextGroup)."""
-        from .context import ContextGroup
-
-        return ContextGroup(self, paths, **kwargs)
-
-    def _adopt(self, context: Context) -> None:
+        Every context calls this once it exists (``Context.open``); the backend
+        holds it weakly and closes its contexts newest first.
+        """
         self.check_usable()
         self._contexts.append(weakref.ref(context))
+
+    @property
+    def contexts(self) -> list[Owned]:
+        """The owned contexts still alive (closed ones included), oldest first."""
+        alive = (ref() for ref in self._contexts)
+        return [c for c in alive if c is not None]
 
     # ----------------------------------------------------------------- memory
     def empty(self, shape: Sequence[int], dtype: Any) -> np.ndarray:
@@ -152,8 +165,9 @@ class Backend:
             return self.rpcmem.zeros(tuple(shape), np.dtype(dtype))
         return np.zeros(tuple(shape), dtype)
 
-    def _settle_memory(self, context: Context) -> None:
-        """Decide rpcmem with the first context: register one buffer with it."""
+    def settle_memory(self, register: Register) -> None:
+        """Decide rpcmem with the first context: ``register`` (that context's
+        ``register_memory``) one probe buffer; a refusal means host memory."""
         if self.memory.confirmed or self.rpcmem is None:
             return
         rpc = self.rpcmem
@@ -162,7 +176,7 @@ class Backend:
         failed: QnnError | None = None
         with held_native() as held:  # a refusal is an answer: one line, below
             try:
-                context.register_memory(desc, probe)
+                register(desc, probe)
             except QnnError as exc:
                 failed = exc
         rpc.release(probe.base)  # deregisters the probe's handle, then frees
@@ -218,10 +232,15 @@ class Backend:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def forked(self) -> bool:
+        """True in a forked child: the handles belong to the parent's process."""
+        return os.getpid() != self._pid
+
     def check_usable(self) -> None:
         if self._closed:
             raise RuntimeError("QNN backend is closed")
-        if os.getpid() != self._pid:
+        if self.forked:
             raise RuntimeError(
                 "QNN objects cannot be used in a forked child; create a new Backend"
             )
@@ -231,7 +250,7 @@ class Backend:
         if self._closed:
             return
         self._closed = True
-        if os.getpid() != self._pid:
+        if self.forked:
             # Forked child: the handles belong to the parent's FastRPC session.
             return
         for ref in reversed(self._contexts):

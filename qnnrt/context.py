@@ -1,4 +1,7 @@
-"""``Context`` (one context binary) and ``ContextGroup`` (several, one spill-fill)."""
+"""``Context``: one context binary loaded on a backend, with its graphs.
+
+Several binaries sharing one spill-fill buffer: ``ContextGroup`` (group.py).
+"""
 
 from __future__ import annotations
 
@@ -7,16 +10,15 @@ import logging
 import os
 import sys
 import weakref
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from . import _api as A
 from .binary import BinaryInfo, mapped_file, read_binary_info
 from .dsp import explained
 from .errors import QnnError, check
 from .graph import Graph
-from .log import first_error, held_native, replay
 from .rpcmem import Allocation
 
 if TYPE_CHECKING:
@@ -24,13 +26,24 @@ if TYPE_CHECKING:
 
 _LOGGER = logging.getLogger(__name__)
 
-#: Codes with which a backend refuses the multi-context group config itself (the
-#: simulator answers 5010; older runtimes say "not supported").
-_GROUP_REFUSED: Final = frozenset({1000, 4003, 5010})
-
 
 class Context:
-    """A QNN context created from a context-binary file, with its graphs."""
+    """A QNN context created from a context-binary file, with its graphs.
+
+    Made by :meth:`open` (or, several sharing spill-fill, ``ContextGroup``); the
+    backend owns it from then on and closes it before its own handles.
+    """
+
+    @classmethod
+    def open(
+        cls,
+        backend: Backend,
+        path: str | os.PathLike[str],
+        *,
+        info: BinaryInfo | None = None,
+    ) -> Context:
+        """Create a context from one binary file (``info``: its metadata, if read)."""
+        return cls(backend, path, info=info)
 
     def __init__(
         self,
@@ -74,7 +87,7 @@ class Context:
         except QnnError as exc:  # the skel loads with the first context, too
             raise explained(lib.dsp, exc) from None
         self.handle = handle.value
-        backend._adopt(self)
+        backend.own(self)
         try:
             self.graphs: dict[str, Graph] = {}
             for g in self.info.graphs:
@@ -87,7 +100,7 @@ class Context:
                     g.name,
                 )
                 self.graphs[g.name] = Graph(self, g, gh.value)
-            backend._settle_memory(self)
+            backend.settle_memory(self.register_memory)
         except BaseException:
             self.close()
             raise
@@ -163,7 +176,7 @@ class Context:
     def close(self) -> None:
         """Deregister memory and free the context; graphs become unusable."""
         handle, self.handle = self.handle, None
-        if handle is None or os.getpid() != self.backend._pid:
+        if handle is None or self.backend.forked:
             return
         graphs = list(getattr(self, "graphs", {}).values())
         for g in graphs:
@@ -202,121 +215,3 @@ def _deregister(ref: weakref.ref[Context], mh: int) -> None:
     context = ref()
     if context is not None:
         context.deregister_memory((mh,))
-
-
-def _nothing() -> None:
-    """``before_each`` of a load nobody stops."""
-
-
-class ContextGroup:
-    """Several context binaries loaded as one REGISTER_MULTI_CONTEXTS group.
-
-    The group's spill-fill buffer is sized once, at the first registration, so the
-    maximum over *all* binaries is computed from metadata before any context
-    exists.  If the backend refuses groups (the simulator: rc 5010) the binaries
-    load as standalone contexts; ``shared_spill_fill`` and ``status`` say which.
-    """
-
-    def __init__(
-        self,
-        backend: Backend,
-        paths: Sequence[str | os.PathLike[str]],
-        *,
-        group: bool = True,
-        spill_fill_bytes: int | None = None,
-        before_each: Callable[[], None] | None = None,
-    ) -> None:
-        """``before_each()`` runs before each binary loads and may raise to stop
-        the load there (a service told to stop mid-load); loaded ones are freed."""
-        if not paths:
-            raise ValueError("ContextGroup needs at least one context binary")
-        self.backend = backend
-        self.infos = [read_binary_info(p, backend.lib) for p in paths]
-        measured = max(i.spill_fill_bytes for i in self.infos)
-        # Binaries from SDKs older than ~2.35 report 0: allow an explicit size.
-        self.spill_fill_bytes = (
-            measured if spill_fill_bytes is None else spill_fill_bytes
-        )
-        self.contexts: list[Context] = []
-        self._before_each = before_each or _nothing
-        self.shared_spill_fill = False
-        self._refused = False
-        try:
-            if not group:
-                self.status = "standalone (grouping disabled)"
-            elif len(paths) < 2:
-                self.status = "standalone (single binary)"
-            elif self.spill_fill_bytes <= 0:
-                self.status = "standalone (binaries need no spill-fill buffer)"
-            else:
-                self._load_grouped(paths)
-            if not self.contexts:
-                for p, i in zip(paths, self.infos):
-                    self._before_each()
-                    self.contexts.append(Context(backend, p, info=i))
-        except BaseException:
-            self.close()
-            raise
-        # Standalone contexts cost NPU memory only when a board refuses a group;
-        # the simulator always refuses (qnn-abi.md §10b), so there it is routine.
-        unexpected = self._refused and not backend.lib.simulator
-        _LOGGER.log(
-            logging.WARNING if unexpected else logging.INFO,
-            "loaded %d context(s): %s",
-            len(self.contexts),
-            self.status,
-        )
-
-    def _load_grouped(self, paths: Sequence[str | os.PathLike[str]]) -> None:
-        size = self.spill_fill_bytes
-        # QNN logs a refused group as five ERROR lines; it is an answer, not a
-        # failure, so its first (the cause) goes into the one line __init__ logs.
-        self._before_each()
-        with held_native() as held:
-            try:
-                first = Context(
-                    self.backend, paths[0], info=self.infos[0], group_spill_fill=size
-                )
-            except QnnError as exc:
-                if exc.code not in _GROUP_REFUSED:
-                    replay(held)
-                    raise
-                replay(held, below=logging.ERROR)
-                said = first_error(held)
-                self._refused = True
-                self.status = f"standalone (group refused: {exc.name} {exc.code}"
-                self.status += f"; QNN: {said})" if said else ")"
-                return
-        replay(held)
-        self.contexts.append(first)
-        for p, info in zip(paths[1:], self.infos[1:]):
-            self._before_each()
-            self.contexts.append(
-                Context(
-                    self.backend, p, info=info, group_first=first, group_spill_fill=size
-                )
-            )
-        self.shared_spill_fill = True
-        self.status = f"grouped (shared spill-fill {size} bytes)"
-
-    @property
-    def graphs(self) -> dict[str, Graph]:
-        """Every graph of every context, by name."""
-        out: dict[str, Graph] = {}
-        for ctx in self.contexts:
-            for name, g in ctx.graphs.items():
-                if name in out:
-                    raise ValueError(f"graph name {name!r} appears in two binaries")
-                out[name] = g
-        return out
-
-    def close(self) -> None:
-        """Free members before the first context (which owns the shared buffer)."""
-        for ctx in reversed(self.contexts):
-            ctx.close()
-
-    def __enter__(self) -> ContextGroup:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import ctypes as C
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -14,12 +13,32 @@ from . import _api as A
 from .binary import GraphInfo
 from .errors import check
 from .rpcmem import Allocation, ion_descriptor
-from .tensor import TensorInfo, check_array, require_supported, to_native
+from .tensor import (
+    TensorInfo,
+    check_array,
+    check_feeds,
+    require_supported,
+    tensor_structs,
+    to_native,
+    unbound_error,
+)
 
 if TYPE_CHECKING:
-    from .context import Context
+    from .backend import Backend
 
 Key = str | int
+
+
+class Owner(Protocol):
+    """What a graph needs of the context it belongs to (``qnnrt.Context``)."""
+
+    backend: Backend
+
+    def check_usable(self) -> None: ...
+
+    def register_memory(
+        self, descriptor: A.Qnn_MemDescriptor_t, allocation: Allocation | None
+    ) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -38,7 +57,7 @@ class Timing:
 class Graph:
     """One graph of a context.  Not created directly: see ``Context.graphs``."""
 
-    def __init__(self, context: Context, info: GraphInfo, handle: int) -> None:
+    def __init__(self, context: Owner, info: GraphInfo, handle: int) -> None:
         self.context = context
         self.info = info
         self.name = info.name
@@ -49,9 +68,10 @@ class Graph:
         self.output_index = {t.name: i for i, t in enumerate(self.outputs)}
         for t in self.inputs + self.outputs:
             require_supported(t, self.name)
+        #: ctypes objects the tensor structs point into (names, dims, ION keeps)
         self._keep: list[Any] = []
-        self._in = self._tensors(self.inputs, A.QNN_TENSOR_TYPE_APP_WRITE)
-        self._out = self._tensors(self.outputs, A.QNN_TENSOR_TYPE_APP_READ)
+        self._in = tensor_structs(self.inputs, A.QNN_TENSOR_TYPE_APP_WRITE, self._keep)
+        self._out = tensor_structs(self.outputs, A.QNN_TENSOR_TYPE_APP_READ, self._keep)
         self._in_v1 = [t.v1 for t in self._in]
         self._out_v1 = [t.v1 for t in self._out]
         self._bound_in: list[np.ndarray | None] = [None] * len(self.inputs)
@@ -63,34 +83,6 @@ class Graph:
         self._profile = context.backend.profile
         self._stamps = (0.0, 0.0, 0.0, 0.0)
         self._accel_s: float | None = None
-
-    def _tensors(self, infos: tuple[TensorInfo, ...], ttype: int) -> Any:
-        arr = (A.Qnn_Tensor_t * len(infos))()
-        for t, info in zip(arr, infos):
-            t.version = A.QNN_TENSOR_VERSION_1
-            v = t.v1
-            v.id = info.id
-            name = info.name.encode()
-            dims = (C.c_uint32 * len(info.shape))(*info.shape)
-            self._keep += [name, dims]
-            v.name = name
-            v.type = ttype
-            v.dataFormat = A.QNN_TENSOR_DATA_FORMAT_DENSE
-            v.dataType = info.qnn_dtype
-            qp = v.quantizeParams
-            qp.encodingDefinition = A.QNN_DEFINITION_UNDEFINED
-            qp.quantizationEncoding = A.QNN_QUANTIZATION_ENCODING_UNDEFINED
-            if info.quantization is not None:
-                qp.encodingDefinition = A.QNN_DEFINITION_DEFINED
-                qp.quantizationEncoding = A.QNN_QUANTIZATION_ENCODING_SCALE_OFFSET
-                qp.scaleOffsetEncoding.scale = info.quantization.scale
-                qp.scaleOffsetEncoding.offset = info.quantization.offset
-            v.rank = len(info.shape)
-            v.dimensions = dims
-            v.memType = A.QNN_TENSORMEMTYPE_RAW
-            v.clientBuf.data = None
-            v.clientBuf.dataSize = info.nbytes
-        return arr
 
     # ----------------------------------------------------------------- binding
     def _slot(self, key: Key) -> tuple[bool, int, TensorInfo]:
@@ -224,22 +216,8 @@ class Graph:
         """
         t0 = time.perf_counter()
         given = dict(inputs or {})
-        unknown = sorted(set(given) - set(self.input_index))
-        if unknown:
-            raise ValueError(
-                f"graph {self.name!r}: unknown input(s) {unknown}; expected "
-                f"{list(self.input_index)}"
-            )
-        missing = [
-            t.name
-            for i, t in enumerate(self.inputs)
-            if t.name not in given and self._bound_in[i] is None
-        ]
-        if missing:
-            raise ValueError(
-                f"graph {self.name!r}: missing input(s) {missing}; expected "
-                f"{list(self.input_index)}"
-            )
+        bound = {t.name for t, b in zip(self.inputs, self._bound_in) if b is not None}
+        check_feeds(self.name, self.inputs, given, bound)
         self.context.check_usable()
         overrides = {
             self.input_index[name]: to_native(
@@ -282,16 +260,8 @@ class Graph:
                 self._out_v1[i].clientBuf.data = None
 
     def _raise_unbound(self) -> None:
-        missing = [t.name for t, b in zip(self.inputs, self._bound_in) if b is None]
-        missing += [
-            f"output {i} ({t.name})"
-            for i, (t, b) in enumerate(zip(self.outputs, self._bound_out))
-            if b is None
-        ]
-        raise ValueError(
-            f"graph {self.name!r}: execute() needs every tensor bound; unbound: "
-            f"{missing} (use bind(), or run() to pass arrays per call)"
-        )
+        ins, outs = zip(self.inputs, self._bound_in), zip(self.outputs, self._bound_out)
+        raise unbound_error(self.name, ins, outs)
 
     @property
     def last_timing(self) -> Timing:

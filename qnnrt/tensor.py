@@ -7,7 +7,8 @@ pointer reaches C.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ctypes as C
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -173,3 +174,73 @@ def to_native(info: TensorInfo, array: Any, *, what: str) -> np.ndarray:
         assert info.quantization is not None and info.native_dtype is not None
         return info.quantization.quantize(array, info.native_dtype)
     return check_array(info, array, what=what)
+
+
+def check_feeds(
+    graph: str,
+    inputs: tuple[TensorInfo, ...],
+    given: Mapping[str, Any],
+    bound: Collection[str],
+) -> None:
+    """``Graph.run``'s inputs by name: none unknown, none missing (but ``bound``)."""
+    names = [t.name for t in inputs]
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise ValueError(
+            f"graph {graph!r}: unknown input(s) {unknown}; expected {names}"
+        )
+    missing = [n for n in names if n not in given and n not in bound]
+    if missing:
+        raise ValueError(
+            f"graph {graph!r}: missing input(s) {missing}; expected {names}"
+        )
+
+
+def unbound_error(
+    graph: str,
+    inputs: Iterable[tuple[TensorInfo, Any]],
+    outputs: Iterable[tuple[TensorInfo, Any]],
+) -> ValueError:
+    """``Graph.execute`` with a tensor unbound: which (pairs of info, bound array)."""
+    missing = [t.name for t, b in inputs if b is None]
+    missing += [
+        f"output {i} ({t.name})" for i, (t, b) in enumerate(outputs) if b is None
+    ]
+    return ValueError(
+        f"graph {graph!r}: execute() needs every tensor bound; unbound: "
+        f"{missing} (use bind(), or run() to pass arrays per call)"
+    )
+
+
+def tensor_structs(infos: tuple[TensorInfo, ...], ttype: int, keep: list[Any]) -> Any:
+    """A ``Qnn_Tensor_t`` array (v1) describing ``infos``, no buffers yet.
+
+    The names and dims it points into go into ``keep``: they must live as long
+    as the array is handed to ``graphExecute``.
+    """
+    arr = (_api.Qnn_Tensor_t * len(infos))()
+    for t, info in zip(arr, infos):
+        t.version = _api.QNN_TENSOR_VERSION_1
+        v = t.v1
+        v.id = info.id
+        name = info.name.encode()
+        dims = (C.c_uint32 * len(info.shape))(*info.shape)
+        keep += [name, dims]
+        v.name = name
+        v.type = ttype
+        v.dataFormat = _api.QNN_TENSOR_DATA_FORMAT_DENSE
+        v.dataType = info.qnn_dtype
+        qp = v.quantizeParams
+        qp.encodingDefinition = _api.QNN_DEFINITION_UNDEFINED
+        qp.quantizationEncoding = _api.QNN_QUANTIZATION_ENCODING_UNDEFINED
+        if info.quantization is not None:
+            qp.encodingDefinition = _api.QNN_DEFINITION_DEFINED
+            qp.quantizationEncoding = _api.QNN_QUANTIZATION_ENCODING_SCALE_OFFSET
+            qp.scaleOffsetEncoding.scale = info.quantization.scale
+            qp.scaleOffsetEncoding.offset = info.quantization.offset
+        v.rank = len(info.shape)
+        v.dimensions = dims
+        v.memType = _api.QNN_TENSORMEMTYPE_RAW
+        v.clientBuf.data = None
+        v.clientBuf.dataSize = info.nbytes
+    return arr

@@ -282,7 +282,7 @@ class GraphHost:
             (i, k, g) for i, b in enumerate(bundles) for k, g in b.graphs.items()
         ]
         paths = [bundles[i].path(g.file) for i, _, g in entries]
-        self.group = self._qnn.load_group(paths, before_each=checkpoint)
+        self.group = qnnrt.ContextGroup.open(self._qnn, paths, before_each=checkpoint)
         out: list[dict[str, Runner]] = [{} for _ in bundles]
         for (i, key, spec), ctx in zip(entries, self.group.contexts, strict=True):
             out[i][key] = QnnRunner(key, ctx.graph(), spec, checkpoint)

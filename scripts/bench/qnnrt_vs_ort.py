@@ -108,7 +108,7 @@ def bench(name: str, onnx_path: Path, tmp: Path, iters: int) -> dict[str, float]
     compiled = compile_onnx(onnx_path, tmp, name=name)
     sess = qnn_session(compiled.ctx_onnx_path)
     with qnnrt.Backend() as backend:
-        graph = backend.load(compiled.bin_path).graph()
+        graph = qnnrt.Context.open(backend, compiled.bin_path).graph()
         feeds = {t.name: np.zeros(t.shape, t.native_dtype) for t in graph.inputs}
         for t in graph.inputs:
             graph.bind(t.name, feeds[t.name])

@@ -23,7 +23,7 @@ def main() -> None:
     # A Python log callback at DEBUG level is what makes an unjoined exit crash.
     logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
     backend = qnnrt.Backend(log_level="debug")
-    graph = backend.load(path).graph()
+    graph = qnnrt.Context.open(backend, path).graph()
     feeds = {t.name: np.zeros(t.shape, t.native_dtype) for t in graph.inputs}
     if mode == "plain":
         graph.run(feeds)

@@ -38,7 +38,7 @@ def main() -> None:
     be = qnnrt.Backend(log_level="debug")
     x = be.empty((1, 64), np.float32)
     spare = be.empty((1, 64), np.float32)
-    ctx = be.load(path)
+    ctx = qnnrt.Context.open(be, path)
     graph = ctx.graph()
     graph.bind("x", x)
     graph.bind("y", be.empty((1, 64), np.float32))

@@ -11,7 +11,7 @@ import qnnrt
 def test_soc_model_device_config_is_accepted(bins):
     # SM8550 (43) → v73: written at both struct offsets (2.43 and 2.51 layouts).
     with qnnrt.Backend(soc_model=43) as be:
-        graph = be.load(bins["matmul_tanh"].bin_path).graph()
+        graph = qnnrt.Context.open(be, bins["matmul_tanh"].bin_path).graph()
         assert graph.run({"x": np.ones((1, 64), np.float32)})[0].shape == (1, 64)
 
 
@@ -30,5 +30,5 @@ def test_bad_log_level_is_refused_before_any_handle():
 def test_native_warnings_reach_python_logging(bins, caplog):
     with caplog.at_level("WARNING", logger="qnnrt.native"):
         with qnnrt.Backend() as be:
-            be.load(bins["matmul_tanh"].bin_path)
+            qnnrt.Context.open(be, bins["matmul_tanh"].bin_path)
     assert any(r.name == "qnnrt.native" for r in caplog.records)

@@ -20,7 +20,7 @@ def test_group_of_three_falls_back_to_standalone_and_says_so(backend, bins, capl
     # ORT-made binaries report 0 spill-fill; force a size so a group is attempted
     # (as for binaries from SDKs < 2.35, which always report 0).
     with caplog.at_level(logging.INFO, logger="qnnrt"):
-        group = backend.load_group(paths, spill_fill_bytes=1 << 20)
+        group = qnnrt.ContextGroup.open(backend, paths, spill_fill_bytes=1 << 20)
     assert group.shared_spill_fill is False
     assert "group refused" in group.status and "5010" in group.status
     assert "Config option: 2 not supported" in group.status  # QNN's own cause
@@ -28,7 +28,7 @@ def test_group_of_three_falls_back_to_standalone_and_says_so(backend, bins, capl
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == []
     refused = [r for r in caplog.records if "group refused" in r.getMessage()]
-    assert [(r.name, r.levelno) for r in refused] == [("qnnrt.context", logging.INFO)]
+    assert [(r.name, r.levelno) for r in refused] == [("qnnrt.group", logging.INFO)]
     assert len(group.contexts) == 3 and len(group.graphs) == 3
     x = np.ones((1, 64), np.float32)
     assert group.contexts[0].graph().run({"x": x})[0].shape == (1, 64)
@@ -44,8 +44,7 @@ def test_load_stops_between_binaries_and_frees_what_it_loaded(
     paths = [bins[n].bin_path for n in ("matmul_tanh", "multi_io", "kv_decode")]
 
     def live() -> list[qnnrt.Context]:
-        alive = (ref() for ref in backend._contexts)
-        return [c for c in alive if c is not None and not c.closed]
+        return [c for c in backend.contexts if not c.closed]
 
     before = live()
     seen: list[int] = []
@@ -59,22 +58,24 @@ def test_load_stops_between_binaries_and_frees_what_it_loaded(
             raise Stop
 
     with pytest.raises(Stop):
-        backend.load_group(paths, spill_fill_bytes=spill_fill, before_each=before_each)
+        qnnrt.ContextGroup.open(
+            backend, paths, spill_fill_bytes=spill_fill, before_each=before_each
+        )
     assert seen[-1] == 1 and seen.count(1) == 1
     assert live() == before  # the one it loaded is freed again
 
 
 def test_group_without_spill_fill_needs_no_registration(backend, bins):
     paths = [bins[n].bin_path for n in ("matmul_tanh", "multi_io")]
-    with backend.load_group(paths) as group:
+    with qnnrt.ContextGroup.open(backend, paths) as group:
         assert group.spill_fill_bytes == 0
         assert group.status == "standalone (binaries need no spill-fill buffer)"
 
 
 def test_backend_close_frees_contexts_newest_first(bins, caplog):
     be = qnnrt.Backend(log_level="info")
-    a = be.load(bins["matmul_tanh"].bin_path)
-    b = be.load(bins["multi_io"].bin_path)
+    a = qnnrt.Context.open(be, bins["matmul_tanh"].bin_path)
+    b = qnnrt.Context.open(be, bins["multi_io"].bin_path)
     handles = (a.handle, b.handle, be.device, be.handle)
     with caplog.at_level(logging.INFO, logger="qnnrt.native"):
         be.close()
@@ -95,7 +96,7 @@ def test_backend_close_frees_contexts_newest_first(bins, caplog):
 
 def test_use_after_close_raises_instead_of_crashing(bins):
     with qnnrt.Backend() as be:
-        ctx = be.load(bins["matmul_tanh"].bin_path)
+        ctx = qnnrt.Context.open(be, bins["matmul_tanh"].bin_path)
         graph = ctx.graph()
         x = np.ones((1, 64), np.float32)
         graph.bind("x", x)
@@ -108,10 +109,11 @@ def test_use_after_close_raises_instead_of_crashing(bins):
             graph.run({"x": x})
         with pytest.raises(RuntimeError, match="closed"):
             graph.bind("x", x)
-        ctx2 = be.load(bins["matmul_tanh"].bin_path)  # the backend still works
+        # the backend still works
+        ctx2 = qnnrt.Context.open(be, bins["matmul_tanh"].bin_path)
         assert ctx2.graph().run({"x": x})[0].shape == (1, 64)
     with pytest.raises(RuntimeError, match="backend is closed"):
-        be.load(bins["matmul_tanh"].bin_path)
+        qnnrt.Context.open(be, bins["matmul_tanh"].bin_path)
     with pytest.raises(RuntimeError, match="closed"):
         ctx2.graph().run({"x": x})
 
@@ -132,30 +134,31 @@ def _corrupt(src: Path, dst: Path, how: str) -> Path:
 def test_broken_binary_is_a_clear_error(backend, bins, tmp_path, how):
     bad = _corrupt(bins["matmul_tanh"].bin_path, tmp_path / f"{how}.bin", how)
     with pytest.raises(qnnrt.QnnError) as err:
-        backend.load(bad)
+        qnnrt.Context.open(backend, bad)
     assert err.value.code in (30001, 30010)
     assert err.value.call == "systemContextGetBinaryInfo"
     assert str(bad) in str(err.value)
-    assert backend.load(bins["matmul_tanh"].bin_path).graph()  # nothing else broke
+    # nothing else broke
+    assert qnnrt.Context.open(backend, bins["matmul_tanh"].bin_path).graph()
 
 
 def test_empty_and_missing_files(backend, tmp_path):
     (tmp_path / "empty.bin").write_bytes(b"")
     with pytest.raises(ValueError, match="empty"):
-        backend.load(tmp_path / "empty.bin")
+        qnnrt.Context.open(backend, tmp_path / "empty.bin")
     with pytest.raises(FileNotFoundError):
-        backend.load(tmp_path / "nope.bin")
+        qnnrt.Context.open(backend, tmp_path / "nope.bin")
 
 
 def test_unknown_graph_name(backend, bins):
-    ctx = backend.load(bins["matmul_tanh"].bin_path)
+    ctx = qnnrt.Context.open(backend, bins["matmul_tanh"].bin_path)
     with pytest.raises(KeyError, match="no graph 'nope'"):
         ctx.graph("nope")
 
 
 def test_forked_child_never_tears_down_the_parents_handles(bins):
     with qnnrt.Backend() as be:
-        graph = be.load(bins["matmul_tanh"].bin_path).graph()
+        graph = qnnrt.Context.open(be, bins["matmul_tanh"].bin_path).graph()
         x = np.ones((1, 64), np.float32)
         before = graph.run({"x": x})[0]
         pid = os.fork()
@@ -177,7 +180,7 @@ def test_context_close_drops_pinned_arrays_only_after_the_context_is_freed(
     bins, caplog
 ):
     with qnnrt.Backend(log_level="info") as be:
-        ctx = be.load(bins["matmul_tanh"].bin_path)
+        ctx = qnnrt.Context.open(be, bins["matmul_tanh"].bin_path)
         graph = ctx.graph()
         x = np.ones((1, 64), np.float32)
         log = logging.getLogger("qnnrt.test")

@@ -35,7 +35,7 @@ def multi_io_feeds() -> dict[str, np.ndarray]:
 
 
 def test_run_is_bit_identical_to_onnxruntime_qnn(backend, bins: dict[str, Compiled]):
-    graph = backend.load(bins["matmul_tanh"].bin_path).graph()
+    graph = qnnrt.Context.open(backend, bins["matmul_tanh"].bin_path).graph()
     x = np.random.default_rng(0).standard_normal((1, 64)).astype(np.float32)
     (ours,) = graph.run({"x": x})
     (theirs,) = qnn_session(bins["matmul_tanh"].ctx_onnx_path).run(None, {"x": x})
@@ -43,7 +43,7 @@ def test_run_is_bit_identical_to_onnxruntime_qnn(backend, bins: dict[str, Compil
 
 
 def test_run_matches_cpu_reference_within_fp16(backend, bins, onnx_dir: Path):
-    graph = backend.load(bins["matmul_tanh"].bin_path).graph()
+    graph = qnnrt.Context.open(backend, bins["matmul_tanh"].bin_path).graph()
     x = np.random.default_rng(1).standard_normal((1, 64)).astype(np.float32)
     (ours,) = graph.run({"x": x})
     ref = cpu_run(onnx_dir / "matmul_tanh.onnx", {"x": x})["y"]
@@ -52,7 +52,7 @@ def test_run_matches_cpu_reference_within_fp16(backend, bins, onnx_dir: Path):
 
 
 def test_inputs_by_name_outputs_by_index_with_int32_and_fp16(backend, bins, onnx_dir):
-    graph = backend.load(bins["multi_io"].bin_path).graph()
+    graph = qnnrt.Context.open(backend, bins["multi_io"].bin_path).graph()
     assert [t.name for t in graph.inputs] == ["c", "ids", "a"]
     # Feed in an order unlike both the binary's and the ONNX declaration's.
     feeds = multi_io_feeds()
@@ -82,7 +82,7 @@ def test_binary_order_need_not_match_the_reference_onnx_order(
     model.graph.input.extend([inputs["a"], inputs["c"], inputs["ids"]])
     model.graph.output.extend([outputs["p"], outputs["emb"], outputs["s"]])
     onnx.save(model, str(tmp_path / "reordered.onnx"))
-    graph = backend.load(bins["multi_io"].bin_path).graph()
+    graph = qnnrt.Context.open(backend, bins["multi_io"].bin_path).graph()
     assert [t.name for t in graph.outputs] == ["s", "emb", "p"]
     feeds = multi_io_feeds()
     sess = ort.InferenceSession(
@@ -104,7 +104,7 @@ def test_binary_order_need_not_match_the_reference_onnx_order(
 def test_quantized_io_applies_scale_offset_both_ways(
     backend, bins, onnx_dir, name, dtype, zero_point
 ):
-    graph = backend.load(bins[name].bin_path).graph()
+    graph = qnnrt.Context.open(backend, bins[name].bin_path).graph()
     (xin,), (yout,) = graph.inputs, graph.outputs
     assert xin.is_quantized and xin.quantization.offset == -zero_point
     x = np.linspace(-2, 2, 16, dtype=np.float32).reshape(1, 16)
@@ -120,7 +120,7 @@ def test_quantized_io_applies_scale_offset_both_ways(
 
 
 def test_two_graph_context(backend, two_graph_bin: Path):
-    ctx = backend.load(two_graph_bin)
+    ctx = qnnrt.Context.open(backend, two_graph_bin)
     assert len(ctx.graphs) == 2
     with pytest.raises(ValueError, match="holds 2 graphs"):
         ctx.graph()
@@ -136,7 +136,7 @@ def test_two_graph_context(backend, two_graph_bin: Path):
 
 # ------------------------------------------------------------------ zero copy
 def test_bind_uses_the_callers_memory(backend, bins):
-    graph = backend.load(bins["matmul_tanh"].bin_path).graph()
+    graph = qnnrt.Context.open(backend, bins["matmul_tanh"].bin_path).graph()
     x = np.random.default_rng(2).standard_normal((1, 64)).astype(np.float32)
     y = np.zeros((1, 64), np.float32)
     graph.bind("x", x)
@@ -154,7 +154,7 @@ def test_bind_uses_the_callers_memory(backend, bins):
 
 
 def test_execute_allocates_nothing_per_call(backend, bins):
-    graph = backend.load(bins["matmul_tanh"].bin_path).graph()
+    graph = qnnrt.Context.open(backend, bins["matmul_tanh"].bin_path).graph()
     x = np.ones((1, 64), np.float32)
     y = np.empty((1, 64), np.float32)
     graph.bind("x", x)
@@ -182,7 +182,7 @@ def test_execute_allocates_nothing_per_call(backend, bins):
 
 def test_kv_caches_bound_zero_copy_and_updated_in_place(backend, bins, onnx_dir):
     L, H, N, D = tm.KV_LAYERS, tm.KV_HEADS, tm.KV_LEN, tm.KV_DH
-    graph = backend.load(bins["kv_decode"].bin_path).graph()
+    graph = qnnrt.Context.open(backend, bins["kv_decode"].bin_path).graph()
     k, v = (
         backend.empty((L, H, N, D), np.float16),
         backend.empty((L, H, N, D), np.float16),
@@ -225,7 +225,7 @@ def test_kv_caches_bound_zero_copy_and_updated_in_place(backend, bins, onnx_dir)
 
 def test_timing_splits_host_overhead_from_graph_execute(bins):
     with qnnrt.Backend(profiling=True) as be:
-        graph = be.load(bins["matmul_tanh"].bin_path).graph()
+        graph = qnnrt.Context.open(be, bins["matmul_tanh"].bin_path).graph()
         graph.run({"x": np.ones((1, 64), np.float32)})
         t = graph.last_timing
     assert 0 < t.execute_s <= t.wall_s

@@ -13,7 +13,7 @@ from qnnrt.power import PowerConfig, open_power
 def test_power_modes_are_voted(bins, mode):
     with qnnrt.Backend(power=mode) as be:
         assert be.power is not None and be.power.mode == mode
-        graph = be.load(bins["matmul_tanh"].bin_path).graph()
+        graph = qnnrt.Context.open(be, bins["matmul_tanh"].bin_path).graph()
         assert graph.run({"x": np.ones((1, 64), np.float32)})[0].shape == (1, 64)
     assert be.power.id is None  # destroyed at close
 

@@ -139,7 +139,7 @@ def test_an_fd_of_minus_one_falls_back_and_frees_the_buffer(cdsprpc_dir):
 @pytest.mark.simulator
 def test_the_versioned_library_name_is_tried_too(bins, cdsprpc_dir, tmp_path):
     shutil.copyfile(cdsprpc_dir / "libcdsprpc.so", tmp_path / "libcdsprpc.so.1")
-    load = f"    be.load({str(bins['matmul_tanh'].bin_path)!r})\n"
+    load = f"    qnnrt.Context.open(be, {str(bins['matmul_tanh'].bin_path)!r})\n"
     head, tail = _BACKEND.split("\n", 2)[:2], _BACKEND.split("\n", 2)[2]
     code = "\n".join(head) + "\n" + load + tail
     proc = _run(["-c", code], tmp_path)
@@ -154,7 +154,7 @@ def test_forced_rpcmem_fails_loudly_when_registration_fails(bins, cdsprpc_dir):
         "import qnnrt\n"
         "be = qnnrt.Backend(memory='rpcmem')\n"
         "try:\n"
-        f"    be.load({str(bins['matmul_tanh'].bin_path)!r})\n"
+        f"    qnnrt.Context.open(be, {str(bins['matmul_tanh'].bin_path)!r})\n"
         "except qnnrt.QnnError as e:\n"
         "    print(e.call, e.code)\n"
         "print(be.rpcmem.live)\n"
@@ -200,7 +200,7 @@ def test_rpcmem_graph_executes_and_tears_down(board_bins):  # pragma: no cover
     with qnnrt.Backend(memory="host") as host:
         want = host.load(path).graph().run({"x": x})[0].copy()
     with qnnrt.Backend(memory="rpcmem") as be:
-        ctx = be.load(path)
+        ctx = qnnrt.Context.open(be, path)
         assert be.memory.kind == "rpcmem" and be.memory.confirmed, be.memory
         graph = ctx.graph()
         xin, y = be.empty((1, 64), np.float32), be.empty((1, 64), np.float32)
@@ -222,7 +222,7 @@ import numpy as np
 import qnnrt
 logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
 be = qnnrt.Backend(memory="rpcmem", log_level="debug")
-graph = be.load(sys.argv[1]).graph()
+graph = qnnrt.Context.open(be, sys.argv[1]).graph()
 x, y = be.empty((1, 64), np.float32), be.empty((1, 64), np.float32)
 graph.bind("x", x)
 graph.bind(0, y)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import qnnrt
 from qnnrt import _api as A
 from qnnrt.tensor import Quantization, TensorInfo, check_array, require_supported
 
@@ -13,7 +14,7 @@ X = np.ones((1, 64), np.float32)
 
 @pytest.fixture
 def graph(backend, bins):
-    return backend.load(bins["matmul_tanh"].bin_path).graph()
+    return qnnrt.Context.open(backend, bins["matmul_tanh"].bin_path).graph()
 
 
 def _assert_still_works(graph) -> None:

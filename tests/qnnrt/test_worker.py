@@ -56,7 +56,9 @@ def test_stop_finishes_the_running_job_and_fails_queued_ones():
 
 def test_graph_calls_through_the_worker(backend, bins):
     worker = qnnrt.NpuWorker()
-    graph = worker.call(lambda: backend.load(bins["matmul_tanh"].bin_path).graph())
+    graph = worker.call(
+        lambda: qnnrt.Context.open(backend, bins["matmul_tanh"].bin_path).graph()
+    )
     (y,) = worker.call(graph.run, {"x": np.ones((1, 64), np.float32)})
     assert y.shape == (1, 64)
     worker.call(graph.context.close)  # release QNN on the worker thread

@@ -90,7 +90,9 @@ class _Sim:
         # One binary at a time: the simulator runs single-graph contexts only.
         while self.contexts:
             self.contexts.pop().close()
-        self.contexts.append(self.backend.load(path))
+        import qnnrt
+
+        self.contexts.append(qnnrt.Context.open(self.backend, path))
         return self.contexts[-1].graph()
 
     def close(self) -> None:
