@@ -90,12 +90,15 @@ def read(
         raise error(f"{where}: {_house_style(str(exc), data, type_)}") from None
 
 
-def invalid(field: str, expected: str, found: Any) -> ValueError:
+def invalid(field: str, expected: str, found: Any, *, raw: bool = False) -> ValueError:
     """For ``__post_init__`` checks: ``raise invalid("overlap", "...", v)``.
 
-    ``field`` is relative to the object checked ("" for the object itself)."""
+    ``field`` is relative to the object checked ("" for the object itself);
+    ``raw`` puts ``found`` in as words, not as a ``repr``."""
     head = f"{field}: " if field else ""
-    return ValueError(f"{head}expected {expected}, found {shown(found)}")
+    return ValueError(
+        f"{head}expected {expected}, found {found if raw else shown(found)}"
+    )
 
 
 def fail(

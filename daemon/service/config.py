@@ -3,7 +3,9 @@
 Loaded once in ``serve.main`` and validated completely (types, ranges, socket
 group, every bundle manifest and its engine registration) before any model loads,
 so a typo fails in milliseconds with the field named, not after a minute of NPU
-set-up.  Example::
+set-up.  The dataclasses below are the schema: ``daemon.engine.reader`` reads the
+YAML into them (errors: ``<file>: limits.queue_size: expected ..., found ...``).
+Example::
 
     voices:
       - bundle: /usr/share/hexvoice/voices/joe
@@ -17,15 +19,16 @@ from __future__ import annotations
 
 import grp
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
+import msgspec
 import yaml
 
 from daemon.engine.bundle import Bundle, BundleError
-from daemon.engine.fields import expected
 from daemon.engine.graphs import BACKENDS
+from daemon.engine.reader import INTERNAL, ReadError, fail, invalid, read
 from daemon.engine.registry import engine_class
 
 DEFAULT_CONFIG_PATH: Final = Path("/etc/hexvoice/config.yaml")
@@ -60,14 +63,22 @@ WYOMING_TCP_PORT: Final = 10200
 LOG_LEVELS: Final = ("debug", "info", "warning", "error")
 
 
-class ConfigError(ValueError):
+#: Counts, sizes and durations must be > 0.
+Count = Annotated[int, msgspec.Meta(gt=0)]
+Seconds = Annotated[float, msgspec.Meta(gt=0)]
+#: Largest socket mode we set (rwx for owner, group and others).
+MAX_SOCKET_MODE: Final = 0o777
+HOST_PORT_EXAMPLE: Final = "HOST:PORT such as 127.0.0.1:10200"
+
+
+class ConfigError(ReadError):
     """The configuration is invalid; the message names the file and field."""
 
 
 @dataclass(frozen=True)
 class VoiceSource:
     bundle: Path
-    """Voice bundle directory (with ``voice.yaml``)."""
+    """Voice bundle directory (with ``voice.yaml``); a bare string in YAML."""
     engine: str | None = None
     """Engine entry point; default: the manifest's ``engine``."""
 
@@ -80,10 +91,34 @@ class EngineConfig:
     """QNN libraries; default: qnnrt's search order."""
     power: str | None = None
     """qnnrt power profile, e.g. ``burst``."""
-    threads: int | None = None
+    threads: Count | None = None
     """onnxruntime intra-op threads (cpu backend)."""
     verify_bundles: bool = True
     """Check hashes (and binary I/O on qnn) of every bundle before loading."""
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise invalid("backend", f"one of {list(BACKENDS)}", self.backend)
+
+
+def _mode(v: int | str) -> int:
+    if isinstance(v, str):
+        try:
+            v = int(v, 8)
+        except ValueError:
+            raise invalid("socket_mode", "an octal string such as '0660'", v) from None
+    if not 0 < v <= MAX_SOCKET_MODE:
+        raise invalid("socket_mode", "a mode written as a string, '0660'", v)
+    return v
+
+
+def _host_port(key: str, v: tuple[str, int] | str | None) -> tuple[str, int] | None:
+    if not isinstance(v, str):
+        return v
+    host, sep, port = v.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise invalid(key, HOST_PORT_EXAMPLE, v)
+    return host.strip("[]"), int(port)
 
 
 @dataclass(frozen=True)
@@ -92,55 +127,72 @@ class ListenConfig:
     """Wyoming Unix socket; null disables it."""
     http: Path | None = DEFAULT_RUNTIME_DIR / "http.sock"
     """OpenAI-compatible HTTP Unix socket; null disables it."""
-    socket_mode: int = DEFAULT_SOCKET_MODE
-    """Mode of sockets we bind ourselves (systemd-passed ones keep theirs)."""
+    socket_mode: int | str = DEFAULT_SOCKET_MODE
+    """Mode of sockets we bind ourselves (systemd-passed ones keep theirs);
+    written as an octal string ("0660"), an ``int`` once constructed."""
     socket_group: str | None = None
     """Group that may talk to the service; null keeps our primary group."""
-    tcp_wyoming: tuple[str, int] | None = None
-    """Optional ``host:port`` Wyoming listener (Home Assistant on another host)."""
-    tcp_http: tuple[str, int] | None = None
+    tcp_wyoming: tuple[str, int] | str | None = None
+    """Optional ``host:port`` Wyoming listener (Home Assistant on another host);
+    a ``(host, port)`` tuple once constructed."""
+    tcp_http: tuple[str, int] | str | None = None
     """Optional ``host:port`` HTTP listener."""
+
+    def __post_init__(self) -> None:
+        # Normalized here so that ``replace()`` and direct construction agree.
+        set_ = object.__setattr__
+        set_(self, "socket_mode", _mode(self.socket_mode))
+        set_(self, "tcp_wyoming", _host_port("tcp_wyoming", self.tcp_wyoming))
+        set_(self, "tcp_http", _host_port("tcp_http", self.tcp_http))
+        if not any((self.wyoming, self.http, self.tcp_wyoming, self.tcp_http)):
+            raise invalid("", "at least one listener", "every one disabled", raw=True)
 
 
 @dataclass(frozen=True)
 class LimitsConfig:
-    queue_size: int = DEFAULT_QUEUE_SIZE
+    queue_size: Count = DEFAULT_QUEUE_SIZE
     """Requests that may wait behind the running one; more get "busy"."""
-    max_input_chars: int = OPENAI_MAX_INPUT_CHARS
+    max_input_chars: Count = OPENAI_MAX_INPUT_CHARS
     """Longest text one request may carry (both protocols)."""
-    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
+    request_timeout_s: Seconds = DEFAULT_REQUEST_TIMEOUT_S
     """Queue wait + synthesis; past it the request is cancelled."""
-    stall_timeout_s: float = DEFAULT_STALL_TIMEOUT_S
+    stall_timeout_s: Seconds = DEFAULT_STALL_TIMEOUT_S
     """Engine step time after which the NPU counts as hung (watchdog)."""
-    load_timeout_s: float = DEFAULT_LOAD_TIMEOUT_S
+    load_timeout_s: Seconds = DEFAULT_LOAD_TIMEOUT_S
     """Same for loading + warm-up of all bundles."""
-    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+    max_event_bytes: Count = DEFAULT_MAX_EVENT_BYTES
     """Largest Wyoming ``data_length`` / ``payload_length`` accepted."""
-    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_connections: Count = DEFAULT_MAX_CONNECTIONS
     """Open connections (both protocols); past it an idle one is closed for the
     newcomer, or the newcomer is refused (HTTP 503, Wyoming ``error``)."""
-    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
+    idle_timeout_s: Seconds = DEFAULT_IDLE_TIMEOUT_S
     """No request in flight for this long: the connection is closed.  HTTP
     counts from connect or the last response until a request header is
     complete (so it also bounds a slow header); Wyoming, between events while
     nothing is queued or playing."""
-    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
+    header_timeout_s: Seconds = DEFAULT_HEADER_TIMEOUT_S
     """Wyoming: an event header, from its first byte to its end."""
-    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S
+    body_timeout_s: Seconds = DEFAULT_BODY_TIMEOUT_S
     """An announced HTTP body or Wyoming data/payload must arrive within this."""
 
 
 @dataclass(frozen=True)
 class ServeConfig:
-    voices: tuple[VoiceSource, ...]
+    voices: Annotated[tuple[VoiceSource, ...], msgspec.Meta(min_length=1)]
     default_voice: str | None = None
     """Voice for requests that name none (and for OpenAI preset names)."""
     engine: EngineConfig = EngineConfig()
     listen: ListenConfig = ListenConfig()
     limits: LimitsConfig = LimitsConfig()
     log_level: str = "info"
-    source: Path | None = None
+    """One of :data:`LOG_LEVELS`, any case."""
+    source: Path | None = field(default=None, metadata=INTERNAL)
     """The file this came from (for SIGHUP reload)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "log_level", self.log_level.lower())
+        if self.log_level not in LOG_LEVELS:
+            raise invalid("log_level", f"one of {list(LOG_LEVELS)}", self.log_level)
 
 
 def load_config(
@@ -164,11 +216,19 @@ def load_config(
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{src}: invalid YAML: {exc}") from exc
         if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError(f"{src}: expected a mapping at the top level")
+            raise fail(where, "", "a mapping at the top level", loaded, ConfigError)
         data = _relative_to(loaded or {}, src.parent.resolve())
     for key, value in (overrides or {}).items():
         _set_dotted(data, key, value)
-    cfg = _parse(data, where)
+    cfg = read(_absolute_sockets(data), ServeConfig, where=where, error=ConfigError)
+    group = cfg.listen.socket_group
+    if group is not None:
+        try:
+            grp.getgrnam(group)
+        except KeyError:
+            raise fail(
+                where, "listen.socket_group", "an existing group", group, ConfigError
+            ) from None
     return replace(cfg, source=src.resolve() if src else None)
 
 
@@ -186,155 +246,16 @@ def check_voices(cfg: ServeConfig) -> list[Bundle]:
     return bundles
 
 
-def _parse(data: Mapping[str, Any], where: str) -> ServeConfig:
-    r = _Fields(data, where, ServeConfig)
-    raw_voices = r.get("voices", list)
-    if not raw_voices:
-        raise ConfigError(f"{where}: voices: at least one voice bundle is required")
-    voices = []
-    for i, v in enumerate(raw_voices):
-        if isinstance(v, str):
-            v = {"bundle": v}
-        vr = _Fields(v, f"{where}: voices[{i}]", VoiceSource)
-        voices.append(VoiceSource(Path(vr.get("bundle", str)), vr.opt("engine", str)))
-    e = _Fields(r.opt("engine", dict) or {}, f"{where}: engine", EngineConfig)
-    backend = e.opt("backend", str) or "qnn"
-    if backend not in BACKENDS:
-        raise ConfigError(f"{where}: engine.backend {backend!r}: one of {BACKENDS}")
-    lib = e.opt("qnn_lib_dir", str)
-    engine = EngineConfig(
-        backend=backend,
-        qnn_lib_dir=Path(lib) if lib else None,
-        power=e.opt("power", str),
-        threads=e.positive("threads", int, None),
-        verify_bundles=e.opt("verify_bundles", bool, True),
-    )
-    ln = _Fields(r.opt("listen", dict) or {}, f"{where}: listen", ListenConfig)
-    listen = ListenConfig(
-        wyoming=ln.socket_path("wyoming"),
-        http=ln.socket_path("http"),
-        socket_mode=_mode(ln.opt("socket_mode", (int, str)), ln.where),
-        socket_group=_group(ln.opt("socket_group", str), ln.where),
-        tcp_wyoming=_host_port(ln.opt("tcp_wyoming", str), ln.where + ".tcp_wyoming"),
-        tcp_http=_host_port(ln.opt("tcp_http", str), ln.where + ".tcp_http"),
-    )
-    if not any((listen.wyoming, listen.http, listen.tcp_wyoming, listen.tcp_http)):
-        raise ConfigError(f"{where}: listen: every listener is disabled")
-    lm = _Fields(r.opt("limits", dict) or {}, f"{where}: limits", LimitsConfig)
-    d = LimitsConfig()
-    limits = LimitsConfig(
-        queue_size=lm.positive("queue_size", int, d.queue_size),
-        max_input_chars=lm.positive("max_input_chars", int, d.max_input_chars),
-        request_timeout_s=lm.positive("request_timeout_s", float, d.request_timeout_s),
-        stall_timeout_s=lm.positive("stall_timeout_s", float, d.stall_timeout_s),
-        load_timeout_s=lm.positive("load_timeout_s", float, d.load_timeout_s),
-        max_event_bytes=lm.positive("max_event_bytes", int, d.max_event_bytes),
-        max_connections=lm.positive("max_connections", int, d.max_connections),
-        idle_timeout_s=lm.positive("idle_timeout_s", float, d.idle_timeout_s),
-        header_timeout_s=lm.positive("header_timeout_s", float, d.header_timeout_s),
-        body_timeout_s=lm.positive("body_timeout_s", float, d.body_timeout_s),
-    )
-    level = (r.opt("log_level", str) or "info").lower()
-    if level not in LOG_LEVELS:
-        raise ConfigError(f"{where}: log_level {level!r}: one of {LOG_LEVELS}")
-    return ServeConfig(
-        voices=tuple(voices),
-        default_voice=r.opt("default_voice", str),
-        engine=engine,
-        listen=listen,
-        limits=limits,
-        log_level=level,
-    )
-
-
-class _Fields:
-    """Typed access to one mapping; unknown keys are errors (typos fail loudly)."""
-
-    def __init__(self, data: Any, where: str, cls: type) -> None:
-        if not isinstance(data, Mapping):
-            raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
-        known = {f.name for f in fields(cls)} - {"source"}
-        unknown = sorted(set(map(str, data)) - known)
-        if unknown:
-            raise ConfigError(
-                f"{where}: unknown key(s) {unknown}; known: {sorted(known)}"
-            )
-        self.data, self.where = data, where
-
-    def get(self, key: str, typ: Any) -> Any:
-        if self.data.get(key) is None:
-            raise ConfigError(f"{self.where}: missing {key!r}")
-        return self.opt(key, typ)
-
-    def opt(self, key: str, typ: Any, default: Any = None) -> Any:
-        v = self.data.get(key)
-        if v is None:
-            return default
-        if typ is float and isinstance(v, int) and not isinstance(v, bool):
-            v = float(v)
-        types = typ if isinstance(typ, tuple) else (typ,)
-        if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
-            raise ConfigError(
-                f"{self.where}: {key} must be {expected(types)}, "
-                f"got {type(v).__name__} {v!r}"
-            )
-        return v
-
-    def positive(self, key: str, typ: type, default: Any) -> Any:
-        v = self.opt(key, typ, default)
-        if v is not None and not v > 0:
-            raise ConfigError(f"{self.where}: {key} must be > 0, got {v!r}")
-        return v
-
-    def socket_path(self, key: str) -> Path | None:
-        if key in self.data and self.data[key] is None:
-            return None  # explicitly disabled
-        v = self.opt(key, str)
-        if v is None:
-            return getattr(ListenConfig(), key)  # type: ignore[no-any-return]
-        return Path(v).absolute()
-
-
-def _mode(v: int | str | None, where: str) -> int:
-    if v is None:
-        return DEFAULT_SOCKET_MODE
-    if isinstance(v, str):
-        try:
-            v = int(v, 8)
-        except ValueError:
-            raise ConfigError(f"{where}: socket_mode {v!r} is not octal") from None
-    if not 0 < v <= 0o777:
-        raise ConfigError(f"{where}: socket_mode {v!r}: write it as a string, '0660'")
-    return v
-
-
-def _group(name: str | None, where: str) -> str | None:
-    if name is not None:
-        try:
-            grp.getgrnam(name)
-        except KeyError:
-            raise ConfigError(
-                f"{where}: socket_group {name!r} does not exist"
-            ) from None
-    return name
-
-
-def _host_port(v: str | None, where: str) -> tuple[str, int] | None:
-    if v is None:
-        return None
-    host, sep, port = v.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ConfigError(f"{where}: {v!r} is not HOST:PORT (e.g. 127.0.0.1:10200)")
-    return host.strip("[]"), int(port)
-
-
 def _relative_to(data: dict[str, Any], base: Path) -> dict[str, Any]:
-    """Resolve the file's relative paths against its own directory."""
+    """Resolve the file's relative paths against its own directory; a bare
+    string voice is its bundle."""
     out = dict(data)
     voices = out.get("voices")
     if isinstance(voices, list):
         out["voices"] = [
-            _rebase(v, base, "bundle") if isinstance(v, dict) else _join(v, base)
+            _rebase({"bundle": v} if isinstance(v, str) else v, base, "bundle")
+            if isinstance(v, dict | str)
+            else v
             for v in voices
         ]
     for section, key in (
@@ -345,6 +266,19 @@ def _relative_to(data: dict[str, Any], base: Path) -> dict[str, Any]:
         if isinstance(out.get(section), dict):
             out[section] = _rebase(out[section], base, key)
     return out
+
+
+def _absolute_sockets(data: dict[str, Any]) -> dict[str, Any]:
+    """Socket paths from the command line are relative to the working dir."""
+    listen = data.get("listen")
+    if not isinstance(listen, dict):
+        return data
+    fixed = {
+        k: str(Path(v).absolute())
+        for k, v in listen.items()
+        if k in ("wyoming", "http") and isinstance(v, str)
+    }
+    return {**data, "listen": {**listen, **fixed}}
 
 
 def _rebase(d: dict[str, Any], base: Path, key: str) -> dict[str, Any]:

@@ -106,31 +106,95 @@ def test_cli_flags_override_the_file(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "text,match",
+    "text,message",
     [
-        ("voices: []\n", "at least one voice"),
-        ("[1, 2]\n", "expected a mapping"),
-        ("voices: [a]\nvoice: b\n", "unknown key(s) ['voice']"),
-        ("voices: [a]\nlimits: {queue_size: '4'}\n", "queue_size must be an integer"),
-        ("voices: [a]\nlimits: {queue_size: true}\n", "queue_size must be an integer"),
-        ("voices: [a]\nlimits: {request_timeout_s: -1}\n", "must be > 0"),
-        ("voices: [a]\nengine: {backend: gpu}\n", "engine.backend 'gpu'"),
-        ("voices: [a]\nlisten: {socket_mode: 660}\n", "'0660'"),
-        ("voices: [a]\nlisten: {socket_mode: '09'}\n", "not octal"),
-        ("voices: [a]\nlisten: {socket_group: no-such-group-xyz}\n", "does not exist"),
-        ("voices: [a]\nlisten: {tcp_http: '10200'}\n", "HOST:PORT"),
-        ("voices: [a]\nlisten: {tcp_http: 'h:99999'}\n", "HOST:PORT"),
-        ("voices: [a]\nlisten: {wyoming: null, http: null}\n", "every listener"),
-        ("voices: [a]\nlog_level: loud\n", "log_level 'loud'"),
-        ("voices: [{engine: x}]\n", "missing 'bundle'"),
-        ("voices: [\n", "invalid YAML"),
+        ("voices: []\n", "voices: expected a non-empty list, found []"),
+        ("[1, 2]\n", "expected a mapping at the top level, found [1, 2]"),
+        (
+            "voices: [a]\nvoice: b\n",
+            "expected only the fields ['default_voice', 'engine', 'limits', "
+            "'listen', 'log_level', 'voices'], found unknown field(s) ['voice']",
+        ),
+        (
+            "voices: [a]\nlimits: {queue_size: '4'}\n",
+            "limits.queue_size: expected an integer > 0, found '4'",
+        ),
+        (
+            "voices: [a]\nlimits: {queue_size: true}\n",
+            "limits.queue_size: expected an integer > 0, found True",
+        ),
+        (
+            "voices: [a]\nlimits: {request_timeout_s: -1}\n",
+            "limits.request_timeout_s: expected a number > 0, found -1",
+        ),
+        (
+            "voices: [a]\nengine: {backend: gpu}\n",
+            "engine.backend: expected one of ['qnn', 'cpu'], found 'gpu'",
+        ),
+        (
+            "voices: [a]\nlisten: {socket_mode: 660}\n",
+            "listen.socket_mode: expected a mode written as a string, '0660', "
+            "found 660",
+        ),
+        (
+            "voices: [a]\nlisten: {socket_mode: '09'}\n",
+            "listen.socket_mode: expected an octal string such as '0660', found '09'",
+        ),
+        (
+            "voices: [a]\nlisten: {socket_group: no-such-group-xyz}\n",
+            "listen.socket_group: expected an existing group, "
+            "found 'no-such-group-xyz'",
+        ),
+        (
+            "voices: [a]\nlisten: {tcp_http: '10200'}\n",
+            "listen.tcp_http: expected HOST:PORT such as 127.0.0.1:10200, "
+            "found '10200'",
+        ),
+        (
+            "voices: [a]\nlisten: {tcp_http: 'h:99999'}\n",
+            "listen.tcp_http: expected HOST:PORT such as 127.0.0.1:10200, "
+            "found 'h:99999'",
+        ),
+        (
+            "voices: [a]\nlisten: {wyoming: null, http: null}\n",
+            "listen: expected at least one listener, found every one disabled",
+        ),
+        ("voices: [a]\nlisten: 3\n", "listen: expected a mapping, found 3"),
+        (
+            "voices: [a]\nlog_level: loud\n",
+            "log_level: expected one of ['debug', 'info', 'warning', 'error'], "
+            "found 'loud'",
+        ),
+        (
+            "voices: [{engine: x}]\n",
+            "voices[0].bundle: expected a path string, found nothing (missing field)",
+        ),
     ],
 )
-def test_errors_name_file_and_field(tmp_path, text, match):
+def test_errors_name_file_and_field(tmp_path, text, message):
     path = _write(tmp_path, text)
-    with pytest.raises(ConfigError, match=None) as info:
+    with pytest.raises(ConfigError) as info:
         load_config(path)
-    assert match in str(info.value) and str(path) in str(info.value)
+    assert str(info.value) == f"{path}: {message}"
+
+
+def test_invalid_yaml_names_the_file(tmp_path):
+    path = _write(tmp_path, "voices: [\n")
+    with pytest.raises(ConfigError, match=f"^{path}: invalid YAML"):
+        load_config(path)
+
+
+def test_null_means_the_default(tmp_path):
+    cfg = load_config(
+        _write(tmp_path, "voices: [a]\nlimits: {queue_size: null}\nlog_level: null\n")
+    )
+    assert cfg.limits.queue_size == 4 and cfg.log_level == "info"
+
+
+def test_command_line_errors_say_so(monkeypatch, tmp_path):
+    monkeypatch.setattr("daemon.service.config.DEFAULT_CONFIG_PATH", tmp_path / "no")
+    with pytest.raises(ConfigError, match=r"^command line: limits.queue_size: exp"):
+        load_config(None, {"voices": [{"bundle": "/b"}], "limits.queue_size": 0})
 
 
 def test_unreadable_file(tmp_path):
