@@ -1,6 +1,10 @@
-"""The test engines (``test-tone``: tests/daemon/tone_engine.py) registered
-under ``hexvoice.engines`` through a throw-away dist-info directory: put it on a
-daemon's ``PYTHONPATH``, or on ``sys.path`` for engine lookups in this process."""
+"""The test engines registered under ``hexvoice.engines`` through a throw-away
+dist-info directory: put it on a daemon's ``PYTHONPATH``, or on ``sys.path`` for
+engine lookups in this process.
+
+- ``test-tone`` (TTS): tests/daemon/tone_engine.py
+- ``test-vad`` (ASR): tests/daemon/vad_engine.py
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,12 @@ from pathlib import Path
 from typing import Final
 
 TONE_ENGINE: Final = "test-tone"
+VAD_ENGINE: Final = "test-vad"
+#: engine id -> entry-point object reference
+TEST_ENGINES: Final = {
+    TONE_ENGINE: "tests.daemon.tone_engine:ToneEngine",
+    VAD_ENGINE: "tests.daemon.vad_engine:VadEngine",
+}
 
 
 def engine_site(site: Path) -> Path:
@@ -17,8 +27,6 @@ def engine_site(site: Path) -> Path:
     (dist / "METADATA").write_text(
         "Metadata-Version: 2.1\nName: hexvoice-test-engines\nVersion: 0\n"
     )
-    (dist / "entry_points.txt").write_text(
-        f"[hexvoice.engines]\n{TONE_ENGINE} = "
-        "tests.daemon.tone_engine:ToneEngine\n"
-    )
+    lines = "".join(f"{name} = {ref}\n" for name, ref in TEST_ENGINES.items())
+    (dist / "entry_points.txt").write_text(f"[hexvoice.engines]\n{lines}")
     return site

@@ -1,4 +1,4 @@
-"""Engine value types, cancellation and the entry-point registry."""
+"""TTS value types and cancellation (the registry: test_registry.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import time
 import pytest
 
 from daemon.engine.cancel import Cancelled, CancelToken
-from daemon.engine.registry import engine_class
 from daemon.engine.tts import SynthesisOptions
 
 
@@ -35,8 +34,3 @@ def test_cancel_token_fires_on_cancel_and_on_deadline():
 def test_bad_options_are_refused(kwargs, match):
     with pytest.raises(ValueError, match=match):
         SynthesisOptions(**kwargs)
-
-
-def test_unknown_engine_lists_what_is_installed():
-    with pytest.raises(LookupError, match="no engine 'nope' registered"):
-        engine_class("nope")

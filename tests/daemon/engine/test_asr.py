@@ -1,0 +1,207 @@
+"""The ASR session protocol, exercised by the ``test-vad`` engine (an energy VAD on
+the real ``mm`` graph of the simulator): partials and finals, segments of a
+tone-burst signal, cancellation between graph calls, the end of a session."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from daemon.engine.asr import (
+    AsrEngine,
+    AsrSession,
+    SessionFinished,
+    TranscriptionOptions,
+    pcm_problem,
+)
+from daemon.engine.cancel import Cancelled, CancelToken
+from daemon.engine.local import open_engine
+from daemon.engine.tts import TtsEngine
+from tests.cancel_after import CancelAfter
+from tests.daemon.vad_engine import (
+    FRAME_S,
+    GRAPH_FRAMES,
+    MAX_AUDIO_S,
+    burst_signal,
+    write_bundle,
+)
+from tests.engine_site import VAD_ENGINE, engine_site
+
+RATE = 16000
+CHUNK_S = 0.1
+#: 0.5 s silence, 0.7 s burst, 0.6 s silence, 0.4 s burst, 0.3 s silence: each
+#: burst ends with more than HANGOVER_S of silence, so both end before finish.
+BURSTS = ((0.5, 0.0), (0.7, 0.3), (0.6, 0.0), (0.4, 0.3), (0.3, 0.0))
+BURST_FINALS = ["speech 0.50-1.20", "speech 1.80-2.20"]
+#: A quiet room: white noise at about -60 dBFS RMS.
+NOISE_RMS = 1e-3
+
+
+@pytest.fixture(scope="module")
+def vad(bins, onnx_dir, tmp_path_factory):
+    """The test-vad engine loaded on the simulator through the registry."""
+    site = engine_site(tmp_path_factory.mktemp("engine_site"))
+    mp = pytest.MonkeyPatch()
+    mp.syspath_prepend(str(site))
+    root = write_bundle(
+        tmp_path_factory.mktemp("vad"),
+        bins["matmul_tanh"].bin_path,
+        onnx_dir / "matmul_tanh.onnx",
+    )
+    with open_engine(root, warmup=True) as local:
+        yield local.engine
+    mp.undo()
+
+
+def _chunks(pcm: np.ndarray, size: int) -> list[np.ndarray]:
+    return [pcm[i : i + size] for i in range(0, len(pcm), size)]
+
+
+def _run(engine, pcm: np.ndarray, rate: int, size: int):  # noqa: ANN001, ANN202
+    session = engine.open(TranscriptionOptions())
+    seen = []
+    for chunk in _chunks(pcm, size):
+        seen += session.feed(chunk, rate)
+    seen += session.finish()
+    session.close()
+    return seen
+
+
+def _finals(seen) -> list[str]:  # noqa: ANN001
+    return [t.text for t in seen if t.final]
+
+
+def test_the_vad_is_an_asr_engine_with_sessions(vad):
+    assert isinstance(vad, AsrEngine) and not isinstance(vad, TtsEngine)
+    assert vad.engine_id == VAD_ENGINE and type(vad).task == "asr"
+    caps = vad.capabilities()
+    assert caps.task == "asr" and caps.max_input == MAX_AUDIO_S
+    assert caps.languages == ("en_US",) and caps.sample_rates_in == ()
+    session = vad.open(TranscriptionOptions())
+    assert isinstance(session, AsrSession)
+    session.close()
+
+
+def test_partials_then_final_for_each_burst(vad):
+    seen = _run(vad, burst_signal(BURSTS, RATE), RATE, round(CHUNK_S * RATE))
+    assert _finals(seen) == BURST_FINALS
+    first_final = next(i for i, t in enumerate(seen) if t.final)
+    partials = seen[:first_final]
+    assert len(partials) >= 3 and not any(t.final for t in partials)
+    # the open stretch grows from its start until it ends for good
+    assert {t.start_s for t in partials} == {0.5}
+    ends = [t.end_s for t in partials]
+    assert ends == sorted(ends) and ends[-1] <= 1.2
+    finals = [(t.start_s, t.end_s) for t in seen if t.final]
+    assert finals == [(0.5, 1.2), (1.8, 2.2)]
+
+
+@pytest.mark.parametrize(
+    ("rate", "size"),
+    [(RATE, 10**9), (RATE, 317), (8000, 1000), (44100, 4410)],
+)
+def test_segments_do_not_depend_on_chunking_or_rate(vad, rate, size):
+    assert _finals(_run(vad, burst_signal(BURSTS, rate), rate, size)) == BURST_FINALS
+
+
+def test_noise_clicks_and_short_pauses(vad):
+    rng = np.random.default_rng(0)
+    noise = (NOISE_RMS * rng.standard_normal(RATE)).astype(np.float32)
+    assert _run(vad, noise, RATE, 1600) == []  # a quiet room says nothing
+    click = burst_signal(((0.5, 0.0), (0.04, 0.5), (0.5, 0.0)), RATE)
+    assert _run(vad, click, RATE, 1600) == []  # shorter than MIN_SPEECH_S
+    paused = ((0.2, 0.0), (0.3, 0.3), (0.1, 0.0), (0.3, 0.3), (0.4, 0.0))
+    seen = _run(vad, burst_signal(paused, RATE), RATE, 1600)
+    assert _finals(seen) == ["speech 0.20-0.90"]  # a 0.1 s pause stays inside
+
+
+def test_finish_makes_an_open_stretch_final(vad):
+    open_end = burst_signal(((0.2, 0.0), (0.5, 0.3)), RATE)
+    seen = _run(vad, open_end, RATE, 1600)
+    assert not seen[-2].final and seen[-1].final
+    assert _finals(seen) == ["speech 0.20-0.70"]
+
+
+def test_cancel_between_feeds_stops_at_the_next_feed(vad):
+    token = CancelToken()
+    session = vad.open(TranscriptionOptions(), token)
+    pcm = burst_signal(BURSTS, RATE)
+    session.feed(pcm[:RATE], RATE)
+    calls = session.graph_calls
+    token.cancel("client went away")
+    with pytest.raises(Cancelled, match="client went away"):
+        session.feed(pcm[RATE:], RATE)
+    with pytest.raises(Cancelled):
+        session.finish()
+    assert session.graph_calls == calls  # nothing ran after the cancel
+    session.close()
+
+
+def test_cancel_inside_a_feed_stops_between_two_graph_calls(vad):
+    # checks: the feed's entry, then one before each graph call; firing on the
+    # third lets exactly one graph call run of the many this feed would make
+    session = vad.open(TranscriptionOptions(), CancelAfter(3))
+    long = burst_signal(((10.0, 0.3),), RATE)
+    assert len(long) / RATE / FRAME_S / GRAPH_FRAMES >= 10
+    with pytest.raises(Cancelled):
+        session.feed(long, RATE)
+    assert session.graph_calls == 1
+    session.close()
+
+
+def test_feeding_after_finish_is_a_clear_error(vad):
+    session = vad.open(TranscriptionOptions())
+    session.feed(np.zeros(1600, np.float32), RATE)
+    session.finish()
+    with pytest.raises(SessionFinished, match="session is finished"):
+        session.feed(np.zeros(1600, np.float32), RATE)
+    with pytest.raises(SessionFinished):
+        session.finish()
+    session.close()
+    session.close()  # idempotent
+
+
+def test_one_session_keeps_one_rate(vad):
+    session = vad.open(TranscriptionOptions())
+    session.feed(np.zeros(1600, np.float32), RATE)
+    with pytest.raises(ValueError, match="sample rate changed from 16000 to 8000"):
+        session.feed(np.zeros(800, np.float32), 8000)
+    session.close()
+
+
+def test_sessions_are_independent(vad):
+    a, b = vad.open(TranscriptionOptions()), vad.open(TranscriptionOptions())
+    pcm = burst_signal(BURSTS, RATE)
+    seen_a, seen_b = [], []
+    for chunk in _chunks(pcm, 1600):  # interleaved feeds of two streams
+        seen_a += a.feed(chunk, RATE)
+        seen_b += b.feed(np.zeros_like(chunk), RATE)
+    assert _finals(seen_a + a.finish()) == BURST_FINALS
+    assert b.finish() == [] and seen_b == []
+
+
+def test_language_hint_is_carried_by_the_transcripts(vad):
+    session = vad.open(TranscriptionOptions(language="en"))
+    seen = session.feed(burst_signal(BURSTS, RATE), RATE) + session.finish()
+    assert seen and {t.language for t in seen} == {"en"}
+
+
+@pytest.mark.parametrize(
+    ("pcm", "rate", "match"),
+    [
+        ([0.0, 0.1], RATE, "numpy array"),
+        (np.zeros(4, np.int16), RATE, "mono float32"),
+        (np.zeros((2, 4), np.float32), RATE, "mono float32"),
+        (np.array([0.0, np.nan], np.float32), RATE, "NaN"),
+        (np.zeros(4, np.float32), 0, "positive integer"),
+        (np.zeros(4, np.float32), 16000.0, "positive integer"),
+        (np.zeros(4, np.float32), True, "positive integer"),
+    ],
+)
+def test_bad_pcm_is_described(pcm, rate, match):
+    problem = pcm_problem(pcm, rate)
+    assert problem is not None and match in problem
+
+
+def test_good_pcm_has_no_problem():
+    assert pcm_problem(np.zeros(4, np.float32), RATE) is None
