@@ -19,7 +19,7 @@ from pathlib import Path
 from daemon.engine.bundle import Bundle
 from scripts.piper.cache import cached_convert
 from scripts.piper.convert import TARGETS, ConvertOptions, read_config
-from scripts.piper.surgery import ConversionError
+from scripts.common.onnx_surgery import ConversionError
 
 STEPS = 3
 #: A quick-to-warm-up variant for the demo on the (slow) x86 simulator: short

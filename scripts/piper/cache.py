@@ -16,13 +16,13 @@ from daemon.engine.bundle import sha256_file
 from scripts.common.qnn_compile import qnn_sdk_version
 from scripts.piper.convert import ConvertOptions, convert, log
 from scripts.piper.model_card import card_path
-from scripts.piper.surgery import ConversionError
+from scripts.common.onnx_surgery import ConversionError
 
 # Bundles kept by cached_convert: enough for the option sets one test run uses.
 CACHE_KEEP = 4
 # scripts/piper modules whose code shapes a bundle (not the oracle or this cache).
 _BUNDLE_MODULES = (
-    "convert", "cuts", "graphs", "surgery", "sdp_export", "htp", "model_card",
+    "convert", "cuts", "graphs", "sdp_export", "htp", "model_card",
 )  # fmt: skip
 
 
@@ -88,6 +88,7 @@ def _sources() -> list[Path]:
     return [
         *(here / f"{m}.py" for m in _BUNDLE_MODULES),
         repo / "scripts/common/qnn_compile.py",
+        repo / "scripts/common/onnx_surgery.py",
         repo / "scripts/common/bundling.py",
         repo / "daemon/engine/bundle.py",
         repo / "daemon/engines/piper/cpu.py",  # the SDP port checked at conversion

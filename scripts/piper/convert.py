@@ -40,7 +40,7 @@ from scripts.piper import graphs
 from scripts.piper.cuts import find_cuts
 from scripts.piper.model_card import voice_attribution
 from scripts.piper.sdp_export import SDP_CHECK_PHONEMES, check_port, sdp_weights
-from scripts.piper.surgery import ConversionError, op_histogram
+from scripts.common.onnx_surgery import ConversionError, op_histogram
 
 TARGETS = tuple(QNN_TARGETS)
 # Piper sentences are one espeak clause each: ids = 2 * phonemes + 3 (pad after

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import onnx
 
-from scripts.piper.surgery import (
+from scripts.common.onnx_surgery import (
     ConversionError,
     consumers,
     node_by_name,

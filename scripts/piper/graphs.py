@@ -14,7 +14,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from scripts.piper.cuts import PiperCuts
-from scripts.piper.surgery import (
+from scripts.common.onnx_surgery import (
     ConversionError,
     TensorSpec,
     check_plan,

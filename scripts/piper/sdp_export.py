@@ -20,7 +20,7 @@ import onnx
 from daemon.engines.piper.cpu import AFFINE, CONV_FLOW, FLIP, DurationPredictor
 from scripts.piper.cuts import PiperCuts
 from scripts.piper.graphs import SDP_PLAN, sdp_dynamic
-from scripts.piper.surgery import (
+from scripts.common.onnx_surgery import (
     ConversionError,
     UnplannedOpError,
     attrs,

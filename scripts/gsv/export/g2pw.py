@@ -29,6 +29,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper, version_converter
 
 from daemon.engines.gptsovits.frontend.g2pw import BODY_INPUTS, HEAD_FILES
+from scripts.common.onnx_int32 import narrow_int64
 from scripts.gsv.export.graphs import _fold_static_shapes
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,6 @@ log = logging.getLogger(__name__)
 # Clip needs int32 support (opset 12+); 17 matches the other graphs.
 BODY_OPSET = 17
 HIDDEN = "hidden"
-_INT32 = np.iinfo(np.int32)
 
 
 class SurgeryError(ValueError):
@@ -237,56 +237,6 @@ def _body(model: onnx.ModelProto, cut: _Cut, rows: int, tokens: int) -> onnx.Mod
     return body
 
 
-# Operands the ONNX spec requires to be int64 (shapes, axes): left alone.
-_SHAPE_OPERANDS = {
-    "Reshape": {1},
-    "Expand": {1},
-    "Tile": {1},
-    "Unsqueeze": {1},
-    "Squeeze": {1},
-    "ConstantOfShape": {0},
-    "Slice": {1, 2, 3, 4},
-    "Pad": {1},
-    "ReduceSum": {1},
-    "ReduceMean": {1},
-    "ReduceMax": {1},
-}
-
-
-def _narrow_int64(model: onnx.ModelProto, int32_inputs: set[str]) -> None:
-    """Run the index path in int32: the casts back to int64 after the clipped
-    inputs become int32 casts, and every int64 constant that meets that path as
-    data (not as a shape or axes operand) becomes int32 (values are checked)."""
-    graph = model.graph
-    inits = {i.name: i for i in graph.initializer}
-    int32 = set(int32_inputs)
-    for node in graph.node:  # ONNX graphs are topologically sorted
-        data = [
-            (i, name)
-            for i, name in enumerate(node.input)
-            if i not in _SHAPE_OPERANDS.get(node.op_type, set())
-        ]
-        if not any(name in int32 for _, name in data):
-            continue
-        if node.op_type == "Cast":
-            to = next(a for a in node.attribute if a.name == "to")
-            if to.i == TensorProto.INT64:
-                to.i = TensorProto.INT32
-            if to.i == TensorProto.INT32:
-                int32.add(node.output[0])
-            continue
-        for _, name in data:
-            init = inits.get(name)
-            if init is not None and init.data_type == TensorProto.INT64:
-                a = numpy_helper.to_array(init)
-                if a.size and (a.min() < _INT32.min or a.max() > _INT32.max):
-                    raise SurgeryError(f"constant {name} does not fit int32")
-                init.CopyFrom(numpy_helper.from_array(a.astype(np.int32), name))
-        if node.op_type not in ("Gather", "Shape") and node.op_type != "Equal":
-            int32.update(node.output)
-    del graph.value_info[:]
-
-
 def split_g2pw(
     src: Path, body_path: Path, head_dir: Path, rows: int, tokens: int, prefix: str
 ) -> HeadTables:
@@ -300,7 +250,7 @@ def split_g2pw(
     folded = _fold_static_shapes(raw, body_path.with_suffix(".fold.onnx"))
     raw.unlink()
     body_path.with_suffix(".fold.onnx").unlink()
-    _narrow_int64(folded, set(BODY_INPUTS))
+    narrow_int64(folded, set(BODY_INPUTS))
     folded = onnx.shape_inference.infer_shapes(folded, strict_mode=True)
     onnx.checker.check_model(folded)
     onnx.save(folded, str(body_path))

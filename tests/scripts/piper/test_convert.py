@@ -25,7 +25,7 @@ from scripts.piper.cuts import find_cuts  # noqa: E402
 from scripts.piper.htp import compile_htp  # noqa: E402
 from scripts.piper.model_card import voice_attribution  # noqa: E402
 from scripts.piper.sdp_export import check_port, sdp_weights  # noqa: E402
-from scripts.piper.surgery import ConversionError, UnplannedOpError  # noqa: E402
+from scripts.common.onnx_surgery import ConversionError, UnplannedOpError  # noqa: E402
 from tests.piper_bundles import (  # noqa: E402
     CPU_OPTIONS,
     SIM_OPTIONS,
