@@ -1,12 +1,10 @@
 """The engine host: one NPU worker thread owns every engine and QNN call.
 
-Requests are admitted on the event loop (bounded: ``queue_size`` may wait behind
-the running one, the rest are told "busy"), run one at a time in FIFO order on
-the ``qnnrt.NpuWorker``, and stream their audio back as the engine yields it.
-Engines reuse graph buffers between calls, so two requests never interleave on
-the NPU.  A request is cancelled when its client leaves or its deadline passes:
-within one graph call if it runs (engines check the token between calls), and
-skipped if it has not started.
+It loads the voices on the worker, checks each request once against its voice's
+capabilities and hands it to the ``Scheduler`` (scheduler.py): one bounded FIFO
+queue on the ``qnnrt.NpuWorker`` for every task, synthesis requests and
+transcription sessions alike, with the same "busy" answer, deadline and
+cancellation.
 """
 
 from __future__ import annotations
@@ -16,33 +14,31 @@ import logging
 import math
 import threading
 import time
-from concurrent.futures import Future
+from collections.abc import Collection
 from importlib import metadata
 from typing import Final
 
-from daemon.engine.cancel import Cancelled
-from daemon.engine.tts import SynthesisOptions
-from daemon.service.config import ServeConfig
-from daemon.service.jobs import (
-    BadRequest,
-    Busy,
-    HeartbeatToken,
-    Job,
-    ServiceError,
-    Unavailable,
+from daemon.engine.asr import TranscriptionOptions
+from daemon.engine.capabilities import Capabilities
+from daemon.engine.registry import Engine
+from daemon.engine.requests import (
+    SynthesisRequest,
+    TranscriptionRequest,
+    UnknownLanguage,
     UnknownVoice,
-    Voice,
-    outcome,
+    check,
+    refuse,
+    speaks,
 )
+from daemon.service.config import ServeConfig
+from daemon.service.jobs import AsrJob, Job, Unavailable, Voice
 from daemon.service.metrics import Metrics
+from daemon.service.scheduler import Scheduler
 from daemon.service.voiceset import LoadStopped, VoiceSet, no_room
 from qnnrt import NpuWorker
 
 _LOGGER = logging.getLogger(__name__)
 NO_VOICES: Final = "no voices loaded"
-#: Bounds of the Retry-After hint given to busy clients (s).
-RETRY_AFTER_MIN_S: Final = 1
-RETRY_AFTER_MAX_S: Final = 60
 
 
 class EngineHost:
@@ -60,10 +56,13 @@ class EngineHost:
         self._stopping = threading.Event()  # set once: loads stop at a checkpoint
         #: the last reload's outcome ("ok", "failed: ..."); None before any
         self.reload: str | None = None
-        self._jobs: set[Job] = set()
-        self._current: Job | None = None
-        #: when the worker last showed progress outside a job (job end, idle)
-        self._last_beat = 0.0
+        self.jobs = Scheduler(
+            self._worker,
+            metrics,
+            lambda: self.cfg.limits,
+            self._engine_for,
+            self.graph_calls,
+        )
         self._loading_since: float | None = None
         self._closed_graphs = (0, 0.0)  # calls/seconds of voice sets closed
         m = metrics
@@ -180,97 +179,63 @@ class EngineHost:
             raise Unavailable(NO_VOICES)
         if name is not None:
             if name not in self.voices:
-                raise UnknownVoice(
-                    f"unknown voice {name[:80]!r}; available: {sorted(self.voices)}"
-                )
+                expected = f"one of {sorted(self.voices)}"
+                raise refuse(UnknownVoice, "voice", expected, name)
             return self.voices[name]
         if language is not None:
-            family = language.split("_")[0]
             for v in self.voices.values():
-                if language in v.languages or family in (
-                    lang.split("_")[0] for lang in v.languages
-                ):
+                if speaks(v.languages, language):
                     return v
-            raise UnknownVoice(f"no voice speaks {language[:20]!r}")
+            known = sorted({lang for v in self.voices.values() for lang in v.languages})
+            expected = f"a language a loaded voice speaks, one of {known}"
+            raise refuse(UnknownLanguage, "language", expected, language)
         assert self.default_voice is not None  # set with the voices
         return self.voices[self.default_voice]
 
+    def check(self, request: SynthesisRequest, formats: Collection[str] = ()) -> Voice:
+        """The voice ``request`` asks for, once the request passed the one check
+        (``requests.check``) against that voice's capabilities; ``formats``: the
+        encodings the asking protocol produces."""
+        voice = self.resolve(request.voice, request.language)
+        limit = self.cfg.limits.max_input_chars
+        check(request, capabilities(voice), max_chars=limit, formats=formats)
+        return voice
+
     def submit(
-        self, text: str, voice: Voice, options: SynthesisOptions, protocol: str
+        self, request: SynthesisRequest, protocol: str, formats: Collection[str] = ()
     ) -> Job:
-        """Admit a request (or raise ``Busy``/``Unavailable``) without waiting."""
+        """Check and admit a request without waiting: raises ``BadRequest``
+        (nothing is queued), ``Busy`` or ``Unavailable``."""
         if self.state != "ready":
             raise Unavailable(f"service is {self.state}")
-        if not self.voices:
-            raise Unavailable(NO_VOICES)
-        if len(self._jobs) > self.cfg.limits.queue_size:  # running one + waiting
-            self.metrics.request(protocol, "busy")
-            wait = self._retry_after()
-            raise Busy(
-                f"busy: {len(self._jobs)} requests ahead; retry in {wait} s", wait
-            )
-        deadline = time.monotonic() + self.cfg.limits.request_timeout_s
-        job = Job(voice, asyncio.get_running_loop(), HeartbeatToken(deadline))
-        self._jobs.add(job)
-        job.future = self._worker.submit(self._run, job, text, options)
-        job.future.add_done_callback(
-            lambda f: job.loop.call_soon_threadsafe(self._finished, job, f, protocol)
+        voice = self.check(request, formats)
+        assert request.text is not None, "a stream's opening is checked, not queued"
+        options = request.options(voice.name)
+        return self.jobs.tts(voice, request.text, options, protocol)
+
+    def open_session(self, request: TranscriptionRequest, protocol: str) -> AsrJob:
+        """Check and admit a transcription session without waiting (raises as
+        ``submit``); the caller feeds its audio: ``await job.feed(pcm)``, then
+        ``job.finish()``, and reads ``async for transcript in job``."""
+        if self.state != "ready":
+            raise Unavailable(f"service is {self.state}")
+        voice = self.check(request)  # type: ignore[arg-type]
+        options = TranscriptionOptions(
+            voice=voice.name, language=request.language, prompt=request.prompt
         )
-        return job
+        return self.jobs.asr(voice, options, request.sample_rate, protocol)
 
     def cancel(self, job: Job, reason: str) -> None:
-        job.cancel(reason, self.graph_calls())
+        self.jobs.cancel(job, reason)
 
-    def _run(self, job: Job, text: str, options: SynthesisOptions) -> None:  # worker
-        job.token.check()  # cancelled or expired while it waited
-        entry = self._set.by_voice.get(job.voice.name) if self._set else None
-        if entry is None:  # a reload removed it while the request waited
-            raise UnknownVoice(f"voice {job.voice.name!r} is no longer loaded")
-        self._current, job.running = job, True
-        t0 = job.token.beat = time.monotonic()
-        chunks = entry[0].synthesize(text, options, job.token)
-        try:
-            for chunk in chunks:
-                job.token.beat = time.monotonic()
-                job.audio_s += chunk.seconds
-                job.push(chunk)
-                job.token.check()  # the client may have left meanwhile
-        finally:
-            chunks.close()  # the engine's cleanup runs here, on the NPU thread
-            job.wall_s = time.monotonic() - t0
-            # Progress, too: between here and the worker going idle (busy_since
-            # cleared) health must not measure the stall from the job's start.
-            self._last_beat = time.monotonic()
-            self._current = None
-
-    def _finished(self, job: Job, fut: Future[None], protocol: str) -> None:  # loop
-        self._jobs.discard(job)
-        exc = Cancelled(job.token.reason) if fut.cancelled() else fut.exception()
-        if isinstance(exc, ValueError) and not isinstance(exc, ServiceError):
-            exc = BadRequest(str(exc))  # an engine refused this text or option
-        how = outcome(exc)
-        if how == "error":
-            _LOGGER.error("synthesis failed", exc_info=exc)
-        self.metrics.request(protocol, how)
-        if job.running:
-            self.metrics.synthesized(job.audio_s, job.wall_s)
-            if job.cancelled_at is not None:
-                t, calls = job.cancelled_at
-                self.metrics.cancelled_after(
-                    self.graph_calls() - calls, time.monotonic() - t
-                )
-        job.finish(exc)
-
-    def _retry_after(self) -> int:
-        m = self.metrics
-        served = m.served() or 1
-        guess = math.ceil(m.synthesis_seconds / served * len(self._jobs))
-        return min(RETRY_AFTER_MAX_S, max(RETRY_AFTER_MIN_S, guess))
+    def _engine_for(self, voice: str) -> Engine | None:  # worker
+        entry = self._set.by_voice.get(voice) if self._set else None
+        return entry[0] if entry is not None else None
 
     # -- health and metrics --------------------------------------------------
 
     def depth(self) -> int:
-        return len(self._jobs)
+        return len(self.jobs.jobs)
 
     def _ready(self) -> float:
         return float(self.ready)
@@ -299,9 +264,7 @@ class EngineHost:
         since = self._worker.busy_since
         if since is None:
             return True, "idle"
-        job = self._current
-        beat = job.token.beat if job is not None else self._last_beat
-        stalled = now - max(since, beat)
+        stalled = now - max(since, self.jobs.beat())
         if stalled > self.cfg.limits.stall_timeout_s:
             return False, f"NPU worker stuck for {stalled:.0f} s"
         return True, "busy"
@@ -312,8 +275,7 @@ class EngineHost:
         """Cancel every request, free engines and QNN on the worker, stop it."""
         self.state = "stopping"
         self._stopping.set()  # a load still running gives up at its next step
-        for job in list(self._jobs):
-            self.cancel(job, reason)
+        self.jobs.cancel_all(reason)
         limit = self.cfg.limits.stall_timeout_s
         try:
             await asyncio.wait_for(
@@ -323,6 +285,20 @@ class EngineHost:
             _LOGGER.error("the NPU worker is stuck; leaving QNN to the exit hook")
         await asyncio.to_thread(self._worker.stop, limit)
         self.state = "closed"
+
+
+def capabilities(voice: Voice) -> Capabilities:
+    """What ``voice``'s engine declared; for an engine that declares nothing,
+    what its voice says (languages, speakers, rate; the service's text limit)."""
+    if voice.capabilities is not None:
+        return voice.capabilities
+    return Capabilities(
+        "tts",
+        voice.languages,
+        voice.sample_rate,
+        speakers=voice.speakers,
+        max_input=math.inf,
+    )
 
 
 def package_version() -> str | None:

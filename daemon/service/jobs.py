@@ -1,31 +1,51 @@
-"""Synthesis requests as the engine host runs them: voices, jobs, request errors.
+"""Synthesis requests as the engine host runs them: voices, jobs, service errors.
 
-A ``Job`` crosses threads in one direction only: the NPU worker pushes audio
-chunks with ``call_soon_threadsafe``; the event loop iterates them and may
-cancel.  Its cancel token's ``check()`` (called by engines between graph calls)
-doubles as the worker's heartbeat for the systemd watchdog.
+A ``Job``'s output crosses from the NPU worker to the event loop: the worker
+pushes audio chunks or transcripts with ``call_soon_threadsafe``; the event loop
+iterates them and may cancel (a consumer that stops iterating cancels the job).
+An ``AsrJob`` also carries input the other way: the loop feeds audio into a
+bounded channel, the worker takes it.  A job's cancel token's ``check()``
+(called by engines between graph calls) doubles as the worker's heartbeat for
+the systemd watchdog.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import queue
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
+import numpy as np
+
+from daemon.engine.asr import SessionFinished, Transcript, pcm_problem
 from daemon.engine.cancel import Cancelled, CancelToken
+from daemon.engine.capabilities import Capabilities, Task, VoiceInfo
+from daemon.engine.registry import Engine
+from daemon.engine.requests import BadRequest, BadValue, Found, RequestError, refuse
 from daemon.engine.tts import AudioChunk
 
 DEADLINE_REASON: Final = "deadline passed"
+CONSUMER_LEFT: Final = "the consumer stopped reading"
+#: Audio chunks of one session that may wait for the worker; past it ``feed``
+#: waits, so a client is read no faster than the NPU transcribes.
+INPUT_CHUNKS: Final = 32
+#: How often a worker waiting for a session's audio checks its token (s).  A
+#: cancel wakes it at once; this bounds how late it sees a deadline, and keeps
+#: its heartbeat fresh (waiting for a client's audio is not a stalled NPU).
+INPUT_POLL_S: Final = 0.1
 _END: Final = object()
+_FINISH: Final = object()  # input: no more audio
+_WAKE: Final = object()  # input: look at the token now
+T = TypeVar("T")
 
 
-class ServiceError(Exception):
-    """A request failed for a reason the client should hear about."""
-
-    code = "error"
+class ServiceError(RequestError):
+    """The service, not the request, refuses it (busy, nothing loaded)."""
 
 
 class Busy(ServiceError):
@@ -40,31 +60,6 @@ class Unavailable(ServiceError):
     code = "unavailable"
 
 
-class BadRequest(ServiceError):
-    code = "bad_request"
-
-
-class UnknownVoice(BadRequest):
-    code = "voice_not_found"
-
-
-class BadText(BadRequest):
-    code = "invalid_text"
-
-
-def check_text(text: str) -> None:
-    """Refuse text no engine should see, on both protocols (``BadText``).
-
-    A NUL ends a C string: phonemizers and tokenizers behind ctypes would
-    silently drop what follows it, or choke on it.
-    """
-    at = text.find("\x00")
-    if at >= 0:
-        raise BadText(
-            f"text contains a NUL character (U+0000) at position {at}; remove it"
-        )
-
-
 @dataclass(frozen=True)
 class Voice:
     """A voice as the protocols advertise it."""
@@ -76,6 +71,28 @@ class Voice:
     description: str = ""
     speakers: tuple[str, ...] = ()
     attribution: tuple[str, str] = ("", "")
+    #: what its engine declared (``engine.capabilities()``); None: derived from
+    #: the fields above by the host (engines that declare nothing)
+    capabilities: Capabilities | None = None
+
+    @classmethod
+    def of(cls, info: VoiceInfo, engine: Engine) -> Voice:
+        """``info`` of a loaded ``engine``, with what the engine declares."""
+        caps = engine.capabilities()
+        return cls(
+            info.name,
+            tuple(info.languages),
+            caps.sample_rate_out or 0,  # ASR: audio goes in, not out
+            engine.engine_id,
+            info.description,
+            tuple(info.speakers),
+            (info.attribution[0], info.attribution[1]),
+            caps,
+        )
+
+    @property
+    def task(self) -> Task:
+        return self.capabilities.task if self.capabilities is not None else "tts"
 
 
 class HeartbeatToken(CancelToken):
@@ -102,6 +119,9 @@ class Job:
     audio_s: float = 0.0  # written by the worker, read after it finished
     wall_s: float = 0.0
     cancelled_at: tuple[float, int] | None = None  # (time, graph calls so far)
+    #: the worker is done and said how (event loop)
+    done: bool = False
+    error: BaseException | None = None
     _queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
 
     def cancel(self, reason: str, graph_calls: int = 0) -> None:
@@ -112,37 +132,137 @@ class Job:
         if self.future is not None:
             self.future.cancel()  # not started yet: the worker skips it
 
-    def push(self, chunk: AudioChunk) -> None:
-        """Hand a chunk to the event loop (worker thread)."""
+    def push(self, item: AudioChunk | Transcript) -> None:
+        """Hand a chunk or transcript to the event loop (worker thread)."""
         try:
-            self.loop.call_soon_threadsafe(self._queue.put_nowait, chunk)
+            self.loop.call_soon_threadsafe(self._queue.put_nowait, item)
         except RuntimeError:  # the loop closed under us during shutdown
             self.token.cancel("service stopped")
 
-    def finish(self, exc: BaseException | None) -> None:
-        """End the audio stream, with an error or cleanly (event loop)."""
+    def end(self, exc: BaseException | None) -> None:
+        """End the output stream, with an error or cleanly (event loop)."""
+        self.done, self.error = True, exc
         self._queue.put_nowait(_END if exc is None else exc)
 
-    def __aiter__(self) -> AsyncIterator[AudioChunk]:
+    def __aiter__(self) -> AsyncIterator[Any]:
         return self._iterate()
 
-    async def _iterate(self) -> AsyncIterator[AudioChunk]:
+    async def _iterate(self) -> AsyncIterator[Any]:
+        try:
+            while True:
+                item = await self._wait(self._queue.get())
+                if item is _END:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:  # the consumer left (task cancelled, iterator closed) or done
+            if not self.done:
+                self.cancel(CONSUMER_LEFT)
+
+    async def _wait(self, step: Awaitable[T]) -> T:
+        """``step``, but no later than the deadline (then ``Cancelled``)."""
+        left = None
+        if self.token.deadline is not None:
+            left = max(0.0, self.token.deadline - time.monotonic())
+        try:
+            return await asyncio.wait_for(step, left)
+        except asyncio.TimeoutError:
+            # Waiting in the queue counts too: tell the client at its
+            # deadline, not when the worker gets round to the request.
+            self.cancel(DEADLINE_REASON)
+            raise Cancelled(DEADLINE_REASON) from None
+
+
+@dataclass(eq=False)
+class AsrJob(Job):
+    """One admitted transcription session: ``await job.feed(pcm)`` as audio
+    arrives, then ``job.finish()``; ``async for transcript in job`` meanwhile."""
+
+    #: the rate every ``feed`` is at (announced by the request, checked there)
+    sample_rate: int = 0
+    #: the engine's ``max_input``: the longest audio (s) one session takes
+    max_input_s: float = math.inf
+    fed_s: float = 0.0  # accepted so far (event loop)
+    finished: bool = False
+    _input: queue.Queue[Any] = field(default_factory=queue.Queue)
+    _waiting: int = 0  # chunks queued, not yet taken by the worker (event loop)
+    _taken: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def feed(self, pcm: np.ndarray) -> None:
+        """Queue the next samples (mono float32 at ``sample_rate``) for the
+        worker, waiting while ``INPUT_CHUNKS`` are queued.  Raises
+        ``BadRequest`` for audio that is malformed or past ``max_input_s`` (the
+        session is cancelled), ``SessionFinished`` after ``finish``, and how the
+        session ended if it already did."""
+        self._open()
+        problem = pcm_problem(pcm, self.sample_rate)
+        if problem is not None:
+            raise BadRequest(problem, "audio")
+        seconds = len(pcm) / self.sample_rate
+        if self.fed_s + seconds > self.max_input_s:
+            bad = refuse(
+                BadValue,
+                "audio",
+                f"at most {self.max_input_s:g} s of audio",
+                Found(f"{self.fed_s + seconds:.2f} s"),
+            )
+            self.cancel(str(bad))
+            raise bad
+        while self._waiting >= INPUT_CHUNKS:
+            self._taken.clear()
+            await self._wait(self._taken.wait())
+            self._open()
+        self.fed_s += seconds
+        self._waiting += 1
+        self._input.put(pcm)
+
+    def finish(self) -> None:
+        """No more audio: the session's last transcripts follow."""
+        self._open()
+        self.finished = True
+        self._input.put(_FINISH)
+
+    def cancel(self, reason: str, graph_calls: int = 0) -> None:
+        super().cancel(reason, graph_calls)
+        self._input.put(_WAKE)  # a worker waiting for audio sees the token now
+
+    def end(self, exc: BaseException | None) -> None:
+        super().end(exc)
+        self._taken.set()  # a feed waiting for room hears how the session ended
+
+    def take(self) -> np.ndarray | None:
+        """The next samples, or None once finished (worker; ``Cancelled``)."""
         while True:
-            left = None
-            if self.token.deadline is not None:
-                left = max(0.0, self.token.deadline - time.monotonic())
+            self.token.check()  # also the heartbeat while the client is slow
             try:
-                item = await asyncio.wait_for(self._queue.get(), left)
-            except asyncio.TimeoutError:
-                # Waiting in the queue counts too: tell the client at its
-                # deadline, not when the worker gets round to the request.
-                self.cancel(DEADLINE_REASON)
-                raise Cancelled(DEADLINE_REASON) from None
-            if item is _END:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+                item = self._input.get(timeout=INPUT_POLL_S)
+            except queue.Empty:
+                continue
+            if item is _WAKE:
+                continue
+            if item is _FINISH:
+                return None
+            try:
+                self.loop.call_soon_threadsafe(self._took)
+            except RuntimeError:  # the loop closed under us during shutdown
+                self.token.cancel("service stopped")
+            return item  # type: ignore[no-any-return]
+
+    def _took(self) -> None:  # event loop
+        self._waiting -= 1
+        self._taken.set()
+
+    def _open(self) -> None:
+        """Refuse input once the session finished or ended (event loop)."""
+        if self.finished:
+            raise SessionFinished("the session is finished: no audio after finish()")
+        if self.done:
+            if self.error is not None:
+                raise self.error
+            raise SessionFinished("the session ended")
+        if self.token.cancelled:
+            raise Cancelled(self.token.reason)
 
 
 def outcome(exc: BaseException | None) -> str:

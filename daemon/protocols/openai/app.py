@@ -25,11 +25,13 @@ from aiohttp import HttpVersion11, web
 
 from daemon.engine.audio import to_int16
 from daemon.engine.cancel import Cancelled
+from daemon.engine.requests import BadRequest, RequestError
 from daemon.protocols.openai import encoders as encode
 from daemon.protocols.openai.requests import (
     MODELS,
     ApiError,
-    SpeechRequest,
+    Speech,
+    bad_request,
     job_error,
     json_object,
     parse_speech,
@@ -38,7 +40,7 @@ from daemon.protocols.openai.requests import (
 )
 from daemon.service.admission import Acceptor, Admission, Tracked
 from daemon.service.host import EngineHost
-from daemon.service.jobs import Busy, Job, ServiceError, Unavailable
+from daemon.service.jobs import Busy, Job
 
 _LOGGER = logging.getLogger(__name__)
 #: Bodies beyond this are refused (413) before JSON parsing; 4096 characters of
@@ -157,17 +159,19 @@ class _Api:
         received = time.monotonic()
         try:
             body = await json_object(request, self.host.cfg.limits.body_timeout_s)
-            req = parse_speech(body, self.host)
-        except ApiError:
+            req = parse_speech(body)
+            formats = encode.available_formats()
+            job = self.host.submit(req.request, "http", formats)
+        except (ApiError, BadRequest) as exc:
             self.host.metrics.request("http", "bad_request")
+            if isinstance(exc, BadRequest):
+                raise bad_request(exc) from None
             raise
-        try:
-            job = self.host.submit(req.text, req.voice, req.options, "http")
         except Busy as exc:
             headers = {"Retry-After": str(exc.retry_after)}
             raise ApiError(429, str(exc), code="busy", headers=headers) from None
-        except Unavailable as exc:
-            raise ApiError(503, str(exc), code="unavailable") from None
+        except RequestError as exc:  # unavailable: the service, not the request
+            raise ApiError(503, str(exc), code=exc.code) from None
         try:
             return await self._respond(request, req, job, received)
         finally:
@@ -175,14 +179,14 @@ class _Api:
             self.host.cancel(job, "client disconnected")
 
     async def _respond(
-        self, request: web.Request, req: SpeechRequest, job: Job, received: float
+        self, request: web.Request, req: Speech, job: Job, received: float
     ) -> web.StreamResponse:
         chunks = job.__aiter__()
         try:
             first = await anext(chunks, None)
-        except (ServiceError, Cancelled) as exc:
+        except (RequestError, Cancelled) as exc:
             raise job_error(exc) from None
-        native = req.voice.sample_rate
+        native = job.voice.sample_rate
         rate = encode.output_rate(req.fmt, native)
         resampler = encode.resampler(native, req.fmt)
         fmt = encode.FORMATS[req.fmt]
@@ -192,7 +196,7 @@ class _Api:
             try:
                 async for c in chunks:
                     audio.append(resampler.push(c.audio))
-            except (ServiceError, Cancelled) as exc:
+            except (RequestError, Cancelled) as exc:
                 raise job_error(exc) from None
             audio.append(resampler.push(np.zeros(0, np.float32), last=True))
             body = await asyncio.to_thread(
@@ -228,7 +232,7 @@ class _Api:
         except ConnectionError:  # the client left; speech() cancels the job
             _LOGGER.debug("http client went away mid-stream")
             return resp
-        except (ServiceError, Cancelled) as exc:
+        except (RequestError, Cancelled) as exc:
             # Headers are gone: break the stream so the client sees a failure
             # instead of a short, well-formed file.
             _LOGGER.warning("http stream aborted: %s", exc)

@@ -1,7 +1,11 @@
-"""The OpenAI audio API's request side: validation, errors, SSE framing.
+"""The OpenAI audio API's request side: the wire form, errors, SSE framing.
 
+A CreateSpeechRequest body is read by the one typed reader into ``SpeechBody``
+(types only) and becomes a ``SynthesisRequest``; the host checks that once,
+against the voice's capabilities, before queueing (``daemon.engine.requests``).
 Errors use OpenAI's envelope ``{"error": {"message", "type", "param", "code"}}``,
-which the official SDK maps to its exception classes (ecosystem.md §2.4).
+which the official SDK maps to its exception classes (ecosystem.md §2.4);
+``param`` is the body field, and the message starts with it.
 """
 
 from __future__ import annotations
@@ -10,16 +14,20 @@ import asyncio
 import base64
 import json
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
+import msgspec
 from aiohttp import web
 
 from daemon.engine.cancel import Cancelled
-from daemon.engine.fields import expected
-from daemon.engine.tts import SynthesisOptions
-from daemon.protocols.openai import encoders as encode
-from daemon.service.host import EngineHost
-from daemon.service.jobs import BadRequest, BadText, ServiceError, Voice, check_text
+from daemon.engine.requests import (
+    BadRequest,
+    RequestError,
+    SynthesisRequest,
+    WrongType,
+    decode,
+    refuse,
+)
 
 #: Model ids accepted (stock OpenAI clients send tts-1 / tts-1-hd).
 MODELS: Final = ("hexvoice", "tts-1", "tts-1-hd", "gpt-4o-mini-tts")
@@ -29,7 +37,8 @@ OPENAI_VOICES: Final = frozenset(
     "alloy ash ballad coral echo fable onyx nova sage shimmer verse marin cedar".split()
 )
 DEFAULT_FORMAT: Final = "mp3"  # OpenAI's default response_format
-STREAM_FORMATS: Final = ("audio", "sse")
+#: The body field each ``SynthesisRequest`` field comes from (others: same name).
+WIRE: Final = {"text": "input", "format": "response_format"}
 
 
 class ApiError(Exception):
@@ -71,80 +80,62 @@ class ApiError(Exception):
         return resp
 
 
+class VoiceId(msgspec.Struct, frozen=True):
+    id: str
+
+
+class SpeechBody(msgspec.Struct, frozen=True):
+    """CreateSpeechRequest as it arrives: types only (values: ``requests.check``)."""
+
+    model: str
+    input: str
+    voice: str | VoiceId
+    response_format: str = DEFAULT_FORMAT
+    speed: int | float = 1.0
+    stream_format: Literal["audio", "sse"] = "audio"
+    #: not OpenAI's: reproducible sampling (engines that sample)
+    seed: int | None = None
+    #: Not OpenAI's: Kokoro-FastAPI's convention, for clients that want a WAV
+    #: whose header carries its real length.
+    stream: bool = True
+    instructions: str | None = None  # accepted, not used by our engines
+
+
 @dataclass(frozen=True)
-class SpeechRequest:
-    text: str
-    voice: Voice
-    fmt: str
+class Speech:
+    request: SynthesisRequest
     stream_format: str
-    options: SynthesisOptions
     stream: bool = True
     """False: one file once synthesis ends (a WAV with its real sizes)."""
 
+    @property
+    def fmt(self) -> str:
+        assert self.request.format is not None  # always set from the body
+        return self.request.format
 
-def parse_speech(body: dict[str, Any], host: EngineHost) -> SpeechRequest:
-    """Validate a CreateSpeechRequest; ``ApiError`` (400) names the field."""
-    model = field_(body, "model", str)
-    text = field_(body, "input", str)
-    voice_field = body.get("voice")
-    if isinstance(voice_field, dict):
-        voice_field = voice_field.get("id")
-    if not isinstance(voice_field, str) or not voice_field:
-        raise ApiError(400, "'voice' must be a voice name or {\"id\": name}", "voice")
-    fmt = field_(body, "response_format", str, DEFAULT_FORMAT)
-    speed = field_(body, "speed", (int, float), 1.0)
-    stream_format = field_(body, "stream_format", str, "audio")
-    seed = field_(body, "seed", int, None)
-    # Not OpenAI's: Kokoro-FastAPI's convention, for clients that want a WAV
-    # whose header carries its real length.
-    stream = field_(body, "stream", bool, True)
-    field_(body, "instructions", str, None)  # accepted, not used by our engines
-    if not model:
-        raise ApiError(400, "'model' must not be empty", "model")
-    if not text.strip():
-        raise ApiError(400, "'input' is empty", "input", "empty_input")
-    try:
-        check_text(text)
-    except BadText as exc:
-        raise ApiError(400, f"'input': {exc}", "input", exc.code) from None
-    limit = host.cfg.limits.max_input_chars
-    if len(text) > limit:
-        raise ApiError(
-            400,
-            f"'input' is too long ({len(text)} characters; max {limit}).",
-            "input",
-            "string_above_max_length",
-        )
-    if fmt not in encode.available_formats():
-        known = (
-            "not available on this machine"
-            if fmt in encode.KNOWN_FORMATS
-            else "unknown"
-        )
-        raise ApiError(
-            400,
-            f"response_format {fmt[:20]!r} is {known}; use one of "
-            f"{list(encode.available_formats())}",
-            "response_format",
-            "unsupported_format",
-        )
-    if stream_format not in STREAM_FORMATS:
-        raise ApiError(
-            400, f"stream_format must be one of {STREAM_FORMATS}", "stream_format"
-        )
-    name = None if voice_field in OPENAI_VOICES else voice_field
-    try:
-        voice = host.resolve(name)
-    except BadRequest as exc:
-        raise ApiError(400, str(exc), "voice", exc.code) from None
-    except ServiceError as exc:  # no voice loaded: the service, not the request
-        raise ApiError(503, str(exc), code=exc.code) from None
-    try:
-        options = SynthesisOptions(voice=voice.name, seed=seed, speed=float(speed))
-    except ValueError as exc:
-        param = "speed" if "speed" in str(exc) else "seed"
-        raise ApiError(400, str(exc), param, "invalid_value") from None
-    return SpeechRequest(text, voice, fmt, stream_format, options, stream)
+
+def parse_speech(body: dict[str, Any]) -> Speech:
+    """A CreateSpeechRequest body as a request; ``BadRequest`` names the field."""
+    b = decode(body, SpeechBody)
+    if not b.model:
+        raise refuse(WrongType, "model", "a model name", b.model)
+    voice = b.voice.id if isinstance(b.voice, VoiceId) else b.voice
+    if not voice:
+        raise refuse(WrongType, "voice", 'a voice name or {"id": name}', voice)
+    request = SynthesisRequest(
+        b.input,
+        None if voice in OPENAI_VOICES else voice,
+        speed=b.speed,
+        seed=b.seed,
+        format=b.response_format,
+    )
+    return Speech(request, b.stream_format, b.stream)
+
+
+def bad_request(exc: BadRequest) -> ApiError:
+    """A refused request as OpenAI's 400, the field under its body name."""
+    param = WIRE.get(exc.field, exc.field) if exc.field else None
+    return ApiError(400, exc.at(param), param, exc.code)
 
 
 async def json_object(request: web.Request, timeout: float) -> dict[str, Any]:
@@ -164,38 +155,18 @@ async def json_object(request: web.Request, timeout: float) -> dict[str, Any]:
             close=True,
         ) from None
     try:
-        text = raw.decode("utf-8")
+        raw.decode("utf-8")  # msgspec says "invalid UTF-8", but not where
     except UnicodeDecodeError as exc:
         raise ApiError(400, f"request body is not UTF-8 (byte {exc.start})") from None
     try:
-        body = json.loads(text)
-    except json.JSONDecodeError as exc:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
         raise ApiError(400, f"request body is not valid JSON: {exc}") from None
-    except RecursionError:  # the C decoder recurses per nesting level
+    except RecursionError:  # the decoder recurses per nesting level
         raise ApiError(400, "request body is nested too deeply") from None
     if not isinstance(body, dict):
         raise ApiError(400, "request body must be a JSON object")
     return body
-
-
-def field_(body: dict[str, Any], key: str, typ: Any, default: Any = ...) -> Any:
-    """``body[key]`` checked against ``typ`` (a bool is only a bool here)."""
-    if key not in body or body[key] is None:
-        if default is ...:
-            raise ApiError(
-                400, f"'{key}' is required", key, "missing_required_parameter"
-            )
-        return default
-    v = body[key]
-    types = typ if isinstance(typ, tuple) else (typ,)
-    if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
-        raise ApiError(
-            400,
-            f"'{key}' must be {expected(types)}, got {type(v).__name__}",
-            key,
-            "invalid_type",
-        )
-    return v
 
 
 def job_error(exc: Exception) -> ApiError:
@@ -204,9 +175,10 @@ def job_error(exc: Exception) -> ApiError:
         if "deadline" in str(exc):
             return ApiError(504, f"request timed out: {exc}", code="timeout")
         return ApiError(503, f"request cancelled: {exc}", code="cancelled")
-    assert isinstance(exc, ServiceError)
-    status = 400 if isinstance(exc, BadRequest) else 503
-    return ApiError(status, str(exc), code=exc.code)
+    if isinstance(exc, BadRequest):  # an engine refused what it could not declare
+        return bad_request(exc)
+    assert isinstance(exc, RequestError)
+    return ApiError(503, str(exc), code=exc.code)
 
 
 def sse_delta(data: bytes) -> bytes:

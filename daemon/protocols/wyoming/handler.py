@@ -19,7 +19,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
@@ -38,7 +38,7 @@ from wyoming.tts import (
 
 from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, Frames, to_int16
 from daemon.engine.cancel import Cancelled
-from daemon.engine.tts import SynthesisOptions
+from daemon.engine.requests import BadRequest, RequestError, SynthesisRequest
 from daemon.protocols.wyoming.input import (
     FramingError,
     GuardedReader,
@@ -46,8 +46,13 @@ from daemon.protocols.wyoming.input import (
     Timeouts,
     peer_closed,
 )
+from daemon.protocols.wyoming.requests import (
+    error_event,
+    stream_request,
+    synthesize_request,
+)
 from daemon.service.host import EngineHost
-from daemon.service.jobs import BadText, Job, ServiceError, Voice, check_text, outcome
+from daemon.service.jobs import Job, outcome
 from daemon.text.sentences import Sentence, SentenceStream
 
 _LOGGER = logging.getLogger(__name__)
@@ -61,8 +66,8 @@ _CLOSE: Final = object()
 
 @dataclass
 class _Stream:
-    voice: Voice | None  # None once failed
-    speaker: str | None
+    #: the opening (voice, speaker, language); each sentence is this with its text
+    request: SynthesisRequest
     sentences: SentenceStream
     failed: bool = False
     #: before the next sentence: the pause after the one queued last
@@ -71,9 +76,7 @@ class _Stream:
 
 @dataclass
 class _Synth:
-    text: str
-    voice: Voice
-    speaker: str | None
+    request: SynthesisRequest
     received: float
     stream: _Stream | None = None
     pause_s: float = 0.0  # silence before the audio
@@ -205,13 +208,7 @@ class WyomingHandler(AsyncEventHandler):
         elif SynthesizeChunk.is_type(event.type) and self._stream is not None:
             text = event.data.get("text")
             if isinstance(text, str):
-                try:
-                    check_text(text)
-                except BadText as exc:  # one error; the stream ends as it would
-                    if not self._stream.failed:
-                        self._queue_error(_BadInput(str(exc), exc.code))
-                    self._stream.failed = True
-                self._queue_sentences(self._stream.sentences.add(text), now)
+                self._add_piece(self._stream, text, now)
         elif SynthesizeStop.is_type(event.type) and self._stream is not None:
             self._queue_sentences(self._stream.sentences.finish(), now)
             self._work.put_nowait(_Say(SynthesizeStopped().event(), self._stream))
@@ -220,77 +217,52 @@ class WyomingHandler(AsyncEventHandler):
             _LOGGER.debug("ignoring wyoming event %r", event.type)
         return True
 
-    def _voice(self, data: dict[str, Any]) -> tuple[Voice, str | None]:
-        v = data.get("voice") or {}
-        if not isinstance(v, dict):
-            raise _BadInput("'voice' must be an object {name, language, speaker}")
-        name, lang, speaker = v.get("name"), v.get("language"), v.get("speaker")
-        for key, val in (("name", name), ("language", lang), ("speaker", speaker)):
-            if val is not None and not isinstance(val, str):
-                raise _BadInput(f"voice.{key} must be a string")
-        try:
-            voice = self.host.resolve(name, None if name else lang)
-        except ServiceError as exc:
-            raise _BadInput(str(exc), exc.code) from None
-        if speaker and speaker not in voice.speakers:
-            known = list(voice.speakers) or "none (single-speaker voice)"
-            raise _BadInput(
-                f"voice {voice.name!r} has no speaker {speaker!r}; speakers: {known}",
-                "unknown_speaker",
-            )
-        return voice, speaker or None
-
     def _queue_synthesize(self, event: Event, now: float) -> None:
         try:
-            text = event.data.get("text")
-            if not isinstance(text, str):
-                raise _BadInput("synthesize needs 'text' (a string)")
-            voice, speaker = self._voice(event.data)
-            self._check_text(text)
-        except _BadInput as exc:
+            request = synthesize_request(event.data)
+        except BadRequest as exc:
             self._queue_error(exc)
             return
-        self._work.put_nowait(_Synth(text, voice, speaker, now))
+        self._work.put_nowait(_Synth(request, now))  # checked as it is submitted
 
     def _start_stream(self, event: Event) -> None:
         sentences = SentenceStream(self.host.cfg.limits.max_input_chars)
         try:
-            voice, speaker = self._voice(event.data)
-        except _BadInput as exc:
+            request = stream_request(event.data)
+            self.host.check(request)  # its voice, speaker, language: now, not later
+        except RequestError as exc:
             # The stream still runs to its synthesize-stopped, speaking nothing:
             # it needs no voice (there may be none loaded at all).
             self._queue_error(exc)
-            self._stream = _Stream(None, None, sentences, failed=True)
+            self._stream = _Stream(SynthesisRequest(None), sentences, failed=True)
             return
-        self._stream = _Stream(voice, speaker, sentences)
+        self._stream = _Stream(request, sentences)
+
+    def _add_piece(self, s: _Stream, text: str, now: float) -> None:
+        if not s.failed:
+            try:  # NUL: refused at its position in this piece
+                self.host.check(replace(s.request, text=text, piece=True))
+            except RequestError as exc:  # one error; the stream ends as it would
+                self._queue_error(exc)
+                s.failed = True
+        self._queue_sentences(s.sentences.add(text), now)
 
     def _queue_sentences(self, sentences: list[Sentence], now: float) -> None:
         s = self._stream
         assert s is not None
-        if s.failed or s.voice is None:
+        if s.failed:
             return
         for sentence in sentences:
-            item = _Synth(sentence.text, s.voice, s.speaker, now, s, s.pause_s)
+            request = replace(s.request, text=sentence.text)
+            item = _Synth(request, now, s, s.pause_s)
             self._work.put_nowait(item)
             # What an engine puts after such a piece within one request.
             s.pause_s = SENTENCE_PAUSE_S if sentence.complete else COMMA_PAUSE_S
 
-    def _check_text(self, text: str) -> None:
-        try:
-            check_text(text)
-        except BadText as exc:
-            raise _BadInput(str(exc), exc.code) from None
-        if not text.strip():
-            raise _BadInput("text is empty", "empty_text")
-        limit = self.host.cfg.limits.max_input_chars
-        if len(text) > limit:
-            raise _BadInput(
-                f"text is {len(text)} characters; the limit is {limit}", "text_too_long"
-            )
-
-    def _queue_error(self, exc: _BadInput) -> None:
-        self.host.metrics.request("wyoming", "bad_request")
-        self._work.put_nowait(_Say(Error(text=str(exc), code=exc.code).event()))
+    def _queue_error(self, exc: RequestError) -> None:
+        if isinstance(exc, BadRequest):
+            self.host.metrics.request("wyoming", "bad_request")
+        self._work.put_nowait(_Say(error_event(exc)))
 
     # -- sender ----------------------------------------------------------------
 
@@ -313,14 +285,15 @@ class WyomingHandler(AsyncEventHandler):
                 return
 
     async def _synthesize(self, item: _Synth) -> bool:
-        options = SynthesisOptions(voice=item.voice.name, speaker=item.speaker)
         try:
-            job = self.host.submit(item.text, item.voice, options, "wyoming")
-        except ServiceError as exc:
-            await self.write_event(Error(text=str(exc), code=exc.code).event())
+            job = self.host.submit(item.request, "wyoming")
+        except RequestError as exc:
+            if isinstance(exc, BadRequest):
+                self.host.metrics.request("wyoming", "bad_request")
+            await self.write_event(error_event(exc))
             return False
         self._job = job
-        rate = item.voice.sample_rate
+        rate = job.voice.sample_rate
         frames = Frames(SAMPLES_PER_CHUNK * SAMPLE_WIDTH)
         started, sent = False, 0  # samples
         try:
@@ -337,9 +310,11 @@ class WyomingHandler(AsyncEventHandler):
                     pcm = bytes(round(item.pause_s * rate) * SAMPLE_WIDTH) + pcm
                 for frame in frames.push(pcm):
                     sent = await self._audio(frame, rate, sent)
-        except (ServiceError, Cancelled) as exc:
-            code = exc.code if isinstance(exc, ServiceError) else outcome(exc)
-            await self.write_event(Error(text=str(exc), code=code).event())
+        except RequestError as exc:
+            await self.write_event(error_event(exc))
+            return False
+        except Cancelled as exc:
+            await self.write_event(Error(text=str(exc), code=outcome(exc)).event())
             return False
         except BaseException:  # a write found the client gone, or we are cancelled
             self.host.cancel(job, "client disconnected")
@@ -360,9 +335,3 @@ class WyomingHandler(AsyncEventHandler):
             AudioChunk(rate, SAMPLE_WIDTH, CHANNELS, pcm, sent * _MS // rate).event()
         )
         return sent + len(pcm) // SAMPLE_WIDTH
-
-
-class _BadInput(Exception):
-    def __init__(self, message: str, code: str = "bad_request") -> None:
-        super().__init__(message)
-        self.code = code

@@ -13,25 +13,29 @@ import pytest
 
 from daemon.engine.bundle import BundleError
 from daemon.engine.cancel import Cancelled
-from daemon.engine.tts import SynthesisOptions
+from daemon.engine.requests import SynthesisRequest
 from daemon.service.config import ConfigError, LimitsConfig, ServeConfig, VoiceSource
 from daemon.service.host import EngineHost
-from daemon.service.jobs import Busy, Unavailable
+from daemon.service.jobs import Busy, Unavailable, Voice
 from daemon.service.metrics import Metrics
 from daemon.service.voiceset import no_room
 from qnnrt import QnnError
 from tests.daemon.conftest import LONG_WORDS, copy_voice, flip_byte, words
+
+LONG_TEXT_CHARS = 50_000
 
 
 @pytest.fixture
 def cfg(test_voice, monkeypatch) -> ServeConfig:
     # Register the tone engine for this process (entry points scan sys.path).
     monkeypatch.syspath_prepend(test_voice.env["PYTHONPATH"].split(os.pathsep)[0])
-    return ServeConfig(voices=(VoiceSource(test_voice.bundle),))
+    # LONG_WORDS requests are longer than the default text limit.
+    limits = replace(LimitsConfig(), max_input_chars=LONG_TEXT_CHARS)
+    return ServeConfig(voices=(VoiceSource(test_voice.bundle),), limits=limits)
 
 
 def _limits(cfg: ServeConfig, **kw) -> ServeConfig:  # noqa: ANN003
-    return replace(cfg, limits=replace(LimitsConfig(), **kw))
+    return replace(cfg, limits=replace(cfg.limits, **kw))
 
 
 async def _host(cfg: ServeConfig) -> EngineHost:
@@ -44,8 +48,8 @@ async def _drain(job) -> int:  # noqa: ANN001
     return sum([len(c.audio) async for c in job])
 
 
-def _opts() -> SynthesisOptions:
-    return SynthesisOptions()
+def _req(text: str, voice: Voice) -> SynthesisRequest:
+    return SynthesisRequest(text, voice.name)
 
 
 def _requests(host: EngineHost, outcome: str) -> float | None:
@@ -57,7 +61,7 @@ def test_every_engine_call_runs_on_the_npu_worker(cfg):
     async def go() -> list[tuple[str, str]]:
         host = await _host(cfg)
         engine = host._set.engines[0]  # noqa: SLF001 - the test engine's call log
-        await _drain(host.submit("a b c", host.resolve(), _opts(), "test"))
+        await _drain(host.submit(_req("a b c", host.resolve()), "test"))
         await host.close()
         return engine.calls
 
@@ -76,10 +80,10 @@ def test_full_queue_is_busy_and_fifo_order_holds(cfg):
     async def go() -> tuple[list[int], int]:
         host = await _host(_limits(cfg, queue_size=1))
         v = host.resolve()
-        first = host.submit(words(40, "a"), v, _opts(), "test")
-        second = host.submit(words(20, "b"), v, _opts(), "test")
+        first = host.submit(_req(words(40, "a"), v), "test")
+        second = host.submit(_req(words(20, "b"), v), "test")
         with pytest.raises(Busy) as info:
-            host.submit("c", v, _opts(), "test")
+            host.submit(_req("c", v), "test")
         order: list[int] = []
 
         async def take(job, tag):  # noqa: ANN001, ANN202
@@ -87,7 +91,7 @@ def test_full_queue_is_busy_and_fifo_order_holds(cfg):
             order.append(tag)
 
         await asyncio.gather(take(second, 2), take(first, 1))
-        third = host.submit("now there is room", v, _opts(), "test")
+        third = host.submit(_req("now there is room", v), "test")
         await _drain(third)
         await host.close()
         return order, info.value.retry_after
@@ -100,8 +104,8 @@ def test_cancelled_before_start_is_skipped(cfg):
     async def go() -> tuple[int, int, str]:
         host = await _host(cfg)
         v = host.resolve()
-        long = host.submit(words(LONG_WORDS), v, _opts(), "test")
-        waiting = host.submit(words(500, "w"), v, _opts(), "test")
+        long = host.submit(_req(words(LONG_WORDS), v), "test")
+        waiting = host.submit(_req(words(500, "w"), v), "test")
         host.cancel(waiting, "client disconnected")
         calls_before = host.graph_calls()
         host.cancel(long, "client disconnected")
@@ -123,8 +127,8 @@ def test_deadline_while_queued_is_reported_at_the_deadline(cfg):
     async def go() -> float:
         host = await _host(_limits(cfg, request_timeout_s=0.3))
         v = host.resolve()
-        long = host.submit(words(LONG_WORDS), v, _opts(), "test")
-        late = host.submit("behind the long one", v, _opts(), "test")
+        long = host.submit(_req(words(LONG_WORDS), v), "test")
+        late = host.submit(_req("behind the long one", v), "test")
         t0 = time.monotonic()
         with pytest.raises(Cancelled, match="deadline passed"):
             await _drain(late)
@@ -141,7 +145,7 @@ def test_deadline_while_queued_is_reported_at_the_deadline(cfg):
 def test_stalled_engine_step_is_unhealthy(cfg):
     async def go() -> list[tuple[bool, str]]:
         host = await _host(_limits(cfg, stall_timeout_s=0.2))
-        job = host.submit("a [[stall:0.6]] b", host.resolve(), _opts(), "test")
+        job = host.submit(_req("a [[stall:0.6]] b", host.resolve()), "test")
         seen = [host.health()]
         await asyncio.sleep(0.4)
         seen.append(host.health())
@@ -164,7 +168,7 @@ def test_failed_reload_keeps_serving_the_old_voices(cfg):
         host = await _host(cfg)
         with pytest.raises(ConfigError, match="default_voice 'nope'"):
             await host.load(replace(cfg, default_voice="nope"))
-        n = await _drain(host.submit("still works", host.resolve(), _opts(), "test"))
+        n = await _drain(host.submit(_req("still works", host.resolve()), "test"))
         await host.close()
         return n
 
@@ -176,7 +180,7 @@ def test_closed_host_refuses_and_its_worker_is_gone(cfg):
         host = await _host(cfg)
         await host.close()
         with pytest.raises(Unavailable, match="closed"):
-            host.submit("x", next(iter(host.voices.values())), _opts(), "test")
+            host.submit(_req("x", next(iter(host.voices.values()))), "test")
         return host
 
     host = asyncio.run(go())
@@ -196,7 +200,7 @@ def test_failed_reload_leaves_the_old_set_untouched(cfg, test_voice, tmp_path):
             await host.load(cfg)
         now = host._set  # noqa: SLF001
         calls = [m for m, _ in old.engines[0].calls]
-        n = await _drain(host.submit("still works", host.resolve(), _opts(), "test"))
+        n = await _drain(host.submit(_req("still works", host.resolve()), "test"))
         await host.close()
         return old, now, calls, n
 

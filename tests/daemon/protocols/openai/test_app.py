@@ -236,31 +236,43 @@ def test_sdk_errors_are_openai_shaped(
         (
             b'{"model": "tts-1", "input": 5, "voice": "tone"}',
             400,
-            "'input' must be a string",
+            "input: expected a string, found 5",
         ),
         (
             b'{"model": 1, "input": "hi", "voice": "tone"}',
             400,
-            "'model' must be a string",
+            "model: expected a string, found 1",
         ),
-        (b'{"model": "m", "input": "hi", "voice": ["tone"]}', 400, "'voice' must be"),
+        (
+            b'{"model": "m", "input": "hi", "voice": ["tone"]}',
+            400,
+            "voice: expected a string or a mapping, found ['tone']",
+        ),
         (
             b'{"model": "m", "input": "hi", "voice": "tone", "speed": "fast"}',
             400,
-            "'speed'",
+            "speed: expected an integer or a number, found 'fast'",
         ),
         (
             b'{"model": "m", "input": "hi", "voice": "tone", "speed": true}',
             400,
-            "'speed'",
+            "speed: expected an integer or a number, found True",
         ),
-        (b'{"model": "m", "input": "hi"}', 400, "'voice' must be"),
+        (
+            b'{"model": "m", "input": "hi"}',
+            400,
+            "voice: expected a string or a mapping, found nothing (missing field)",
+        ),
         (
             b'{"model": "m", "input": "hi", "voice": "tone", "seed": "x"}',
             400,
-            "'seed' must be an integer, got str",
+            "seed: expected an integer or null, found 'x'",
         ),
-        (b'{"input": "hi", "voice": "tone"}', 400, "'model' is required"),
+        (
+            b'{"input": "hi", "voice": "tone"}',
+            400,
+            "model: expected a string, found nothing (missing field)",
+        ),
         (b'["not", "an", "object"]', 400, "JSON object"),
         (b"{not json", 400, "not valid JSON"),
         (b"[" * 100_000, 400, "nested too deeply"),  # RecursionError in json
@@ -271,7 +283,7 @@ def test_sdk_errors_are_openai_shaped(
                 {"model": "m", "input": "x" * 100_000, "voice": "tone"}
             ).encode(),
             400,
-            "too long",
+            "input: expected at most 4096 characters, found 100000",
         ),
         (
             b'{"model": "m", "input": "' + b"x" * 300_000 + b'", "voice": "tone"}',
@@ -281,7 +293,7 @@ def test_sdk_errors_are_openai_shaped(
         (
             b'{"model": "m", "input": "hi", "voice": "tone", "stream_format": "x"}',
             400,
-            "stream_format",
+            "stream_format: expected one of ['audio', 'sse'], found 'x'",
         ),
     ],
 )

@@ -299,15 +299,15 @@ def test_describe_answers_while_another_client_synthesizes(daemon: Daemon):
 @pytest.mark.parametrize(
     "data,code",
     [
-        ({"text": ""}, "empty_text"),
-        ({"text": "  \n "}, "empty_text"),
-        ({"text": "x" * 100_000}, "text_too_long"),
+        ({"text": ""}, "empty_input"),
+        ({"text": "  \n "}, "empty_input"),
+        ({"text": "x" * 100_000}, "string_above_max_length"),
         ({"text": "hi", "voice": {"name": "nobody"}}, "voice_not_found"),
         ({"text": "hi", "voice": {"name": "../../etc/passwd"}}, "voice_not_found"),
-        ({"text": "hi", "voice": {"name": 7}}, "bad_request"),
-        ({"text": "hi", "voice": "tone"}, "bad_request"),
-        ({"text": 12}, "bad_request"),
-        ({}, "bad_request"),
+        ({"text": "hi", "voice": {"name": 7}}, "invalid_type"),
+        ({"text": "hi", "voice": "tone"}, "invalid_type"),
+        ({"text": 12}, "invalid_type"),
+        ({}, "missing_required_parameter"),
     ],
 )
 def test_bad_synthesize_gets_error_and_connection_keeps_serving(
