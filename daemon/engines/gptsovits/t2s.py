@@ -1,4 +1,4 @@
-"""T2S (GPT) host loop: prefill assembly, KV buckets, decode steps, sampling.
+"""T2S (GPT) driver: prefill assembly, KV buckets and the decode loop of one model.
 
 The NPU graphs (scripts/gsv/models/t2s.py) are
 
@@ -6,13 +6,12 @@ The NPU graphs (scripts/gsv/models/t2s.py) are
     t2s_decode_L   x [1,1,W], k_cache, v_cache [layers,H,L,dh], mask [1,1,1,L]
                    -> logits [1,V], k_new, v_new [layers,H,1,dh]
 
-Everything else is here (shared/docs/gpt-sovits-v2pro.md §4.3-4.4): text and
-audio embeddings with their scaled positions, the additive prefill mask (text
+What is GPT-SoVITS's is here (shared/docs/gpt-sovits-v2pro.md §4.3-4.4): text
+and audio embeddings with their scaled positions, the prefill mask's shape (text
 rows see all text and never audio; audio rows see all text and earlier audio),
-the predict layer on the prefill's last row, and the KV caches. Each bucket's
-caches, input and output buffers are allocated and bound once; a decode step
-writes the token's embedding into the bound ``x``, executes, copies
-``k_new``/``v_new`` into row ``pos`` of the caches and opens ``pos`` in the mask.
+the predict layer on the prefill's last row. The bound caches, masks, sampler
+and loop are the shared toolkit's (daemon/engine/ar). The engine and the
+build-time parity gates (scripts/gsv/verify) both run this driver.
 """
 
 from __future__ import annotations
@@ -20,24 +19,62 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from daemon.engine.ar import loop, masks
+from daemon.engine.ar.bound import BoundGraph
+from daemon.engine.ar.kv import CapacityError, KvBuckets, KvGraph
 from daemon.engine.bundle import BundleError
 from daemon.engine.cancel import CancelToken
 from daemon.engines.gptsovits import layout as L
-from daemon.engines.gptsovits.bound import BoundGraph
-from daemon.engines.gptsovits.layout import GsvParams
 from daemon.engines.gptsovits.sampling import TokenSampler
-from daemon.engines.gptsovits.tables import CpuTables
 
 if TYPE_CHECKING:
     from daemon.engine.graphs import Runner
 
+__all__ = ["T2S", "CapacityError", "T2SParams", "T2SResult", "T2STables"]
 
-class CapacityError(ValueError):
-    """A segment does not fit the static graphs; the engine re-splits it."""
+
+class T2SParams(Protocol):
+    """The fields of ``GsvParams`` the driver reads (the gates pass their own)."""
+
+    @property
+    def width(self) -> int: ...
+    @property
+    def layers(self) -> int: ...
+    @property
+    def heads(self) -> int: ...
+    @property
+    def head_dim(self) -> int: ...
+    @property
+    def vocab(self) -> int: ...
+    @property
+    def prefill_len(self) -> int: ...
+    @property
+    def kv_buckets(self) -> tuple[int, ...]: ...
+    @property
+    def mask_value(self) -> float: ...
+    @property
+    def bert_dim(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class T2STables:
+    """The CPU-side T2S tables (``CpuTables`` has them too, from the bundle)."""
+
+    text_emb: np.ndarray  # [phone_vocab, width]
+    bert_w: np.ndarray  # [width, bert_dim]
+    bert_b: np.ndarray  # [width]
+    audio_emb: np.ndarray  # [vocab, width]
+    text_pe: np.ndarray  # alpha_text * pe, [pe_rows, width]
+    audio_pe: np.ndarray  # alpha_audio * pe, [pe_rows, width]
+    predict: np.ndarray  # [vocab, width]
+
+    @property
+    def positions(self) -> int:
+        return self.text_pe.shape[0]
 
 
 @dataclass(frozen=True)
@@ -51,7 +88,7 @@ class T2SStats:
     """Host-side accounting of decode steps (for benchmarks)."""
 
     steps: int = 0
-    step_seconds: float = 0.0  # whole decode steps, incl. the graph
+    step_seconds: float = 0.0  # whole decode steps, incl. sampling and the graph
     graph_seconds: float = 0.0  # inside Runner.execute
     prefill_seconds: float = 0.0
     segments: int = 0
@@ -72,64 +109,31 @@ class T2SStats:
             self.host_steps.clear()
 
 
-class KvBucket(BoundGraph):
-    """One ``t2s_decode_<L>`` graph with its K/V caches."""
-
-    def __init__(self, runner: Runner, p: GsvParams, length: int) -> None:
-        super().__init__(runner, L.t2s_decode_io(p, length))
-        self.length = length
-        self._mask_value = np.float32(p.mask_value)
-        self.filled = 0
-        self._high_water = 0
-
-    def start(self, k: np.ndarray, v: np.ndarray, filled: int) -> None:
-        """Load the prefill's first ``filled`` positions; clear what is left of
-        earlier requests so a request's output never depends on the last one."""
-        b = self.bind()
-        stale = slice(filled, max(self._high_water, filled))
-        for cache, new in ((b["k_cache"], k), (b["v_cache"], v)):
-            cache[:, :, :filled] = new[:, :, :filled]
-            cache[:, :, stale] = 0
-        b["mask"][..., :filled] = 0.0
-        b["mask"][..., filled:] = self._mask_value
-        self.filled = self._high_water = filled
-
-    @property
-    def x(self) -> np.ndarray:
-        """The bound input row [W] of the next step."""
-        return self.buffers["x"][0, 0]
-
-    def step(self) -> np.ndarray:
-        """One decode step on the row written to ``x``; returns logits [V]."""
-        b = self.buffers
-        pos = self.filled
-        if pos >= self.length:
-            raise CapacityError(f"KV bucket {self.length} is full")
-        self.execute()
-        # The step attended to rows < pos plus its own k/v (in-graph); now its
-        # k/v become row pos for the steps after it.
-        b["k_cache"][:, :, pos] = b["k_new"][:, :, 0]
-        b["v_cache"][:, :, pos] = b["v_new"][:, :, 0]
-        b["mask"][0, 0, 0, pos] = 0.0
-        self.filled = self._high_water = pos + 1
-        return b["logits"][0]
-
-
 class T2S:
     """Prefill + decode loop over the bundle's T2S graphs."""
 
     def __init__(
-        self, p: GsvParams, tables: CpuTables, graphs: Mapping[str, Runner]
+        self, p: T2SParams, tables: T2STables, graphs: Mapping[str, Runner]
     ) -> None:
         self.p, self.tables = p, tables
         keys = [L.T2S_PREFILL, *(L.t2s_decode_key(n) for n in p.kv_buckets)]
         missing = [k for k in keys if k not in graphs]
         if missing:
             raise BundleError(f"gpt-sovits bundle lacks graph(s) {missing}")
-        self.prefill_graph = BoundGraph(graphs[L.T2S_PREFILL], L.t2s_prefill_io(p))
-        self.buckets = {
-            n: KvBucket(graphs[L.t2s_decode_key(n)], p, n) for n in p.kv_buckets
-        }
+        # layout's I/O tables read only the T2SParams fields
+        io = L.t2s_prefill_io(p)  # type: ignore[arg-type]
+        self.prefill_graph = BoundGraph(graphs[L.T2S_PREFILL], io)
+        self.buckets = KvBuckets(
+            {
+                n: KvGraph(
+                    graphs[L.t2s_decode_key(n)],
+                    L.t2s_decode_io(p, n),  # type: ignore[arg-type]
+                    n,
+                    p.mask_value,
+                )
+                for n in p.kv_buckets
+            }
+        )
         self.stats = T2SStats()
 
     # ------------------------------------------------------------ assembly
@@ -143,23 +147,8 @@ class T2S:
         t = self.tables
         return t.audio_emb[tokens] + t.audio_pe[start : start + len(tokens)]
 
-    def prefill_mask(self, n_text: int, n_audio: int, out: np.ndarray) -> None:
-        """Additive [1,1,P,P] mask (§4.3); padding rows and columns blocked."""
-        s = n_text + n_audio
-        m = out[0, 0]
-        m[...] = self.p.mask_value
-        m[:s, :n_text] = 0.0
-        audio = m[n_text:s, n_text:s]
-        audio[np.tril_indices(n_audio)] = 0.0
-
-    def bucket_for(self, positions: int) -> KvBucket:
-        for length in self.p.kv_buckets:
-            if positions <= length:
-                return self.buckets[length]
-        raise CapacityError(
-            f"{positions} KV positions exceed the largest bucket "
-            f"{self.p.kv_buckets[-1]}"
-        )
+    def bucket_for(self, positions: int) -> KvGraph:
+        return self.buckets.for_positions(positions)
 
     def check_fits(self, n_phones: int, n_prompt: int, max_tokens: int) -> None:
         s = n_phones + n_prompt
@@ -184,12 +173,58 @@ class T2S:
         xy[0, :n_x] = self.embed_text(phones, bert)
         xy[0, n_x:s] = self.embed_audio(prompt, 0)
         xy[0, s:] = 0.0
-        self.prefill_mask(n_x, n_y, b["mask"])
+        # text is the bidirectional prefix, the prompt audio the causal part
+        masks.prefix_causal(b["mask"], n_x, n_y, self.p.mask_value)
         t0 = time.perf_counter()
         self.prefill_graph.execute()
         self.stats.prefill_seconds += time.perf_counter() - t0
         h_last = np.asarray(b["h"][0, s - 1], np.float32)
         return self.tables.predict @ h_last, b["k"], b["v"]
+
+    def _decoder(
+        self,
+        phones: np.ndarray,
+        bert: np.ndarray,
+        prompt: np.ndarray,
+        tokens: int,
+        kv_len: int | None = None,
+    ) -> tuple[np.ndarray, KvGraph, loop.Feed]:
+        """Prefill, then the bucket for ``tokens`` more positions (or the
+        ``kv_len`` one): the prefill's logits, the bucket, the step on a token."""
+        n_y = len(prompt)
+        s = len(phones) + n_y
+        self.check_fits(len(phones), n_y, tokens)
+        bucket = self.bucket_for(s + tokens) if kv_len is None else self.buckets[kv_len]
+        if s + tokens > bucket.length:
+            raise CapacityError(f"{s + tokens} positions exceed bucket {kv_len}")
+        logits, k, v = self.prefill(phones, bert, prompt)
+        bucket.start(k, v, s)
+        return logits, bucket, self._feed(bucket, n_y)
+
+    def _feed(self, bucket: KvGraph, n_y: int) -> loop.Feed:
+        """Decode step idx feeds generated token idx at audio position n_y + idx
+        (§4.2). A step's time runs from the end of the one before, so it
+        includes choosing the token."""
+        emb, pe, stats = self.tables.audio_emb, self.tables.audio_pe, self.stats
+        x, out = bucket.buffers["x"][0, 0], bucket.buffers["logits"][0]
+        idx = 0
+        t0 = time.perf_counter()
+
+        def feed(token: int) -> np.ndarray:
+            nonlocal idx, t0
+            np.add(emb[token], pe[n_y + idx], out=x)
+            bucket.step()
+            idx += 1
+            t1 = time.perf_counter()
+            stats.step_seconds += t1 - t0
+            stats.graph_seconds += bucket.graph_seconds
+            stats.steps += 1
+            if stats.host_steps is not None:
+                stats.host_steps.append(t1 - t0 - bucket.graph_seconds)
+            t0 = t1
+            return out
+
+        return feed
 
     def generate(
         self,
@@ -205,43 +240,17 @@ class T2S:
         ``phones`` / ``bert`` [n, bert_dim] cover reference + target text;
         ``prompt`` is the reference's semantic tokens.
         """
-        n_y = len(prompt)
-        s = len(phones) + n_y
-        self.check_fits(len(phones), n_y, max_tokens)
-        bucket = self.bucket_for(s + max_tokens)
+        self.check_fits(len(phones), len(prompt), max_tokens)
         if cancel is not None:
             cancel.check()
-        logits, k, v = self.prefill(phones, bert, prompt)
-        bucket.start(k, v, s)
+        logits, bucket, feed = self._decoder(phones, bert, prompt, max_tokens)
         stats = self.stats
         stats.segments += 1
         stats.by_bucket[bucket.length] = stats.by_bucket.get(bucket.length, 0) + 1
-        emb, pe, x = self.tables.audio_emb, self.tables.audio_pe, bucket.x
-        tokens: list[int] = []
-        # Step idx samples generated token idx; decode step idx feeds token idx
-        # at audio position n_y + idx (§4.2). One extra sample past the cap
-        # tells a segment that ends exactly at the cap from one that is cut.
-        idx = 0
-        t0 = time.perf_counter()
-        while True:
-            token, stop = sampler.step(logits)
-            if stop:
-                return T2SResult(np.array(tokens, np.int64), capped=False)
-            tokens.append(token)
-            if idx == max_tokens:
-                return T2SResult(np.array(tokens[:max_tokens], np.int64), True)
-            if cancel is not None:
-                cancel.check()
-            np.add(emb[token], pe[n_y + idx], out=x)
-            logits = bucket.step()
-            idx += 1
-            t1 = time.perf_counter()
-            stats.step_seconds += t1 - t0
-            stats.graph_seconds += bucket.graph_seconds
-            stats.steps += 1
-            if stats.host_steps is not None:
-                stats.host_steps.append(t1 - t0 - bucket.graph_seconds)
-            t0 = t1
+        # One extra sample past the cap tells a segment that ends exactly at
+        # the cap from one that is cut.
+        run = loop.free_run(logits, sampler.step, feed, max_tokens + 1, cancel)
+        return T2SResult(np.array(run.tokens[:max_tokens], np.int64), run.limited)
 
     def teacher_forced(
         self,
@@ -249,28 +258,21 @@ class T2S:
         bert: np.ndarray,
         prompt: np.ndarray,
         tokens: np.ndarray,
+        kv_len: int | None = None,
     ) -> np.ndarray:
         """Logits [1 + len(tokens), V] of the prefill and of one decode step per
-        given token (for parity checks against the upstream algorithm)."""
-        n_y = len(prompt)
-        s = len(phones) + n_y
-        self.check_fits(len(phones), n_y, len(tokens))
-        bucket = self.bucket_for(s + len(tokens))
-        logits, k, v = self.prefill(phones, bert, prompt)
-        bucket.start(k, v, s)
-        out = [np.array(logits, np.float32)]
-        for idx, token in enumerate(tokens):
-            bucket.x[...] = self.embed_audio(np.array([token]), n_y + idx)[0]
-            out.append(np.array(bucket.step(), np.float32))
-        return np.stack(out)
+        given token, in the smallest bucket that fits or the ``kv_len`` one
+        (parity gates against the upstream algorithm)."""
+        logits, _, feed = self._decoder(phones, bert, prompt, len(tokens), kv_len)
+        return loop.teacher_forced(logits, feed, tokens)
 
     def warmup(self) -> None:
         """One prefill and one step of every decode bucket."""
-        phones = np.zeros(1, np.int64)
+        phones, prompt = np.zeros(1, np.int64), np.zeros(1, np.int64)
         bert = np.zeros((1, self.p.bert_dim), np.float32)
-        prompt = np.zeros(1, np.int64)
         _, k, v = self.prefill(phones, bert, prompt)
-        for bucket in self.buckets.values():
+        t = self.tables
+        for bucket in self.buckets.graphs.values():
             bucket.start(k, v, 2)
-            bucket.x[...] = self.embed_audio(np.zeros(1, np.int64), 1)[0]
+            np.add(t.audio_emb[0], t.audio_pe[1], out=bucket.buffers["x"][0, 0])
             bucket.step()

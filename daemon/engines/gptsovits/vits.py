@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from daemon.engine.ar.bound import BoundGraph
 from daemon.engine.bundle import BundleError
 from daemon.engine.cancel import CancelToken
 from daemon.engine.windows import decode_windowed
 from daemon.engines.gptsovits import layout as L
-from daemon.engines.gptsovits.bound import BoundGraph
 from daemon.engines.gptsovits.layout import GsvParams
 from daemon.engines.gptsovits.t2s import CapacityError
 from daemon.engines.gptsovits.tables import CpuTables, Reference

@@ -1,4 +1,7 @@
-"""Sampling and stop rules against a torch transcription of upstream's code."""
+"""Sampling and stop rules against a torch transcription of upstream's code.
+
+The GPT-SoVITS sampler is the shared toolkit's (daemon/engine/ar) chain in
+upstream's order; the single functions here are the toolkit's processors."""
 
 from __future__ import annotations
 
@@ -6,13 +9,15 @@ import numpy as np
 import pytest
 import torch
 
-from daemon.engines.gptsovits.sampling import (
-    SamplingConfig,
-    TokenSampler,
-    apply_repetition_penalty,
-    draw,
-    logits_to_probs,
+from daemon.engine.ar.draws import race as draw
+from daemon.engine.ar.processors import (
+    History,
+    RepetitionPenalty,
+    apply,
+    gpt_sovits_chain,
+    softmax,
 )
+from daemon.engines.gptsovits.sampling import SamplingConfig, TokenSampler
 from tests.daemon.engines.gptsovits import upstream_sampling as up
 
 VOCAB, EOS = 1025, 1024
@@ -25,6 +30,19 @@ CONFIGS = {
     "greedy": SamplingConfig(1, 1.0, 1.0, 1.35, EOS, 11),
     "no_penalty": SamplingConfig(50, 1.0, 1.3, 1.0, EOS, 11),
 }
+
+
+def apply_repetition_penalty(x: np.ndarray, seen: np.ndarray, penalty: float) -> None:
+    RepetitionPenalty(penalty)(x, History(len(seen), np.flatnonzero(seen)))
+
+
+def logits_to_probs(x: np.ndarray, cfg: SamplingConfig) -> np.ndarray:
+    """Steps 4-7 (top-p, temperature, top-k, softmax): the chain's warpers."""
+    _, warpers = gpt_sovits_chain(
+        cfg.top_k, cfg.top_p, cfg.temperature, cfg.repetition_penalty,
+        cfg.eos, cfg.eos_block_steps,
+    )  # fmt: skip
+    return softmax(apply(warpers, x, History(x.shape[0])))
 
 
 def _kwargs(cfg: SamplingConfig) -> dict:
@@ -184,14 +202,14 @@ def test_one_pass_kernel_equals_the_reference_functions(name: str):
             logits[order[cfg.top_k - 1 : cfg.top_k + 2]] = logits[order[cfg.top_k]]
         prompt = rng.integers(0, EOS, 50)
         sampler = TokenSampler(cfg, VOCAB, prompt, np.random.default_rng(0))
-        sampler.steps = cfg.eos_block_steps  # full width
+        sampler.history.steps = cfg.eos_block_steps  # full width
         sampler.step(logits)
         x = logits.copy()
         apply_repetition_penalty(x, _mask(prompt), cfg.repetition_penalty)
         probs = logits_to_probs(x, cfg)
         np.testing.assert_array_equal(sampler.candidates, np.flatnonzero(probs))
         np.testing.assert_allclose(
-            sampler._probs[: len(sampler.candidates)],
+            sampler.probs,
             probs[sampler.candidates],
             rtol=1e-6,
         )

@@ -1,6 +1,6 @@
 """Graphs whose inputs and outputs are allocated once and bound (zero-copy).
 
-On the QNN backend the buffers come from ``backend.empty`` (rpcmem on a board,
+On the QNN backend the buffers come from ``Runner.empty`` (rpcmem on a board,
 so the NPU reads them without copies) and ``execute`` runs on them in place; the
 CPU backend emulates binding. Dtypes are what the backend computes on: the NPU
 binaries' (e.g. float16 K/V), or for onnxruntime the ONNX file's own (float32),
@@ -32,6 +32,7 @@ class BoundGraph:
         self.graph_seconds = 0.0  # of the last execute
 
     def bind(self) -> dict[str, np.ndarray]:
+        """The bound buffers by tensor name (allocated and bound on first use)."""
         if not self.buffers:
             bufs = {
                 n: self.runner.empty(s, self._dtypes[n])
