@@ -35,6 +35,8 @@ WORD_SECONDS: Final = 0.12
 BASE_HZ: Final = 180.0
 SPAN_HZ: Final = 500.0
 AMPLITUDE: Final = 0.3
+#: Speakers of a tone voice unless ``params.speakers`` names others ([] for one).
+SPEAKERS: Final = ("0", "1")
 _STALL = re.compile(r"\[\[stall:([0-9.]+)\]\]")
 
 
@@ -67,8 +69,9 @@ class ToneEngine:
         self._calls = int(bundle.params.get("calls_per_word", 1))
         self._mm = graphs["mm"]
         self._rate = bundle.sample_rate
+        speakers = tuple(bundle.params.get("speakers", SPEAKERS))
         self._voice = VoiceInfo(
-            bundle.name, tuple(bundle.languages), "test tones", ("0", "1")
+            bundle.name, tuple(bundle.languages), "test tones", speakers
         )
         ToneEngine.live += 1
 
@@ -81,7 +84,7 @@ class ToneEngine:
         return [self._voice]
 
     def capabilities(self) -> Capabilities:
-        """Two speakers ("0", "1"); a word lasts WORD_SECONDS / speed."""
+        """``params.speakers`` (default SPEAKERS); a word lasts WORD_SECONDS / speed."""
         assert self._voice is not None, "load() first"
         return Capabilities(
             task="tts",
