@@ -34,6 +34,8 @@ class TranscriptionOptions:
     voice: str | None = None
     #: language spoken, if the client knows it; None lets the engine decide
     language: str | None = None
+    #: text that steers the transcript (names, spelling), for engines that take one
+    prompt: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -18,11 +18,12 @@ from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED
 from daemon.engine.registry import Engine
 
-#: The longest text a TTS engine declares it accepts (characters).  No engine
-#: limits text length itself (each splits long text into sentences and pieces
-#: that fit its graphs); this is OpenAI's CreateSpeechRequest ``input``
-#: maxLength, the same default as the service's ``limits.max_input_chars``.
-MAX_TEXT_CHARS: Final = 4096
+#: The longest text (characters) the TTS engines declare they accept: no limit.
+#: None of them limits text length (each splits long text into sentences and
+#: pieces that fit its graphs, re-splitting what does not fit), so what bounds a
+#: request is the service's ``limits.max_input_chars`` (default: OpenAI's
+#: 4096).  An engine with a real bound declares its own ``max_input``.
+MAX_TEXT_CHARS: Final = math.inf
 
 
 @dataclass(frozen=True)
