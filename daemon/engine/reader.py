@@ -334,6 +334,8 @@ def _describe(info: msgspec.inspect.Type) -> str:
 
 
 def _bounds(info: Any) -> str:
+    if info.ge is not None and info.le is not None:
+        return f" in [{info.ge}, {info.le}]"
     marks = (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
     parts = [
         f"{op} {getattr(info, a)}" for a, op in marks if getattr(info, a) is not None

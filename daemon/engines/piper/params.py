@@ -10,9 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Annotated, Any, Final
+
+import msgspec
 
 from daemon.engine.bundle import BundleError
+from daemon.engine.reader import invalid, read
 
 # Piper's special symbols (piper/const.py): pad after every phoneme, BOS, EOS.
 PAD: Final = "_"
@@ -21,8 +24,6 @@ EOS: Final = "$"
 # phoneme_type values of a Piper voice config this engine can phonemize:
 # espeak-ng IPA, or raw codepoints (piper/config.py PhonemeType).
 PHONEME_TYPES: Final = ("espeak", "text")
-# Keys of SynthesisOptions.extra this engine understands.
-EXTRA_KEYS: Final = ("noise_scale", "noise_w", "length_scale")
 # Upper bounds for the noise scales a request may set: Piper voices ship
 # 0.333-0.8; far above that the prior sample is noise, not speech.
 MAX_NOISE: Final = 2.0
@@ -109,52 +110,27 @@ class PiperParams:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "params") -> PiperParams:
-        r = _Fields(data, where)
-        window = r.mapping("window")
-        w = _Fields(window, f"{where}.window")
-        id_map = {}
-        for phoneme, ids in r.mapping("phoneme_id_map").items():
-            if not isinstance(ids, list) or not all(_is_index(i) for i in ids):
-                raise BundleError(
-                    f"{where}.phoneme_id_map[{phoneme!r}]: want a list of ids"
-                )
-            id_map[str(phoneme)] = tuple(ids)
-        for special in (PAD, BOS, EOS):
-            if special not in id_map:
-                raise BundleError(f"{where}.phoneme_id_map: no {special!r} entry")
-        clusters = r.get("vowel_clusters", list) if "vowel_clusters" in data else []
-        credit = None
-        if "attribution" in data:
-            a = _Fields(r.mapping("attribution"), f"{where}.attribution")
-            credit = (a.text("name"), a.text("url"))
-        params = cls(
-            phoneme_type=r.text("phoneme_type"),
-            espeak_voice=r.text("espeak_voice"),
-            phoneme_id_map=id_map,
-            vowel_clusters=tuple(tuple(str(p) for p in c) for c in clusters),
-            noise_scale=r.number("noise_scale"),
-            length_scale=r.number("length_scale"),
-            noise_w=r.number("noise_w"),
-            hop=r.count("hop"),
-            channels=r.count("channels"),
-            phoneme_buckets=r.sizes("phoneme_buckets"),
-            frame_buckets=r.sizes("frame_buckets"),
-            flow_context=r.count("flow_context", minimum=0),
-            window=w.count("frames"),
-            overlap=w.count("overlap", minimum=0),
-            sdp=r.text("sdp"),
-            attribution=credit,
+        f = read(data, _File, where=where, error=BundleError)
+        return cls(
+            phoneme_type=f.phoneme_type,
+            espeak_voice=f.espeak_voice,
+            phoneme_id_map=f.phoneme_id_map,
+            vowel_clusters=f.vowel_clusters,
+            noise_scale=f.noise_scale,
+            length_scale=f.length_scale,
+            noise_w=f.noise_w,
+            hop=f.hop,
+            channels=f.channels,
+            phoneme_buckets=f.phoneme_buckets,
+            frame_buckets=f.frame_buckets,
+            flow_context=f.flow_context,
+            window=f.window.frames,
+            overlap=f.window.overlap,
+            sdp=f.sdp,
+            attribution=(f.attribution.name, f.attribution.url)
+            if f.attribution
+            else None,
         )
-        if params.phoneme_type not in PHONEME_TYPES:
-            raise BundleError(
-                f"{where}.phoneme_type {params.phoneme_type!r}: this engine "
-                f"phonemizes {PHONEME_TYPES}"
-            )
-        if params.window - 2 * params.overlap <= 0:
-            raise BundleError(f"{where}.window: overlap leaves no frames to keep")
-        if params.frame_buckets[-1] <= 2 * params.flow_context:
-            raise BundleError(f"{where}.frame_buckets: largest <= 2 * flow_context")
-        return params
 
 
 @dataclass(frozen=True)
@@ -170,80 +146,106 @@ class Scales:
         cls, params: PiperParams, speed: float, extra: Mapping[str, Any]
     ) -> Scales:
         """The voice's scales, `extra` overrides, then length divided by speed."""
-        unknown = sorted(set(extra) - set(EXTRA_KEYS))
-        if unknown:
-            raise ValueError(
-                f"piper-vits: unknown option(s) {unknown}; known: {list(EXTRA_KEYS)}"
+        e = read(extra, _Extra, where="piper-vits")
+        length = params.length_scale if e.length_scale is None else e.length_scale
+        return cls(
+            noise_scale=params.noise_scale if e.noise_scale is None else e.noise_scale,
+            length_scale=length / speed,
+            noise_w=params.noise_w if e.noise_w is None else e.noise_w,
+        )
+
+
+# --- what voice.yaml `params` and a request's `extra` may hold ------------------
+Text = Annotated[str, msgspec.Meta(min_length=1)]
+Count = Annotated[int, msgspec.Meta(ge=1)]
+Index = Annotated[int, msgspec.Meta(ge=0)]
+#: Bucket sizes: positive (and increasing, checked by _File).
+Sizes = Annotated[tuple[Count, ...], msgspec.Meta(min_length=1)]
+#: The scales, the voice's own and a request's (every request uses them).
+Noise = Annotated[float, msgspec.Meta(ge=0, le=MAX_NOISE)]
+Length = Annotated[float, msgspec.Meta(gt=0)]  # and finite: _finite_length
+
+
+class _Window(msgspec.Struct, frozen=True):
+    frames: Count
+    overlap: Index
+
+
+class _Credit(msgspec.Struct, frozen=True):
+    name: Text
+    url: Text
+
+
+class _Source(msgspec.Struct, frozen=True):
+    file: Text
+    sha256: Text
+
+
+class _File(msgspec.Struct, frozen=True):
+    """``params`` as ``PiperParams.to_dict`` writes them, with the converter's
+    provenance (``scripts/piper/convert.py``: the source model and the numpy SDP
+    port's error; recorded for people, unused by the engine)."""
+
+    phoneme_type: Text
+    espeak_voice: Text
+    phoneme_id_map: dict[str, tuple[Index, ...]]
+    noise_scale: Noise
+    length_scale: Length
+    noise_w: Noise
+    hop: Count
+    channels: Count
+    phoneme_buckets: Sizes
+    frame_buckets: Sizes
+    flow_context: Index
+    window: _Window
+    sdp: Text
+    vowel_clusters: tuple[tuple[str, ...], ...] = ()
+    attribution: _Credit | None = None
+    source: _Source | None = None
+    sdp_max_abs_err: float | None = None
+
+    def __post_init__(self) -> None:
+        _finite_length(self.length_scale)
+        if self.phoneme_type not in PHONEME_TYPES:
+            raise invalid(
+                "phoneme_type", f"one of {list(PHONEME_TYPES)}", self.phoneme_type
             )
-        values = {
-            "noise_scale": params.noise_scale,
-            "length_scale": params.length_scale,
-            "noise_w": params.noise_w,
-        }
-        for key, value in extra.items():
-            if not isinstance(value, int | float) or isinstance(value, bool):
-                raise ValueError(f"piper-vits: {key} must be a number, got {value!r}")
-            values[key] = float(value)
-        for key in ("noise_scale", "noise_w"):
-            if not (math.isfinite(values[key]) and 0.0 <= values[key] <= MAX_NOISE):
-                raise ValueError(
-                    f"piper-vits: {key} {values[key]} outside [0, {MAX_NOISE}]"
-                )
-        if not (math.isfinite(values["length_scale"]) and values["length_scale"] > 0):
-            raise ValueError(
-                f"piper-vits: length_scale must be > 0, got {values['length_scale']}"
+        missing = [s for s in (PAD, BOS, EOS) if s not in self.phoneme_id_map]
+        if missing:
+            raise invalid(
+                "phoneme_id_map",
+                f"entries for {[PAD, BOS, EOS]}",
+                f"no {missing}",
+                raw=True,
             )
-        values["length_scale"] /= speed
-        return cls(**values)
+        for key in ("phoneme_buckets", "frame_buckets"):
+            sizes = getattr(self, key)
+            if list(sizes) != sorted(set(sizes)):
+                raise invalid(key, "increasing sizes", list(sizes))
+        w = self.window
+        if w.frames - 2 * w.overlap <= 0:
+            raise invalid(
+                "window.overlap", f"less than frames / 2 ({w.frames / 2:g})", w.overlap
+            )
+        if self.frame_buckets[-1] <= 2 * self.flow_context:
+            raise invalid(
+                "frame_buckets",
+                f"a largest bucket > 2 * flow_context = {2 * self.flow_context}",
+                list(self.frame_buckets),
+            )
 
 
-def _is_index(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+class _Extra(msgspec.Struct, frozen=True):
+    """The ``SynthesisOptions.extra`` keys this engine understands."""
+
+    noise_scale: Noise | None = None
+    noise_w: Noise | None = None
+    length_scale: Length | None = None
+
+    def __post_init__(self) -> None:
+        _finite_length(self.length_scale)
 
 
-class _Fields:
-    """Typed reads from the params mapping; errors name the field."""
-
-    def __init__(self, data: Any, where: str) -> None:
-        if not isinstance(data, Mapping):
-            raise BundleError(f"{where}: expected a mapping, got {type(data).__name__}")
-        self.data, self.where = data, where
-
-    def get(self, key: str, kind: Any, what: str = "") -> Any:
-        if key not in self.data:
-            raise BundleError(f"{self.where}: missing field {key!r}")
-        value = self.data[key]
-        if not isinstance(value, kind):
-            raise BundleError(f"{self.where}.{key}: want a {what or kind.__name__}")
-        return value
-
-    def text(self, key: str) -> str:
-        value = self.get(key, str)
-        if not value:
-            raise BundleError(f"{self.where}.{key}: must not be empty")
-        return value
-
-    def mapping(self, key: str) -> Mapping[str, Any]:
-        return self.get(key, Mapping)  # type: ignore[no-any-return]
-
-    def number(self, key: str) -> float:
-        value = self.get(key, int | float, "number")
-        if isinstance(value, bool) or not math.isfinite(value) or value < 0:
-            raise BundleError(f"{self.where}.{key}: want a finite number >= 0")
-        return float(value)
-
-    def count(self, key: str, minimum: int = 1) -> int:
-        value = self.get(key, int)
-        if isinstance(value, bool) or value < minimum:
-            raise BundleError(f"{self.where}.{key}: want an integer >= {minimum}")
-        return value
-
-    def sizes(self, key: str) -> tuple[int, ...]:
-        value = self.get(key, list)
-        if (
-            not value
-            or not all(_is_index(v) and v > 0 for v in value)
-            or value != sorted(set(value))
-        ):
-            raise BundleError(f"{self.where}.{key}: want increasing positive sizes")
-        return tuple(value)
+def _finite_length(v: float | None) -> None:
+    if v is not None and not math.isfinite(v):
+        raise invalid("length_scale", "a finite number > 0", v)

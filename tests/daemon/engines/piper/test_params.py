@@ -25,9 +25,13 @@ GOOD = {
 }
 
 
+PROVENANCE = {"source": {"file": "v.onnx", "sha256": "ab"}, "sdp_max_abs_err": 1e-5}
+
+
 def test_round_trip() -> None:
     params = PiperParams.from_dict(GOOD)
     assert PiperParams.from_dict(params.to_dict()) == params
+    assert PiperParams.from_dict({**GOOD, **PROVENANCE}) == params
     assert params.vowel_clusters == (("a", "ɪ"),)
     assert params.graph_keys == (
         "enc_P64",
@@ -39,23 +43,70 @@ def test_round_trip() -> None:
 
 
 @pytest.mark.parametrize(
-    "change, match",
+    "change, message",
     [
-        ({"hop": None}, r"params: missing field 'hop'"),
-        ({"hop": 0}, r"params.hop: want an integer >= 1"),
-        ({"noise_w": "high"}, r"params.noise_w: want a number"),
-        ({"phoneme_buckets": [128, 64]}, "increasing positive sizes"),
-        ({"phoneme_type": "pinyin"}, "phoneme_type 'pinyin'"),
-        ({"phoneme_id_map": {"_": [0], "^": [1]}}, r"no '\$' entry"),
-        ({"phoneme_id_map": {"_": [0], "^": [1], "$": "2"}}, "want a list of ids"),
-        ({"window": {"frames": 24, "overlap": 12}}, "leaves no frames"),
-        ({"frame_buckets": [64]}, "2 \\* flow_context"),
+        ({"hop": None}, "hop: expected an integer >= 1, found nothing (missing field)"),
+        ({"hop": 0}, "hop: expected an integer >= 1, found 0"),
+        ({"noise_w": "high"}, "noise_w: expected a number in [0, 2.0], found 'high'"),
+        (
+            {"length_scale": float("inf")},
+            "length_scale: expected a finite number > 0, found inf",
+        ),
+        (
+            {"phoneme_buckets": [128, 64]},
+            "phoneme_buckets: expected increasing sizes, found [128, 64]",
+        ),
+        (
+            {"phoneme_buckets": [0, 64]},
+            "phoneme_buckets[0]: expected an integer >= 1, found 0",
+        ),
+        (
+            {"phoneme_type": "pinyin"},
+            "phoneme_type: expected one of ['espeak', 'text'], found 'pinyin'",
+        ),
+        (
+            {"phoneme_id_map": {"_": [0], "^": [1]}},
+            "phoneme_id_map: expected entries for ['_', '^', '$'], found no ['$']",
+        ),
+        (
+            {"phoneme_id_map": {"_": [0], "^": [1], "$": "2"}},
+            "phoneme_id_map['$']: expected a list, found '2'",
+        ),
+        (
+            {"phoneme_id_map": {"_": [0], "^": [-1], "$": [2]}},
+            "phoneme_id_map['^'][0]: expected an integer >= 0, found -1",
+        ),
+        (
+            {"window": {"frames": 24, "overlap": 12}},
+            "window.overlap: expected less than frames / 2 (12), found 12",
+        ),
+        (
+            {"window": {"frames": 24}},
+            "window.overlap: expected an integer >= 0, found nothing (missing field)",
+        ),
+        (
+            {"frame_buckets": [64]},
+            "frame_buckets: expected a largest bucket > 2 * flow_context = 64, "
+            "found [64]",
+        ),
+        ({"sdp": ""}, "sdp: expected a non-empty string, found ''"),
+        (
+            {"attribution": {"name": "x"}},
+            "attribution.url: expected a non-empty string, "
+            "found nothing (missing field)",
+        ),
+        (
+            {"sdp_file": "x"},
+            f"expected only the fields {sorted([*GOOD, *PROVENANCE, 'attribution'])}, "
+            "found unknown field(s) ['sdp_file']",
+        ),
     ],
 )
-def test_bad_params_name_the_field(change: dict, match: str) -> None:
+def test_bad_params_name_the_field(change: dict, message: str) -> None:
     data = {k: v for k, v in {**GOOD, **change}.items() if v is not None}
-    with pytest.raises(BundleError, match=match):
+    with pytest.raises(BundleError) as info:
         PiperParams.from_dict(data)
+    assert str(info.value) == f"params: {message}"
 
 
 def test_scales_speed_divides_length_and_extra_overrides() -> None:
@@ -66,15 +117,33 @@ def test_scales_speed_divides_length_and_extra_overrides() -> None:
 
 
 @pytest.mark.parametrize(
-    "extra, match",
+    "extra, message",
     [
-        ({"top_k": 3}, r"unknown option\(s\) \['top_k'\]"),
-        ({"noise_w": -0.1}, "noise_w -0.1 outside"),
-        ({"noise_scale": float("nan")}, "noise_scale nan outside"),
-        ({"noise_scale": True}, "must be a number"),
-        ({"length_scale": 0}, "length_scale must be > 0"),
+        (
+            {"top_k": 3},
+            "expected only the fields ['length_scale', 'noise_scale', 'noise_w'], "
+            "found unknown field(s) ['top_k']",
+        ),
+        (
+            {"noise_w": -0.1},
+            "noise_w: expected a number in [0, 2.0] or null, found -0.1",
+        ),
+        (
+            {"noise_scale": float("nan")},
+            "noise_scale: expected a number in [0, 2.0] or null, found nan",
+        ),
+        (
+            {"noise_scale": 2.5},
+            "noise_scale: expected a number in [0, 2.0] or null, found 2.5",
+        ),
+        (
+            {"noise_scale": True},
+            "noise_scale: expected a number in [0, 2.0] or null, found True",
+        ),
+        ({"length_scale": 0}, "length_scale: expected a number > 0 or null, found 0"),
     ],
 )
-def test_bad_request_scales_are_refused(extra: dict, match: str) -> None:
-    with pytest.raises(ValueError, match=match):
+def test_bad_request_scales_are_refused(extra: dict, message: str) -> None:
+    with pytest.raises(ValueError) as info:
         Scales.for_request(PiperParams.from_dict(GOOD), 1.0, extra)
+    assert str(info.value) == f"piper-vits: {message}"
