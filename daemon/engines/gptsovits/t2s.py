@@ -181,7 +181,7 @@ class T2S:
         h_last = np.asarray(b["h"][0, s - 1], np.float32)
         return self.tables.predict @ h_last, b["k"], b["v"]
 
-    def _decoder(
+    def decoder(
         self,
         phones: np.ndarray,
         bert: np.ndarray,
@@ -243,7 +243,7 @@ class T2S:
         self.check_fits(len(phones), len(prompt), max_tokens)
         if cancel is not None:
             cancel.check()
-        logits, bucket, feed = self._decoder(phones, bert, prompt, max_tokens)
+        logits, bucket, feed = self.decoder(phones, bert, prompt, max_tokens)
         stats = self.stats
         stats.segments += 1
         stats.by_bucket[bucket.length] = stats.by_bucket.get(bucket.length, 0) + 1
@@ -263,7 +263,7 @@ class T2S:
         """Logits [1 + len(tokens), V] of the prefill and of one decode step per
         given token, in the smallest bucket that fits or the ``kv_len`` one
         (parity gates against the upstream algorithm)."""
-        logits, _, feed = self._decoder(phones, bert, prompt, len(tokens), kv_len)
+        logits, _, feed = self.decoder(phones, bert, prompt, len(tokens), kv_len)
         return loop.teacher_forced(logits, feed, tokens)
 
     def warmup(self) -> None:

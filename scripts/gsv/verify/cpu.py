@@ -14,14 +14,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
-import onnxruntime as ort
 import torch
 
 from daemon.engine.windows import decode_windowed
+from daemon.engines.gptsovits import layout
 from scripts.common.parity import rel_error, snr_db
 from scripts.gsv.export.shapes import NOISE_SCALE, GraphShapes
 from scripts.gsv.models.sovits import SovitsModel, VitsEnc
-from scripts.gsv.models.t2s import T2SModel, decode_mask, prefill_mask
+from scripts.gsv.models.t2s import T2SModel
+from scripts.gsv.verify.runtime import cpu_runner, t2s_driver
 
 log = logging.getLogger(__name__)
 
@@ -44,14 +45,8 @@ def _check(graph: str, metric: str, value: float, ok: bool, threshold: str) -> N
 
 
 def cpu_session(path: Path) -> Callable[[Mapping[str, np.ndarray]], list[np.ndarray]]:
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    return lambda feeds: session.run(None, dict(feeds))
-
-
-def _input_dtype(path: Path, name: str) -> type:
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    kind = next(i.type for i in session.get_inputs() if i.name == name)
-    return np.float16 if kind == "tensor(float16)" else np.float32
+    """``run(feeds)`` of the graph at ``path`` on the runtime's CPU backend."""
+    return cpu_runner(path).run
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
@@ -66,7 +61,8 @@ def gate_t2s(
     seed: int = 0,
     steps: int = T2S_STEPS,
 ) -> dict[str, float]:
-    """Prefill + `steps` teacher-forced decode steps per KV bucket."""
+    """Prefill + `steps` teacher-forced decode steps per KV bucket, run by the
+    engine's T2S driver (fp16-KV exports keep an fp16 cache, as the NPU does)."""
     d, p = model.dims, shapes.prefill_len
     # Reference-port proportions (60 phones + 100 prompt tokens at P=512).
     n_x, n_y = max(2, p * 60 // 512), max(2, p * 100 // 512)
@@ -80,39 +76,16 @@ def gate_t2s(
     bert = torch.randn(d.bert_dim, n_x, generator=g)
     prompt = torch.randint(0, d.eos, (n_y,), generator=g)
     tokens = torch.randint(0, d.eos, (steps,), generator=g)
-    with torch.no_grad():
-        ref = _np(model.reference_logits(phones, bert, prompt, tokens))
-        xy = np.zeros((1, p, d.dim), dtype=np.float32)
-        xy[0, :s] = _np(
-            torch.cat(
-                [model.embed_text(phones, bert), model.embed_audio(prompt, 0)], 1
-            )[0]
-        )
-        xs = [_np(model.embed_audio(tokens[i : i + 1], n_y + i)) for i in range(steps)]
-    predict = _np(model.ar_predict_layer.weight)
-    h, k, v = cpu_session(prefill_onnx)({"xy": xy, "mask": prefill_mask(n_x, n_y, p)})
-    first = h[0, s - 1] @ predict.T  # the predict layer of the prefill runs on the CPU
+    ref = _np(model.reference_logits(phones, bert, prompt, tokens))
+    runners = {layout.T2S_PREFILL: cpu_runner(prefill_onnx)}
+    for length, path in decode_onnx.items():
+        runners[layout.t2s_decode_key(length)] = cpu_runner(path)
+    t2s = t2s_driver(model, shapes, runners)
+    bert_rows = np.ascontiguousarray(_np(bert.T))
+    inputs = phones.numpy(), bert_rows, prompt.numpy(), tokens.numpy()
     results: dict[str, float] = {}
-    for length, path in sorted(decode_onnx.items()):
-        run = cpu_session(path)
-        kv = _input_dtype(path, "k_cache")  # fp16-KV exports keep an fp16 cache
-        k_cache = np.zeros((d.layers, d.heads, length, d.head_dim), dtype=kv)
-        v_cache = np.zeros_like(k_cache)
-        k_cache[:, :, :s], v_cache[:, :, :s] = k[:, :, :s], v[:, :, :s]
-        logits = [first]
-        for i in range(steps):
-            pos = s + i
-            out, k_new, v_new = run(
-                {
-                    "x": xs[i],
-                    "k_cache": k_cache,
-                    "v_cache": v_cache,
-                    "mask": decode_mask(pos, length),
-                }
-            )
-            k_cache[:, :, pos], v_cache[:, :, pos] = k_new[:, :, 0], v_new[:, :, 0]
-            logits.append(out[0])
-        test = np.stack(logits)
+    for length in sorted(decode_onnx):
+        test = t2s.teacher_forced(*inputs, kv_len=length)
         err = max(rel_error(r, t) for t, r in zip(test, ref, strict=True))
         top1 = float(np.mean(test.argmax(-1) == ref.argmax(-1)))
         graph = f"t2s_prefill+t2s_decode_L{length}"

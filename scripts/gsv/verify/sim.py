@@ -20,13 +20,17 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from daemon.engine.ar import loop
+from daemon.engine.graphs import QnnRunner
+from daemon.engines.gptsovits import layout
 from scripts.common.parity import cosine, snr_db
 from scripts.gsv.export.bert import bert_inputs
 from scripts.gsv.export.shapes import NOISE_SCALE, GraphShapes
 from scripts.gsv.models.sovits import SovitsModel
-from scripts.gsv.models.t2s import T2SModel, decode_mask, prefill_mask
+from scripts.gsv.models.t2s import T2SModel
 from scripts.gsv.pipeline.refs import RefFeatures
 from scripts.gsv.verify.cpu import _check, cpu_session
+from scripts.gsv.verify.runtime import Simulator, t2s_driver
 
 log = logging.getLogger(__name__)
 
@@ -69,36 +73,13 @@ def topk_agreement(test: np.ndarray, ref: np.ndarray, k: int = SIM_TOP_K) -> flo
     return float(np.mean(same))
 
 
-class _Sim:
-    """One qnnrt backend; runs a binary's graph and times each call."""
-
-    def __init__(self) -> None:
-        import qnnrt
-
-        self.backend = qnnrt.Backend()
-        self.contexts: list = []
-
-    def run(
-        self, graph, feeds: Mapping[str, np.ndarray], seconds: list[float]
-    ) -> list[np.ndarray]:
-        start = time.perf_counter()
-        out = graph.run(dict(feeds))
-        seconds.append(round(time.perf_counter() - start, 2))
-        return [np.asarray(o, np.float32) for o in out]
-
-    def graph(self, path: Path):
-        # One binary at a time: the simulator runs single-graph contexts only.
-        while self.contexts:
-            self.contexts.pop().close()
-        import qnnrt
-
-        self.contexts.append(qnnrt.Context.open(self.backend, path))
-        return self.contexts[-1].graph()
-
-    def close(self) -> None:
-        while self.contexts:
-            self.contexts.pop().close()
-        self.backend.close()
+def _run(
+    runner: QnnRunner, feeds: Mapping[str, np.ndarray], seconds: list[float]
+) -> list[np.ndarray]:
+    start = time.perf_counter()
+    out = runner.run(dict(feeds))
+    seconds.append(round(time.perf_counter() - start, 2))
+    return [np.asarray(o, np.float32) for o in out]
 
 
 def _cosine_gate(
@@ -116,27 +97,39 @@ def _cosine_gate(
 
 
 def gate_bert(
-    sim: _Sim, bin_path: Path, onnx_path: Path, ids: Sequence[int], tokens: int
+    sim: Simulator, bin_path: Path, onnx_path: Path, ids: Sequence[int], tokens: int
 ) -> SimResult:
     feeds = bert_inputs(list(ids), tokens)
     seconds: list[float] = []
-    (test,) = sim.run(sim.graph(bin_path), feeds, seconds)
+    (test,) = _run(sim.runner(bin_path), feeds, seconds)
     (ref,) = cpu_session(onnx_path)(feeds)
     n = len(ids)
     return _cosine_gate("bert", test[0, :n], ref[0, :n], seconds)
 
 
 def gate_g2pw(
-    sim: _Sim, bin_path: Path, onnx_path: Path, feeds: Mapping[str, np.ndarray]
+    sim: Simulator, bin_path: Path, onnx_path: Path, feeds: Mapping[str, np.ndarray]
 ) -> SimResult:
     seconds: list[float] = []
-    (test,) = sim.run(sim.graph(bin_path), feeds, seconds)
+    (test,) = _run(sim.runner(bin_path), feeds, seconds)
     (ref,) = cpu_session(onnx_path)(feeds)
     return _cosine_gate("g2pw", test, ref, seconds)
 
 
+def _timed(feed: loop.Feed, seconds: list[float]) -> loop.Feed:
+    """``feed`` that appends each decode step's seconds to ``seconds``."""
+
+    def timed(token: int) -> np.ndarray:
+        start = time.perf_counter()
+        out = feed(token)
+        seconds.append(round(time.perf_counter() - start, 2))
+        return out
+
+    return timed
+
+
 def gate_t2s(
-    sim: _Sim,
+    sim: Simulator,
     model: T2SModel,
     prefill_bin: Path,
     decode_bins: Mapping[int, Path],
@@ -146,56 +139,35 @@ def gate_t2s(
     seed: int = 0,
 ) -> dict[str, SimResult]:
     """Prefill on the reference prompt, then `steps` teacher-forced steps per
-    bucket, each fed the simulator's own K/V; logits vs the torch reference."""
+    bucket, run by the engine's T2S driver on the compiled graphs (fp16 K/V
+    kept in the bound caches); logits vs the torch reference."""
     d, p = model.dims, shapes.prefill_len
-    phones = torch.from_numpy(ref.phones.astype(np.int64))
-    bert = torch.from_numpy(ref.bert.T.copy())
-    prompt = torch.from_numpy(ref.prompt.astype(np.int64))
-    n_x, n_y = len(phones), len(prompt)
-    s = n_x + n_y
+    phones, prompt = ref.phones.astype(np.int64), ref.prompt.astype(np.int64)
+    s = len(phones) + len(prompt)
     if s > p:
         raise ValueError(f"reference prompt {s} positions exceeds P={p}")
     g = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, d.eos, (steps,), generator=g)
-    with torch.no_grad():
-        want = model.reference_logits(phones, bert, prompt, tokens).numpy()
-        xy = np.zeros((1, p, d.dim), np.float32)
-        xy[0, :s] = torch.cat(
-            [model.embed_text(phones, bert), model.embed_audio(prompt, 0)], 1
-        )[0].numpy()
-        xs = [
-            model.embed_audio(tokens[i : i + 1], n_y + i).numpy() for i in range(steps)
-        ]
-    predict = model.ar_predict_layer.weight.detach().numpy()
+    want = model.reference_logits(
+        torch.from_numpy(phones),
+        torch.from_numpy(ref.bert.T.copy()),
+        torch.from_numpy(prompt),
+        tokens,
+    ).numpy()
+    bins = {layout.T2S_PREFILL: prefill_bin}
+    bins.update({layout.t2s_decode_key(n): path for n, path in decode_bins.items()})
+    t2s = t2s_driver(model, shapes, sim.open(bins))
+    bert = np.ascontiguousarray(ref.bert, np.float32)
     pre_s: list[float] = []
-    h, k, v = sim.run(
-        sim.graph(prefill_bin), {"xy": xy, "mask": prefill_mask(n_x, n_y, p)}, pre_s
-    )
-    first = h[0, s - 1] @ predict.T
     results = {"t2s_prefill": SimResult("top-15 agreement (prefill)", 0.0, pre_s)}
     firsts = []
-    for length, path in sorted(decode_bins.items()):
-        graph = sim.graph(path)
-        kv = graph.inputs[graph.input_index["k_cache"]].native_dtype  # fp16 on NPU
-        k_cache = np.zeros((d.layers, d.heads, length, d.head_dim), kv)
-        v_cache = np.zeros_like(k_cache)
-        k_cache[:, :, :s], v_cache[:, :, :s] = k[:, :, :s], v[:, :, :s]
-        logits, seconds = [first], []
-        for i in range(steps):
-            pos = s + i
-            out, k_new, v_new = sim.run(
-                graph,
-                {
-                    "x": xs[i],
-                    "k_cache": k_cache,
-                    "v_cache": v_cache,
-                    "mask": decode_mask(pos, length),
-                },
-                seconds,
-            )
-            k_cache[:, :, pos], v_cache[:, :, pos] = k_new[:, :, 0], v_new[:, :, 0]
-            logits.append(out[0])
-        agree = topk_agreement(np.stack(logits), want)
+    for length in sorted(decode_bins):
+        start = time.perf_counter()
+        first, _, feed = t2s.decoder(phones, bert, prompt, steps, kv_len=length)
+        pre_s.append(round(time.perf_counter() - start, 2))
+        seconds: list[float] = []
+        logits = loop.teacher_forced(first, _timed(feed, seconds), tokens.numpy())
+        agree = topk_agreement(logits, want)
         name = f"t2s_decode_{length}"
         _check(
             f"t2s_prefill+{name}",
@@ -211,7 +183,7 @@ def gate_t2s(
 
 
 def gate_vits(
-    sim: _Sim,
+    sim: Simulator,
     model: SovitsModel,
     enc_bin: Path,
     enc_onnx: Path,
@@ -250,7 +222,7 @@ def gate_vits(
         (1, model.dims.inter, f)
     )
     enc_s: list[float] = []
-    (z_sim,) = sim.run(sim.graph(enc_bin), feeds, enc_s)
+    (z_sim,) = _run(sim.runner(enc_bin), feeds, enc_s)
     (z_cpu,) = cpu_session(enc_onnx)(feeds)
     results = {
         "vits_enc": _cosine_gate("vits_enc", z_sim[..., :f], z_cpu[..., :f], enc_s)
@@ -261,7 +233,7 @@ def gate_vits(
         "mask": np.ones((1, 1, win), np.float32),
     }
     gen_s: list[float] = []
-    (audio_sim,) = sim.run(sim.graph(gen_bin), gen_feeds, gen_s)
+    (audio_sim,) = _run(sim.runner(gen_bin), gen_feeds, gen_s)
     (audio_cpu,) = cpu_session(gen_onnx)(gen_feeds)
     snr = snr_db(audio_cpu, audio_sim)
     _check(
@@ -275,5 +247,5 @@ def gate_vits(
     return results
 
 
-def open_simulator() -> _Sim:
-    return _Sim()
+def open_simulator() -> Simulator:
+    return Simulator()
