@@ -160,7 +160,7 @@ async def json_object(request: web.Request, timeout: float) -> dict[str, Any]:
         raise ApiError(400, f"request body is not UTF-8 (byte {exc.start})") from None
     try:
         body = msgspec.json.decode(raw)
-    except msgspec.DecodeError as exc:
+    except msgspec.MsgspecError as exc:  # also "Number out of range" (1e999)
         raise ApiError(400, f"request body is not valid JSON: {exc}") from None
     except RecursionError:  # the decoder recurses per nesting level
         raise ApiError(400, "request body is nested too deeply") from None

@@ -275,6 +275,16 @@ def test_sdk_errors_are_openai_shaped(
         ),
         (b'["not", "an", "object"]', 400, "JSON object"),
         (b"{not json", 400, "not valid JSON"),
+        (
+            b'{"model": "m", "input": "hi", "voice": "tone", "speed": 1e999}',
+            400,
+            "not valid JSON: Number out of range",
+        ),
+        (
+            b'{"model": "m", "input": "hi", "voice": "tone", "speed": NaN}',
+            400,
+            "not valid JSON: JSON is malformed",
+        ),
         (b"[" * 100_000, 400, "nested too deeply"),  # RecursionError in json
         (b'{"a":' * 40_000 + b"1" + b"}" * 40_000, 400, "nested too deeply"),
         (b'{"model": "m", "input": "\xff\xfe", "voice": "tone"}', 400, "not UTF-8"),
