@@ -32,7 +32,7 @@ _RECOPY: Final = "copy the bundle again; `hexvoice bundle verify DIR` re-checks 
 
 @dataclass(frozen=True)
 class BundleIntact(Check):
-    """``Bundle.verify``: hashes, each graph's I/O and the engine's graphs.  Its
+    """``verify_bundle``: hashes, each graph's I/O and the engine's graphs.  Its
     HTP-target problems are the ``bundle-target`` check's (they need a
     recompile, not a recopy)."""
 
@@ -51,7 +51,7 @@ class BundleIntact(Check):
         return [
             ok(
                 f"{b.name} ({b.engine}): {len(b.graphs)} graphs, "
-                f"{len(b.graphs) + len(b.files)} files; hashes{io} match; "
+                f"{len(b.binaries) + len(b.files)} files; hashes{io} match; "
                 f"the engine has every graph it runs"
             )
         ]
@@ -60,7 +60,7 @@ class BundleIntact(Check):
 @dataclass(frozen=True)
 class BundleTarget(Check):
     """Every binary is built for the bundle's target and this profile's HTP: arch,
-    SoC model, VTCM (the check ``Bundle.verify`` runs, against this profile)."""
+    SoC model, VTCM (the check ``verify_bundle`` runs, against this profile)."""
 
     def run(self, t: BoardTarget) -> list[Finding]:  # type: ignore[override]
         b, h = t.bundle, t.profile.htp
@@ -82,7 +82,7 @@ class BundleTarget(Check):
                 )
             )
         infos = {
-            k: i for k, i in t.binary_infos.items() if not isinstance(i, Exception)
+            f: i for f, i in t.binary_infos.items() if not isinstance(i, Exception)
         }
         found += [error(p, fix) for p in target_problems(b, infos, t.profile)]
         return found or [ok(f"{len(b.graphs)} graphs for HTP v{h.arch}")]
@@ -161,7 +161,7 @@ class NpuRun(Check):
         try:
             t0 = time.perf_counter()
             with qnnrt.Backend(lib=lib) as backend:
-                graph = qnnrt.Context.open(backend, path).graph()
+                graph = qnnrt.Context.open(backend, path).graph(spec.graph)
                 feeds = {
                     i.name: np.zeros(
                         i.shape, np.float32 if i.quantization else i.native_dtype

@@ -18,6 +18,7 @@ import yaml
 
 import qnnrt
 from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.bundle_verify import verify_bundle
 from qnnrt import ENV_LIB_DIR  # $QNN_LIB_DIR, as qnnrt.load_library reads it
 from qnnrt.dsp import DSP_ENV
 
@@ -85,18 +86,19 @@ class BoardTarget(Target):
         assert isinstance(self.bundle, Bundle)
         lib = self.lib
         if isinstance(lib, Exception):
-            return self.bundle.verify(binaries=False)
-        return self.bundle.verify(binaries=True, lib=lib)
+            return verify_bundle(self.bundle, binaries=False)
+        return verify_bundle(self.bundle, binaries=True, lib=lib)
 
     @cached_property
     def binary_infos(self) -> Mapping[str, qnnrt.BinaryInfo | Exception]:
+        """Each context binary's metadata (or why not), by file, each read once."""
         assert isinstance(self.bundle, Bundle) and not isinstance(self.lib, Exception)
         out: dict[str, qnnrt.BinaryInfo | Exception] = {}
-        for key, g in self.bundle.graphs.items():
+        for file in self.bundle.binaries:
             try:
-                out[key] = qnnrt.read_binary_info(self.bundle.path(g.file), self.lib)
+                out[file] = qnnrt.read_binary_info(self.bundle.path(file), self.lib)
             except (OSError, ValueError, qnnrt.QnnError) as exc:
-                out[key] = exc
+                out[file] = exc
         return out
 
     @property
@@ -111,7 +113,7 @@ class BoardTarget(Target):
         b = self.bundle
         if not isinstance(b, Bundle):
             return 0
-        rels = [g.file for g in b.graphs.values()]
+        rels = list(b.binaries)
         rels += [] if graphs_only else list(b.files)
         return sum(b.path(r).stat().st_size for r in rels if b.path(r).is_file())
 
@@ -236,8 +238,8 @@ class QnnVersion(Check):
             return [ok(f"runtime {lib.build_id}; no bundle to compare with")]
         compiled = [("voice.yaml qnn_sdk", b.qnn_sdk)] if b.qnn_sdk else []
         compiled += [
-            (b.graphs[k].file, i.build_id)
-            for k, i in t.binary_infos.items()
+            (file, i.build_id)
+            for file, i in t.binary_infos.items()
             if not isinstance(i, Exception)
         ]
         fix = (

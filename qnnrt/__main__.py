@@ -1,4 +1,5 @@
-"""``python -m qnnrt info FILE.bin [--json]``: what a context binary holds."""
+"""``python -m qnnrt info FILE.bin [--json]``: what a context binary holds (every
+graph: a binary may hold several)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def format_info(info: BinaryInfo) -> str:
         f"  target: soc_model {info.soc_model or '-'}  dsp_arch "
         f"{'v' + str(info.dsp_arch) if info.dsp_arch else '-'}  "
         f"spill-fill {_human(info.spill_fill_bytes)}",
+        f"  {len(info.graphs)} graph(s): {', '.join(g.name for g in info.graphs)}",
     ]
     for g in info.graphs:
         lines.append(f"  graph {g.name}")

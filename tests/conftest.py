@@ -142,4 +142,4 @@ def two_graph_bin(onnx_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> P
         [onnx_dir / "matmul_tanh.onnx", onnx_dir / "multi_io.onnx"],
         tmp_path_factory.mktemp("shared"),
         name="two_graphs",
-    )
+    ).bin_path

@@ -1,4 +1,4 @@
-"""``hexvoice bundle verify DIR|FILE.tar`` (``Bundle.verify``: the check ``serve``
+"""``hexvoice bundle verify DIR|FILE.tar`` (``verify_bundle``: the check ``serve``
 runs at start and ``hexvoice doctor --bundle`` reports) and ``hexvoice bundle
 info DIR``."""
 
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from daemon.engine.bundle import Bundle, BundleError, unpack
+from daemon.engine.bundle_verify import verify_bundle
 
 
 def _open(path: Path, tmp: str) -> Bundle:
@@ -55,12 +56,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
                 for key, g in bundle.graphs.items():
                     ins = ", ".join(f"{t.name}{list(t.shape)}" for t in g.inputs)
-                    print(f"  {key:<14} {g.file}  ({ins})")
+                    where = g.file + (f" [{g.graph}]" if g.graph else "")
+                    print(f"  {key:<14} {where}  ({ins})")
             return 0
-        problems = bundle.verify(binaries=not args.no_binaries)
+        problems = verify_bundle(bundle, binaries=not args.no_binaries)
     for p in problems:
         print(f"FAIL {p}")
-    n_files = len(bundle.graphs) + len(bundle.files)
+    n_files = len(bundle.binaries) + len(bundle.files)
     print(
         f"{args.bundle}: {'OK' if not problems else f'{len(problems)} problem(s)'} "
         f"({n_files} files, {len(bundle.graphs)} graphs)"

@@ -3,15 +3,17 @@
 Layout::
 
     voice.yaml        manifest (this module's schema, ``format: 1``)
-    graphs/*.bin      QNN context binaries, one per graph
+    graphs/*.bin      QNN context binaries, each holding one or more graphs
     onnx/*.onnx       fp32 graphs for the CPU backend (optional)
     cpu/*.npy         tables the host loop needs (embeddings, heads, ...)
     refs/*.npz        precomputed reference-voice features (GPT-SoVITS)
     text/             text-frontend resources
 
 The manifest pins a sha256 for every file and the I/O (names, dtypes, shapes) of
-every graph, so ``verify`` can prove a bundle is intact and that each binary
-computes on the tensors the engine will hand it.
+every graph, so ``bundle_verify.verify_bundle`` can prove a bundle is intact and
+that each binary computes on the tensors the engine will hand it.  A graph is
+named as (binary file, graph name): one binary may hold several graphs (weights
+shared across KV buckets, prefill + decode), so several entries may name one file.
 """
 
 from __future__ import annotations
@@ -21,14 +23,11 @@ import tarfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import yaml
 
 from daemon.engine.fields import Fields
-
-if TYPE_CHECKING:
-    from board.profile import Profile
 
 BUNDLE_FORMAT: Final = 1
 MANIFEST: Final = "voice.yaml"
@@ -51,6 +50,8 @@ class TensorSpec:
 
 @dataclass(frozen=True)
 class GraphSpec:
+    """One graph the engine runs: graph ``graph`` of context binary ``file``."""
+
     key: str
     file: str
     sha256: str
@@ -58,10 +59,15 @@ class GraphSpec:
     outputs: tuple[TensorSpec, ...]
     onnx: str | None = None
     onnx_sha256: str | None = None
+    #: the graph's name inside ``file``; None (manifests before graph names):
+    #: the file's only graph
+    graph: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "file": self.file,
+        d: dict[str, Any] = {"file": self.file}
+        if self.graph is not None:
+            d["graph"] = self.graph
+        d |= {
             "sha256": self.sha256,
             "inputs": [t.to_dict() for t in self.inputs],
             "outputs": [t.to_dict() for t in self.outputs],
@@ -122,7 +128,9 @@ class Bundle:
                 ),
                 onnx=_relative(gr.text("onnx", required=False), gr.where + ".onnx"),
                 onnx_sha256=gr.text("onnx_sha256", required=False),
+                graph=gr.text("graph", required=False),
             )
+        _one_digest_per_file(graphs, where)
         files = {
             _relative(k, f"{where}: files"): str(v)
             for k, v in m.mapping("files", required=False).items()
@@ -163,16 +171,10 @@ class Bundle:
         """Absolute path of a bundle member (never outside the bundle)."""
         return self.root / _relative(rel, "path")
 
-    def verify(
-        self, *, binaries: bool = True, lib: Any = None, board: Profile | None = None
-    ) -> list[str]:
-        """Every problem found (empty list = intact): hashes; with ``binaries``
-        each binary's I/O and HTP (against ``target`` and, on a board, the board:
-        ``board`` or the one detected); then the engine's graphs
-        (``Engine.requirements``).  See daemon/engine/bundle_verify.py."""
-        from daemon.engine.bundle_verify import verify_bundle
-
-        return verify_bundle(self, binaries=binaries, lib=lib, board=board)
+    @property
+    def binaries(self) -> dict[str, str]:
+        """Every context binary the graphs name, once: file -> sha256, in order."""
+        return {g.file: g.sha256 for g in self.graphs.values()}
 
 
 def tensor_spec(info: Any) -> TensorSpec:
@@ -224,6 +226,18 @@ def _relative(rel: str | None, where: str) -> Any:
     if p.is_absolute() or ".." in p.parts or not p.parts:
         raise BundleError(f"{where}: {rel!r} must be a relative path inside the bundle")
     return str(p)
+
+
+def _one_digest_per_file(graphs: Mapping[str, GraphSpec], where: str) -> None:
+    """Entries naming one binary file must pin the same sha256 for it."""
+    first: dict[str, GraphSpec] = {}
+    for g in graphs.values():
+        other = first.setdefault(g.file, g)
+        if other.sha256 != g.sha256:
+            raise BundleError(
+                f"{where}: graphs.{other.key} and graphs.{g.key} name {g.file} "
+                f"with different sha256"
+            )
 
 
 def _tensor(data: Any, where: str) -> TensorSpec:

@@ -1,10 +1,12 @@
-"""What ``Bundle.verify`` proves: the one check behind ``hexvoice bundle verify``,
-``serve``'s start check and ``hexvoice doctor --bundle``.
+"""What a voice bundle is checked for: the one check behind ``hexvoice bundle
+verify``, ``serve``'s start check and ``hexvoice doctor --bundle``.
 
-1. every hashed file is present and unchanged;
-2. (``binaries``) each context binary holds one graph whose I/O is the manifest's,
-   compiled for the HTP the bundle declares (``target``, a board profile name)
-   and, on a board, for this board (its profile, detected from the SoC id);
+1. every hashed file is present and unchanged (each file hashed once, however
+   many graphs it holds);
+2. (``binaries``) each graph entry's binary holds the graph it names (or, with no
+   name, exactly one graph) with the manifest's I/O; each binary is compiled for
+   the HTP the bundle declares (``target``, a board profile name) and, on a
+   board, for this board (its profile, detected from the SoC id);
 3. the manifest has every graph, tensor and shape its engine runs
    (``Engine.requirements``, the declaration the engine's ``load`` checks).
 """
@@ -20,6 +22,7 @@ from daemon.engine.bundle import (
     MANIFEST,
     Bundle,
     BundleError,
+    GraphSpec,
     TensorSpec,
     sha256_file,
     tensor_spec,
@@ -37,8 +40,16 @@ class TargetMismatch(str):
 
 
 def verify_bundle(
-    bundle: Bundle, *, binaries: bool, lib: Any = None, board: Profile | None = None
+    bundle: Bundle,
+    *,
+    binaries: bool = True,
+    lib: Any = None,
+    board: Profile | None = None,
 ) -> list[str]:
+    """Every problem found (empty list = intact): hashes; with ``binaries`` each
+    graph against its binary and each binary's HTP (against ``target`` and, on a
+    board, the board: ``board`` or the one detected); then the engine's graphs.
+    ``lib``: the ``qnnrt.QnnLibrary`` to read binaries with (default: found)."""
     problems = []
     for rel, digest in _hashed(bundle):
         p = bundle.path(rel)
@@ -50,43 +61,69 @@ def verify_bundle(
     if binaries:
         damaged = {p.split(":")[0] for p in problems}
         infos = {}
-        for key, g in bundle.graphs.items():
-            if g.file in damaged:
+        for file in bundle.binaries:
+            if file in damaged:
                 continue
-            found = _binary(bundle, key, lib)
-            if isinstance(found, list):
-                problems += found
-                wrong_io.add(key)
-            else:
-                infos[key] = found
+            found = read_binary(bundle, file, lib)
+            specs = [g for g in bundle.graphs.values() if g.file == file]
+            if isinstance(found, str):
+                problems.append(found)
+                wrong_io.update(g.key for g in specs)
+                continue
+            infos[file] = found
+            for spec in specs:
+                mismatch = graph_problems(spec, found)
+                if mismatch:
+                    problems += mismatch
+                    wrong_io.add(spec.key)
         problems += target_problems(bundle, infos, board or detect_board())
     # A graph whose manifest I/O the binary contradicts is reported once, above.
     return problems + engine_problems(bundle, skip=wrong_io)
 
 
 def _hashed(bundle: Bundle) -> Iterable[tuple[str, str]]:
+    yield from bundle.binaries.items()
     for g in bundle.graphs.values():
-        yield g.file, g.sha256
         if g.onnx and g.onnx_sha256:
             yield g.onnx, g.onnx_sha256
     yield from bundle.files.items()
 
 
-def _binary(bundle: Bundle, key: str, lib: Any) -> qnnrt.BinaryInfo | list[str]:
-    """The binary's metadata, or its problems (unreadable, not one graph, I/O)."""
+def read_binary(bundle: Bundle, file: str, lib: Any) -> qnnrt.BinaryInfo | str:
+    """A binary's metadata, or why it cannot be read."""
     import qnnrt
 
-    g = bundle.graphs[key]
     try:
-        info = qnnrt.read_binary_info(bundle.path(g.file), lib)
+        return qnnrt.read_binary_info(bundle.path(file), lib)
     except (OSError, ValueError, qnnrt.QnnError) as exc:
-        return [f"{g.file}: not a loadable context binary: {exc}"]
-    if len(info.graphs) != 1:
-        return [f"{g.file}: {len(info.graphs)} graphs, expected 1"]
-    (gi,) = info.graphs
-    problems = _compare(f"{g.file} ({key}) inputs", g.inputs, gi.inputs)
-    problems += _compare(f"{g.file} ({key}) outputs", g.outputs, gi.outputs)
-    return problems or info
+        return f"{file}: not a loadable context binary: {exc}"
+
+
+def find_graph(spec: GraphSpec, info: qnnrt.BinaryInfo) -> qnnrt.GraphInfo | str:
+    """The graph ``spec`` names in its binary, or why there is none."""
+    names = [g.name for g in info.graphs]
+    where = f"{spec.file} ({spec.key})"
+    if spec.graph is None:
+        if len(info.graphs) == 1:
+            return info.graphs[0]
+        return (
+            f"{where}: {len(info.graphs)} graphs {names}; the manifest must name "
+            f"one (graph:)"
+        )
+    for g in info.graphs:
+        if g.name == spec.graph:
+            return g
+    return f"{where}: no graph {spec.graph!r} in the binary; it holds {names}"
+
+
+def graph_problems(spec: GraphSpec, info: qnnrt.BinaryInfo) -> list[str]:
+    """Where graph entry ``spec`` and its binary disagree: the graph, its I/O."""
+    gi = find_graph(spec, info)
+    if isinstance(gi, str):
+        return [gi]
+    where = f"{spec.file} ({spec.key})"
+    problems = _compare(f"{where} inputs", spec.inputs, gi.inputs)
+    return problems + _compare(f"{where} outputs", spec.outputs, gi.outputs)
 
 
 def _compare(what: str, want: tuple[TensorSpec, ...], got: Iterable[Any]) -> list[str]:
@@ -178,11 +215,11 @@ def htp_problems(file: str, info: qnnrt.BinaryInfo, who: str, htp: Htp) -> list[
 def target_problems(
     bundle: Bundle, infos: Mapping[str, qnnrt.BinaryInfo], board: Profile | None
 ) -> list[TargetMismatch]:
-    """Every binary against the declared target, then the board; per binary only
-    the first expectation it misses (one line per fault, not one per check)."""
+    """Every binary (``infos``: file -> its metadata) against the declared target,
+    then the board; per binary only the first expectation it misses (one line
+    per fault, not one per check)."""
     expected, problems = expected_htps(bundle, board)
-    for key, info in infos.items():
-        file = bundle.graphs[key].file
+    for file, info in infos.items():
         for who, htp in expected:
             found = htp_problems(file, info, who, htp)
             if found:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 
-from daemon.engine.bundle import Bundle, BundleError, TensorSpec
+from daemon.engine.bundle import Bundle, BundleError, GraphSpec, TensorSpec
 
 if TYPE_CHECKING:
     import qnnrt
@@ -224,7 +224,7 @@ def expect(
 def unmet(needs: GraphNeeds, graphs: Mapping[str, Any]) -> list[str]:
     """What ``graphs`` lack of ``needs``: missing graphs, then each graph's first
     missing or mis-shaped tensor.  ``graphs`` are runners (``load``) or the
-    manifest's ``GraphSpec``s (``Bundle.verify``): both have key/inputs/outputs."""
+    manifest's ``GraphSpec``s (``verify_bundle``): both have key/inputs/outputs."""
     missing = [key for key in needs if key not in graphs]
     problems = [f"graph {key!r} is missing (the engine runs it)" for key in missing]
     for key, tensors in needs.items():
@@ -241,6 +241,14 @@ def require(needs: GraphNeeds, graphs: Mapping[str, Any]) -> None:
     problems = unmet(needs, graphs)
     if problems:
         raise BundleError("; ".join(problems))
+
+
+def _graph(context: qnnrt.Context, spec: GraphSpec) -> qnnrt.Graph:
+    """The graph ``spec`` names in ``context`` (no name: the binary's only one)."""
+    try:
+        return context.graph(spec.graph)
+    except (KeyError, ValueError) as exc:
+        raise BundleError(f"graph {spec.key}: {exc.args[0]}") from None
 
 
 class GraphHost:
@@ -266,7 +274,8 @@ class GraphHost:
     def open(
         self, bundles: Sequence[Bundle], checkpoint: Checkpoint = go_on
     ) -> list[dict[str, Runner]]:
-        """Runners for every graph of every bundle (QNN: one context group).
+        """Runners for every graph of every bundle (QNN: one context group, each
+        binary file loaded once however many graphs it holds).
         ``checkpoint()`` runs before each graph (QNN: each binary) loads, and
         becomes the runners' ``gate``; it may raise to stop the load there."""
         if self.backend == "cpu":
@@ -278,14 +287,17 @@ class GraphHost:
             self._qnn = qnnrt.Backend(
                 lib_dir=self._lib_dir, power=self._power, log_level=self._log_level
             )
-        entries = [
-            (i, k, g) for i, b in enumerate(bundles) for k, g in b.graphs.items()
-        ]
-        paths = [bundles[i].path(g.file) for i, _, g in entries]
+        # Per bundle, not across bundles: an engine binds its own buffers to its
+        # graphs, so two bundles never share a context, even of one file.
+        files = [(i, f) for i, b in enumerate(bundles) for f in b.binaries]
+        paths = [bundles[i].path(f) for i, f in files]
         self.group = qnnrt.ContextGroup.open(self._qnn, paths, before_each=checkpoint)
+        contexts = dict(zip(files, self.group.contexts, strict=True))
         out: list[dict[str, Runner]] = [{} for _ in bundles]
-        for (i, key, spec), ctx in zip(entries, self.group.contexts, strict=True):
-            out[i][key] = QnnRunner(key, ctx.graph(), spec, checkpoint)
+        for i, b in enumerate(bundles):
+            for key, spec in b.graphs.items():
+                graph = _graph(contexts[i, spec.file], spec)
+                out[i][key] = QnnRunner(key, graph, spec, checkpoint)
         return out
 
     def _open_cpu(self, bundle: Bundle, checkpoint: Checkpoint) -> dict[str, Runner]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.bundle_verify import verify_bundle
 from daemon.engine.graphs import GraphHost, Runner
 from daemon.engine.registry import Engine, engine_class
 
@@ -35,7 +36,7 @@ def open_engine(
     if not isinstance(bundle, Bundle):
         bundle = Bundle.load(bundle)
     if verify:
-        problems = bundle.verify(binaries=False)
+        problems = verify_bundle(bundle, binaries=False)
         if problems:
             raise BundleError(f"{bundle.root}: " + "; ".join(problems))
     cls = engine_class(bundle.engine)

@@ -23,15 +23,55 @@ from daemon.engine.bundle import (
 def add_graph(
     root: Path, key: str, bin_path: Path, onnx_path: Path | None = None
 ) -> GraphSpec:
-    """Copy ``bin_path`` (+ fp32 ONNX) into ``root``; describe it from its metadata."""
-    (root / "graphs").mkdir(parents=True, exist_ok=True)
-    dest = root / "graphs" / f"{key}.bin"
-    if bin_path.resolve() != dest.resolve():
-        shutil.copyfile(bin_path, dest)
-    info = qnnrt.read_binary_info(dest)
+    """Copy ``bin_path`` (one graph) + its fp32 ONNX into ``root``; describe it
+    from its metadata, naming the graph."""
+    file = f"graphs/{key}.bin"
+    info, sha = _copy_binary(root, file, bin_path)
     if len(info.graphs) != 1:
         raise ValueError(f"{bin_path}: {len(info.graphs)} graphs, expected exactly 1")
-    (g,) = info.graphs
+    return _spec(root, key, (file, sha), info.graphs[0], onnx_path)
+
+
+def add_shared(
+    root: Path,
+    name: str,
+    bin_path: Path,
+    graphs: Mapping[str, str],
+    onnx_paths: Mapping[str, Path] | None = None,
+) -> dict[str, GraphSpec]:
+    """Copy a binary holding several graphs into ``root`` as ``graphs/<name>.bin``
+    (copied and hashed once); one entry per ``graphs`` item (key -> graph name
+    in the binary), each with its fp32 ONNX from ``onnx_paths`` if given."""
+    file = f"graphs/{name}.bin"
+    info, sha = _copy_binary(root, file, bin_path)
+    have = {g.name: g for g in info.graphs}
+    missing = sorted(set(graphs.values()) - set(have))
+    if missing:
+        raise ValueError(f"{bin_path}: no graph(s) {missing}; it holds {list(have)}")
+    onnx = onnx_paths or {}
+    return {
+        key: _spec(root, key, (file, sha), have[graph], onnx.get(key))
+        for key, graph in graphs.items()
+    }
+
+
+def _copy_binary(root: Path, file: str, bin_path: Path) -> tuple[qnnrt.BinaryInfo, str]:
+    """Copy to ``root/file``: its metadata and sha256."""
+    dest = root / file
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if bin_path.resolve() != dest.resolve():
+        shutil.copyfile(bin_path, dest)
+    return qnnrt.read_binary_info(dest), sha256_file(dest)
+
+
+def _spec(
+    root: Path,
+    key: str,
+    binary: tuple[str, str],
+    g: qnnrt.GraphInfo,
+    onnx_path: Path | None,
+) -> GraphSpec:
+    """Entry ``key``: graph ``g`` of ``binary`` (file, sha256) + optional ONNX."""
     onnx_rel = onnx_sha = None
     if onnx_path is not None:
         (root / "onnx").mkdir(exist_ok=True)
@@ -41,8 +81,9 @@ def add_graph(
         onnx_rel, onnx_sha = f"onnx/{key}.onnx", sha256_file(onnx_dest)
     return GraphSpec(
         key=key,
-        file=f"graphs/{key}.bin",
-        sha256=sha256_file(dest),
+        file=binary[0],
+        graph=g.name,
+        sha256=binary[1],
         inputs=tuple(tensor_spec(t) for t in g.inputs),
         outputs=tuple(tensor_spec(t) for t in g.outputs),
         onnx=onnx_rel,

@@ -55,6 +55,15 @@ class Compiled:
         return d
 
 
+@dataclass(frozen=True)
+class Shared:
+    """One context binary holding several graphs (``compile_shared``)."""
+
+    bin_path: Path
+    #: the binary's graph names, in the order of the ONNX graphs they came from
+    graphs: tuple[str, ...]
+
+
 def qnn_sdk_version() -> str:
     """QNN SDK version of the installed onnxruntime-qnn (e.g. ``2.51.0``)."""
     from onnxruntime_qnn import build_and_package_info as info
@@ -135,20 +144,25 @@ def compile_shared(
     *,
     name: str,
     target: str = "simulator",
-) -> Path:
+) -> Shared:
     """Compile several ONNX graphs into ONE context binary with one graph each
-    (the QNN EP's ``ep.share_ep_contexts``).  Returns ``out_dir/<name>.bin``."""
+    (the QNN EP's ``ep.share_ep_contexts``): ``out_dir/<name>.bin`` and its
+    graph names, one per ONNX graph in order (each EPContext node's
+    ``partition_name`` is the graph's name in the binary)."""
+    import onnx
     import onnxruntime as ort
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     devices = _register(ort)[:1]
+    graphs = []
     with tempfile.TemporaryDirectory(prefix="qnn_shared_") as tmp:
         for i, path in enumerate(onnx_paths):
+            ctx = f"{tmp}/g{i}.ctx.onnx"
             so = ort.SessionOptions()
             so.add_session_config_entry("ep.context_enable", "1")
             so.add_session_config_entry("ep.context_embed_mode", "0")
-            so.add_session_config_entry("ep.context_file_path", f"{tmp}/g{i}.ctx.onnx")
+            so.add_session_config_entry("ep.context_file_path", ctx)
             so.add_session_config_entry("ep.share_ep_contexts", "1")
             if i == len(onnx_paths) - 1:
                 so.add_session_config_entry("ep.stop_share_ep_contexts", "1")
@@ -157,12 +171,21 @@ def compile_shared(
                 ort.InferenceSession(str(path), so)
             except Exception as exc:
                 raise CompileError(f"QNN EP could not compile {path}: {exc}") from exc
+            graphs.append(_partition_name(onnx.load(ctx, load_external_data=False)))
         bins = list(Path(tmp).glob("*.bin"))
         if len(bins) != 1:
             raise CompileError(f"expected one shared .bin, found {bins}")
         dest = out_dir / f"{name}.bin"
         shutil.copyfile(bins[0], dest)
-    return dest
+    return Shared(dest, tuple(graphs))
+
+
+def _partition_name(model: Any) -> str:
+    (node,) = [n for n in model.graph.node if n.op_type == "EPContext"]
+    for attr in node.attribute:
+        if attr.name == "partition_name":
+            return attr.s.decode()
+    raise CompileError("EPContext node without partition_name")
 
 
 def _cache_key(onnx_path: Path, target: str) -> str:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from daemon.engine.bundle import Bundle
+from daemon.engine.bundle_verify import verify_bundle
 from scripts.piper.cache import cached_convert
 from scripts.piper.convert import TARGETS, ConvertOptions, read_config
 from scripts.common.onnx_surgery import ConversionError
@@ -50,7 +51,7 @@ def make(
     print(f"  {built} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
     step(3, "verifying hashes and every binary's I/O")
     bundle = Bundle.load(built)
-    problems = bundle.verify()
+    problems = verify_bundle(bundle)
     if problems:
         raise ConversionError("bundle does not verify: " + "; ".join(problems))
     link = out / (bundle.name + ("-small" if small else ""))

@@ -129,6 +129,35 @@ def voice(tmp_path: Path, bins, tone_site: Path, monkeypatch) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def twins_bin(tmp_path_factory: pytest.TempPathFactory):
+    """ONE context binary with two graphs (tests/qnnrt/tiny_models.twin_matmuls)."""
+    pytest.importorskip("onnxruntime_qnn")
+    from tests.qnnrt.tiny_models import twin_matmuls
+
+    return twin_matmuls(tmp_path_factory.mktemp("twins"))
+
+
+@pytest.fixture
+def twins_voice(tmp_path: Path, twins_bin, tone_site: Path, monkeypatch) -> Path:
+    """A bundle whose graphs ``mm`` and ``mm_sigmoid`` are both in one binary."""
+    from scripts.common import bundling
+
+    monkeypatch.syspath_prepend(str(tone_site))
+    root = tmp_path / "twins"
+    names = dict(zip(("mm", "mm_sigmoid"), twins_bin.graphs, strict=True))
+    bundling.finish(
+        root,
+        engine=TONE_ENGINE,
+        name="twins",
+        sample_rate=16000,
+        languages=("en",),
+        graphs=bundling.add_shared(root, "twins", twins_bin.bin_path, names),
+        target="simulator",
+    )
+    return root
+
+
 Run = Callable[..., list[Finding]]
 
 

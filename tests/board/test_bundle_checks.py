@@ -38,6 +38,24 @@ def test_npu_run_executes_the_smallest_graph(run_check, simulator, voice):
     assert f.message.startswith("loaded graphs/matmul.bin (56 KiB) and ran mm once")
 
 
+def test_graphs_of_one_binary_are_checked_and_run_by_name(
+    run_check, simulator, twins_voice: Path
+):
+    (f,) = run_check("bundle", simulator, bundle=twins_voice)
+    assert f.level == OK, f
+    assert f.message.startswith("twins (test-tone): 2 graphs, 1 files; hashes and")
+    (t,) = run_check("bundle-target", simulator, bundle=twins_voice)
+    assert t.level == OK and t.message == "2 graphs for HTP v73"
+    (run,) = run_check("npu-run", simulator, bundle=twins_voice)
+    assert run.level == OK, run
+    assert run.message.startswith("loaded graphs/twins.bin (")
+    assert " and ran mm once" in run.message
+    edit_manifest(twins_voice, lambda m: m["graphs"]["mm"].update(graph="nope"))
+    (f,) = run_check("bundle", simulator, bundle=twins_voice)
+    assert f.level == ERROR
+    assert f.message.startswith("graphs/twins.bin (mm): no graph 'nope' in the binary")
+
+
 def test_no_bundle_skips_the_bundle_checks(run_check, simulator):
     for name in ("bundle", "bundle-target", "npu-run"):
         (f,) = run_check(name, simulator)

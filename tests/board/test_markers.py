@@ -43,6 +43,11 @@ def test_a_board_run_without_binaries_says_how_to_make_them(tmp_path):
 
 def test_board_bundle_builds_every_binary_a_board_test_needs(tmp_path: Path):
     from tests.qnnrt.board_bundle import build
+    from tests.qnnrt.test_shared import SAME_WEIGHTS_BIN
 
     built = build(tmp_path)
-    assert board_binaries({BOARD_BUNDLE_ENV: str(tmp_path)}) == built
+    assert built == {
+        **board_binaries({BOARD_BUNDLE_ENV: str(tmp_path)}),
+        # the weight-shared binary only a board loads (test_shared.py)
+        "shared_same_weights": tmp_path / SAME_WEIGHTS_BIN,
+    }

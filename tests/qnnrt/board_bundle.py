@@ -15,6 +15,8 @@ from pathlib import Path
 
 from scripts.common.qnn_compile import compile_onnx
 from tests.conftest import _MODELS, build_model
+from tests.qnnrt.test_shared import SAME_WEIGHTS_BIN
+from tests.qnnrt.tiny_models import SAME, twin_matmuls
 
 
 def build(out: Path) -> dict[str, Path]:
@@ -26,6 +28,10 @@ def build(out: Path) -> dict[str, Path]:
             compiled = compile_onnx(onnx, Path(tmp) / name, target="qcs8550")
             made[name] = out / f"{name}.bin"
             shutil.copyfile(compiled.bin_path, made[name])
+        # Weights shared by two graphs: a board-only artefact (test_shared.py).
+        shared = twin_matmuls(Path(tmp) / "same", SAME, name="same", target="qcs8550")
+        made["shared_same_weights"] = out / SAME_WEIGHTS_BIN
+        shutil.copyfile(shared.bin_path, made["shared_same_weights"])
     return made
 
 

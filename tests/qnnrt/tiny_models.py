@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+if TYPE_CHECKING:
+    from scripts.common.qnn_compile import Shared
 
 OPSET = 17
 #: uint16 QuantizeLinear/DequantizeLinear need opset 21.
@@ -31,20 +36,64 @@ def _vi(name: str, dtype: int, shape: list[int]) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, dtype, shape)
 
 
-def matmul_tanh(path: Path, n: int = 64) -> Path:
-    """y = tanh(x @ W): the smallest real graph."""
-    w = np.random.default_rng(_RNG_SEED).standard_normal((n, n)).astype(np.float32)
+def matmul_weights(n: int = 64, seed: int = _RNG_SEED) -> np.ndarray:
+    """The ``W`` of :func:`matmul_tanh` (for a numpy reference)."""
+    w = np.random.default_rng(seed).standard_normal((n, n)).astype(np.float32)
+    return (w / np.sqrt(n)).astype(np.float32)
+
+
+def matmul_tanh(
+    path: Path, n: int = 64, seed: int = _RNG_SEED, act: str = "Tanh"
+) -> Path:
+    """y = tanh(x @ W): the smallest real graph (``seed`` draws W; ``act``: another
+    activation, e.g. Sigmoid)."""
     g = helper.make_graph(
         [
             helper.make_node("MatMul", ["x", "W"], ["m"]),
-            helper.make_node("Tanh", ["m"], ["y"]),
+            helper.make_node(act, ["m"], ["y"]),
         ],
-        "matmul_tanh",
+        f"matmul_{act.lower()}",
         [_vi("x", TensorProto.FLOAT, [1, n])],
         [_vi("y", TensorProto.FLOAT, [1, n])],
-        [_init("W", (w / np.sqrt(n)).astype(np.float32))],
+        [_init("W", matmul_weights(n, seed))],
     )
     return _save(g, path)
+
+
+#: (W seed, activation) of the two graphs of a shared binary that x86 runs:
+#: distinct weights AND distinct ops.  Measured on the simulator (QNN 2.51): two
+#: graphs of the same ops (MatMul -> Tanh twice) fail contextCreateFromBinary with
+#: 1000 even with distinct weights, names or sizes; equal weights are
+#: de-duplicated by the QNN EP and fail the same way (issue 11).
+TWINS: Final = ((1, "Tanh"), (2, "Sigmoid"))
+#: ... and the board-only variant: both graphs the same ops and W (weight sharing).
+SAME: Final = ((_RNG_SEED, "Tanh"), (_RNG_SEED, "Tanh"))
+#: numpy references of the activations above
+ACTIVATIONS: Final = {"Tanh": np.tanh, "Sigmoid": lambda m: 1 / (1 + np.exp(-m))}
+
+
+def twin_matmuls(
+    out_dir: Path,
+    graphs: Sequence[tuple[int, str]] = TWINS,
+    *,
+    name: str = "twin_matmuls",
+    target: str = "simulator",
+) -> Shared:
+    """ONE context binary holding a :func:`matmul_tanh` graph per (seed,
+    activation), all with I/O ``x`` -> ``y``; ``.graphs`` are in that order."""
+    from scripts.common.qnn_compile import compile_shared
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [
+        matmul_tanh(out_dir / f"{name}_{i}.onnx", seed=seed, act=act)
+        for i, (seed, act) in enumerate(graphs)
+    ]
+    return compile_shared(paths, out_dir, name=name, target=target)
+
+
+def twin_reference(x: np.ndarray, seed: int, act: str) -> np.ndarray:
+    """What graph (seed, act) of :func:`twin_matmuls` computes, in numpy."""
+    return ACTIVATIONS[act](x @ matmul_weights(x.shape[-1], seed)).astype(np.float32)
 
 
 def multi_io(path: Path) -> Path:

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from daemon.engine.bundle import pack
+from daemon.engine.bundle_verify import verify_bundle
 from daemon.engines.gptsovits import layout
 from scripts.common import bundling
 from scripts.common.qnn_compile import TARGETS, CompileError, compile_onnx
@@ -216,7 +217,7 @@ def _bundle(ctx: BuildContext, opts: BuildOptions, compiled: dict, tar: Path) ->
         qnn_sdk=",".join(sorted(sdks)),
         target=opts.target,
     )
-    problems = bundle.verify()
+    problems = verify_bundle(bundle)
     if problems:
         raise BuildError("bundle verify failed: " + "; ".join(problems))
     pack(out, tar)

@@ -25,7 +25,7 @@ from daemon.engine.bundle import (
     unpack,
     write_manifest,
 )
-from daemon.engine.bundle_verify import TargetMismatch, detect_board
+from daemon.engine.bundle_verify import TargetMismatch, detect_board, verify_bundle
 from daemon.engine.registry import engine_class
 from tests.bundle_edits import (
     compile_foreign,
@@ -78,7 +78,30 @@ def bundle_dir(tmp_path: Path, bins) -> Path:
 def test_round_trip_and_verify_clean(bundle_dir: Path):
     b = Bundle.load(bundle_dir)
     assert b.graphs["mm"].inputs == (TensorSpec("x", "float32", (1, 64)),)
-    assert b.verify() == []
+    assert verify_bundle(b) == []
+
+
+def test_a_manifest_without_graph_names_reads_as_before(bundle_dir: Path):
+    """Manifests written before graph names: each entry is its file's only graph."""
+    m = yaml.safe_load((bundle_dir / MANIFEST).read_text())
+    assert "graph" not in m["graphs"]["mm"]
+    b = Bundle.load(bundle_dir)
+    assert b.graphs["mm"].graph is None
+    assert verify_bundle(b) == []
+
+
+def test_a_named_graph_is_checked_against_its_binary(bundle_dir: Path, capsys):
+    (g,) = qnnrt.read_binary_info(bundle_dir / "graphs" / "matmul.bin").graphs
+    edit_manifest(bundle_dir, lambda m: m["graphs"]["mm"].update(graph=g.name))
+    assert Bundle.load(bundle_dir).graphs["mm"].graph == g.name
+    assert verify_bundle(Bundle.load(bundle_dir)) == []
+    edit_manifest(bundle_dir, lambda m: m["graphs"]["mm"].update(graph="decode"))
+    want = (
+        f"graphs/matmul.bin (mm): no graph 'decode' in the binary; it holds {[g.name]}"
+    )
+    assert verify_bundle(Bundle.load(bundle_dir)) == [want]
+    assert bundle_cli(["verify", str(bundle_dir)]) == 1
+    assert f"FAIL {want}" in capsys.readouterr().out
 
 
 def test_flipped_byte_is_caught(bundle_dir: Path):
@@ -86,7 +109,7 @@ def test_flipped_byte_is_caught(bundle_dir: Path):
     data = bytearray(p.read_bytes())
     data[len(data) // 2] ^= 0x01
     p.write_bytes(bytes(data))
-    problems = Bundle.load(bundle_dir).verify()
+    problems = verify_bundle(Bundle.load(bundle_dir))
     assert problems == [
         "graphs/matmul.bin: sha256 mismatch (file changed or corrupted)"
     ]
@@ -94,14 +117,14 @@ def test_flipped_byte_is_caught(bundle_dir: Path):
 
 def test_missing_file_is_caught(bundle_dir: Path):
     (bundle_dir / "cpu" / "table.npy").unlink()
-    assert Bundle.load(bundle_dir).verify() == ["cpu/table.npy: missing"]
+    assert verify_bundle(Bundle.load(bundle_dir)) == ["cpu/table.npy: missing"]
 
 
 def test_wrong_io_shape_in_manifest_is_caught(bundle_dir: Path):
     m = yaml.safe_load((bundle_dir / MANIFEST).read_text())
     m["graphs"]["mm"]["inputs"][0]["shape"] = [1, 32]
     (bundle_dir / MANIFEST).write_text(yaml.safe_dump(m))
-    (problem,) = Bundle.load(bundle_dir).verify()
+    (problem,) = verify_bundle(Bundle.load(bundle_dir))
     assert (
         "'x' is float32[1, 64] in the binary, float32[1, 32] in the manifest" in problem
     )
@@ -111,7 +134,7 @@ def test_renamed_output_is_caught(bundle_dir: Path):
     m = yaml.safe_load((bundle_dir / MANIFEST).read_text())
     m["graphs"]["mm"]["outputs"][0]["name"] = "output_0"
     (bundle_dir / MANIFEST).write_text(yaml.safe_dump(m))
-    problems = Bundle.load(bundle_dir).verify()
+    problems = verify_bundle(Bundle.load(bundle_dir))
     assert any("binary has 'y', manifest does not" in p for p in problems)
 
 
@@ -152,7 +175,7 @@ def test_not_a_bundle(tmp_path: Path):
 def test_tar_round_trip(bundle_dir: Path, tmp_path: Path):
     tar = pack(bundle_dir, tmp_path / "voice.tar")
     out = unpack(tar, tmp_path / "unpacked")
-    assert Bundle.load(out).verify() == []
+    assert verify_bundle(Bundle.load(out)) == []
 
 
 # --- item 6: each binary's HTP arch / SoC against the target and the board ----
@@ -174,7 +197,7 @@ def test_binary_for_another_htp_fails_verify_naming_found_and_expected(
     bundle_dir: Path, foreign_bin: Path, tmp_path: Path, capsys
 ):
     swap_binary(bundle_dir, "mm", foreign_bin)  # its sha256 is right
-    assert Bundle.load(bundle_dir).verify() == FOREIGN
+    assert verify_bundle(Bundle.load(bundle_dir)) == FOREIGN
     tar = pack(bundle_dir, tmp_path / "voice.tar")
     for path in (bundle_dir, tar):
         assert bundle_cli(["verify", str(path)]) == 1
@@ -183,16 +206,16 @@ def test_binary_for_another_htp_fails_verify_naming_found_and_expected(
             f"FAIL {p}" for p in FOREIGN
         ]
     # hashes only: nothing reads the binaries (no QNN libraries needed)
-    assert Bundle.load(bundle_dir).verify(binaries=False) == []
+    assert verify_bundle(Bundle.load(bundle_dir), binaries=False) == []
 
 
 def test_on_a_board_the_board_profile_is_checked_too(bundle_dir: Path):
     qcs8550 = load_profile("qcs8550")
-    assert Bundle.load(bundle_dir).verify(board=qcs8550) == []
+    assert verify_bundle(Bundle.load(bundle_dir), board=qcs8550) == []
     only_66 = dataclasses.replace(
         qcs8550, htp=dataclasses.replace(qcs8550.htp, binary_soc_models=(66,))
     )
-    (problem,) = Bundle.load(bundle_dir).verify(board=only_66)
+    (problem,) = verify_bundle(Bundle.load(bundle_dir), board=only_66)
     assert problem == (
         "graphs/matmul.bin: compiled for SoC model 43, this board (qcs8550) "
         "accepts [66]"
@@ -213,7 +236,7 @@ def test_the_board_is_detected_from_its_soc_id(tmp_path: Path):
 
 def test_a_target_no_profile_describes_is_a_problem(bundle_dir: Path):
     edit_manifest(bundle_dir, lambda m: m.update(target="sm8650"))
-    assert Bundle.load(bundle_dir).verify() == [
+    assert verify_bundle(Bundle.load(bundle_dir)) == [
         "voice.yaml: target 'sm8650' is not a known HTP target (qcs8550, "
         "simulator); its binaries cannot be checked"
     ]
@@ -225,8 +248,8 @@ def test_a_graph_the_engine_needs_missing_from_the_manifest(
 ):
     edit_manifest(bundle_dir, lambda m: m["graphs"].pop("mm"))
     want = "voice.yaml (test-tone): graph 'mm' is missing (the engine runs it)"
-    assert Bundle.load(bundle_dir).verify() == [want]
-    assert Bundle.load(bundle_dir).verify(binaries=False) == [want]
+    assert verify_bundle(Bundle.load(bundle_dir)) == [want]
+    assert verify_bundle(Bundle.load(bundle_dir), binaries=False) == [want]
     tar = pack(bundle_dir, tmp_path / "voice.tar")
     assert bundle_cli(["verify", str(tar)]) == 1
     assert f"FAIL {want}" in capsys.readouterr().out
@@ -234,7 +257,7 @@ def test_a_graph_the_engine_needs_missing_from_the_manifest(
 
 def test_an_engine_nobody_installed_is_a_problem(bundle_dir: Path):
     edit_manifest(bundle_dir, lambda m: m.update(engine="nope"))
-    (problem,) = Bundle.load(bundle_dir).verify()
+    (problem,) = verify_bundle(Bundle.load(bundle_dir))
     assert problem.startswith("voice.yaml: no engine 'nope' registered")
 
 
@@ -293,7 +316,8 @@ def test_verify_and_the_engines_load_refuse_the_same_manifest(
     root = linked_copy(src, tmp_path / "voice")
     edit_manifest(root, edit)
     bundle = Bundle.load(root)
-    assert bundle.verify(binaries=False) == [f"voice.yaml ({bundle.engine}): {problem}"]
+    want = f"voice.yaml ({bundle.engine}): {problem}"
+    assert verify_bundle(bundle, binaries=False) == [want]
     # The engine's own load: the manifest's specs are what a QNN runner exposes.
     with pytest.raises(BundleError) as refused:
         engine_class(bundle.engine)().load(bundle, bundle.graphs)
@@ -303,4 +327,75 @@ def test_verify_and_the_engines_load_refuse_the_same_manifest(
 @pytest.mark.parametrize("voice", ["piper_voice", "gsv_bundle_dir"])
 def test_real_bundles_meet_their_engines_needs(request, voice: str):
     bundle = Bundle.load(request.getfixturevalue(voice))
-    assert bundle.verify(binaries=False) == []
+    assert verify_bundle(bundle, binaries=False) == []
+
+
+# --- GraphSpec(file, graph): several graphs of one binary ---------------------
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory):
+    pytest.importorskip("onnxruntime_qnn")
+    from tests.qnnrt import tiny_models as tm
+
+    return tm.twin_matmuls(tmp_path_factory.mktemp("twins"))
+
+
+@pytest.fixture
+def twins_dir(tmp_path: Path, twins) -> Path:
+    """Graphs ``mm`` and ``mm_sigmoid`` of ONE binary, for the test-tone engine."""
+    from scripts.common import bundling
+
+    root = tmp_path / "twins"
+    names = dict(zip(("mm", "mm_sigmoid"), twins.graphs, strict=True))
+    bundling.finish(
+        root,
+        engine=TONE_ENGINE,
+        name="twins",
+        sample_rate=16000,
+        languages=("en",),
+        graphs=bundling.add_shared(root, "twins", twins.bin_path, names),
+        target="simulator",
+    )
+    return root
+
+
+def test_two_graphs_of_one_binary_verify_and_are_hashed_once(twins_dir: Path):
+    b = Bundle.load(twins_dir)
+    assert [g.file for g in b.graphs.values()] == ["graphs/twins.bin"] * 2
+    assert verify_bundle(b) == []
+    p = twins_dir / "graphs" / "twins.bin"
+    data = bytearray(p.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    p.write_bytes(bytes(data))
+    assert verify_bundle(Bundle.load(twins_dir)) == [
+        "graphs/twins.bin: sha256 mismatch (file changed or corrupted)"
+    ]
+
+
+def test_verify_refuses_a_graph_the_binary_lacks(twins_dir: Path, twins, capsys):
+    edit_manifest(twins_dir, lambda m: m["graphs"]["mm"].update(graph="prefill"))
+    want = (
+        f"graphs/twins.bin (mm): no graph 'prefill' in the binary; it holds "
+        f"{list(twins.graphs)}"
+    )
+    assert verify_bundle(Bundle.load(twins_dir)) == [want]
+    assert bundle_cli(["verify", str(twins_dir)]) == 1
+    out = capsys.readouterr().out
+    assert [ln for ln in out.splitlines() if ln.startswith("FAIL")] == [f"FAIL {want}"]
+    assert "(1 files, 2 graphs)" in out
+
+
+def test_an_unnamed_graph_of_a_shared_binary_is_ambiguous(twins_dir: Path, twins):
+    edit_manifest(twins_dir, lambda m: m["graphs"]["mm"].pop("graph"))
+    assert verify_bundle(Bundle.load(twins_dir)) == [
+        f"graphs/twins.bin (mm): 2 graphs {list(twins.graphs)}; the manifest must "
+        f"name one (graph:)"
+    ]
+
+
+def test_entries_of_one_file_must_agree_on_its_sha256(twins_dir: Path):
+    edit_manifest(twins_dir, lambda m: m["graphs"]["mm"].update(sha256="0" * 64))
+    with pytest.raises(
+        BundleError,
+        match="graphs.mm and graphs.mm_sigmoid name graphs/twins.bin with different",
+    ):
+        Bundle.load(twins_dir)

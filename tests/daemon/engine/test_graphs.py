@@ -129,3 +129,95 @@ def test_expect_names_graph_tensor_and_shape(bundle: Bundle):
             expect(mm, {"z": None})
     finally:
         host.close()
+
+
+# --- GraphSpec(file, graph): one binary holding several graphs ---------------
+@pytest.fixture(scope="module")
+def twins_bundle(tmp_path_factory) -> Bundle:
+    """Graphs ``mm`` and ``mm_sigmoid``: the two graphs (distinct weights, same
+    I/O names) of ONE context binary, written by the bundle writer."""
+    pytest.importorskip("onnxruntime_qnn")
+    from tests.qnnrt import tiny_models as tm
+
+    work = tmp_path_factory.mktemp("twins")
+    twins = tm.twin_matmuls(work)
+    root = tmp_path_factory.mktemp("twins_bundle")
+    keys = ("mm", "mm_sigmoid")
+    graphs = bundling.add_shared(
+        root,
+        "twins",
+        twins.bin_path,
+        dict(zip(keys, twins.graphs, strict=True)),
+        {key: work / f"twin_matmuls_{i}.onnx" for i, key in enumerate(keys)},
+    )
+    bundling.finish(
+        root,
+        engine="test",
+        name="twins",
+        sample_rate=16000,
+        languages=("en",),
+        graphs=graphs,
+    )
+    return Bundle.load(root)  # as voice.yaml says it
+
+
+def test_the_bundle_writer_names_each_graph_of_a_shared_binary(twins_bundle):
+    specs = twins_bundle.graphs
+    assert {g.file for g in specs.values()} == {"graphs/twins.bin"}
+    names = [g.graph for g in specs.values()]
+    assert all(names) and len(set(names)) == 2
+    assert list(twins_bundle.binaries) == ["graphs/twins.bin"]
+
+
+@pytest.mark.parametrize("backend", ["qnn", "cpu"])
+def test_graphspec_opens_each_graph_of_one_binary(twins_bundle: Bundle, backend):
+    from tests.qnnrt import tiny_models as tm
+
+    host = GraphHost(backend)
+    try:
+        (runners,) = host.open([twins_bundle])
+        if backend == "qnn":
+            assert len(host.group.contexts) == 1  # the file is loaded once
+        x = np.linspace(-2, 2, 64, dtype=np.float32).reshape(1, 64)
+        outs = {}
+        for key, (seed, act) in zip(("mm", "mm_sigmoid"), tm.TWINS, strict=True):
+            (outs[key],) = runners[key].run({"x": x})
+            want = tm.twin_reference(x, seed, act)
+            np.testing.assert_allclose(outs[key], want, atol=2e-2)
+        assert np.abs(outs["mm"] - outs["mm_sigmoid"]).max() > 0.1
+    finally:
+        host.close()
+
+
+def test_a_manifest_without_graph_names_opens_each_binarys_only_graph(
+    bundle: Bundle,
+):
+    """Manifests written before graph names: each file's only graph, as before."""
+    old = Bundle.from_dict(bundle.root, _without_graph_names(bundle.to_dict()))
+    assert all(g.graph is None for g in old.graphs.values())
+    host = GraphHost("qnn")
+    try:
+        (runners,) = host.open([old])
+        (y,) = runners["mm"].run({"x": np.full((1, 64), 0.5, np.float32)})
+        assert np.abs(y).max() > 0.05
+    finally:
+        host.close()
+
+
+def test_a_graph_the_binary_lacks_is_a_bundle_error_naming_both(twins_bundle):
+    data = twins_bundle.to_dict()
+    data["graphs"]["mm"]["graph"] = "nope"
+    wrong = Bundle.from_dict(twins_bundle.root, data)
+    host = GraphHost("qnn")
+    try:
+        refused = "graph mm: twins.bin has no graph 'nope'"
+        with pytest.raises(BundleError, match=refused):
+            host.open([wrong])
+    finally:
+        host.close()
+
+
+def _without_graph_names(data: dict) -> dict:
+    for g in data["graphs"].values():
+        g.pop("graph", None)
+    return data
