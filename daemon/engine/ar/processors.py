@@ -106,10 +106,11 @@ class Suppress:
     keep: tuple[int, ...] = ()
 
     def __call__(self, x: np.ndarray, history: History) -> np.ndarray:
-        kept = x[list(self.keep)].copy()
+        keep = [i for i in self.keep if i < x.shape[0]]  # EOS may be sliced off
+        kept = x[keep].copy()
         for start, stop in self.ranges:
             x[start:stop] = -np.inf
-        x[list(self.keep)] = kept
+        x[keep] = kept
         return x
 
 

@@ -105,11 +105,13 @@ class Sampler:
         f = self._fused
         if f is not None:
             x = apply(f.blocking, x, self.history)
+            ids = self.history.ids
+            if x.shape[0] < self.vocab:  # a sliced-off id is not penalised
+                ids = ids[ids < x.shape[0]]
             top = self._top[: min(f.top_k, x.shape[0])]
             best, n = fused.penalise_top_k(
-                x, self.history.ids, f.penalty, f.temperature, top,
-                self._cand, self._probs,
-            )  # fmt: skip
+                x, ids, f.penalty, f.temperature, top, self._cand, self._probs
+            )
             cand, probs = self._cand[:n], self._probs[:n]
         else:
             x = apply(self.processors, x, self.history)
