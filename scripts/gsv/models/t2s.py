@@ -28,6 +28,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from daemon.engine.ar import masks
 from scripts.gsv.export.shapes import MASK_VALUE
 from scripts.gsv.models.checkpoints import GPT_PREFIX, GptCheckpoint, load_state_strict
 
@@ -288,22 +289,17 @@ def _cast(x: Tensor, dtype: torch.dtype) -> Tensor:
 
 
 def prefill_mask(n_text: int, n_audio: int, length: int) -> np.ndarray:
-    """Additive [1,1,P,P] prefill mask: text rows see all text; audio rows see all
-    text and earlier audio; padding rows and columns are blocked."""
+    """Additive [1,1,P,P] prefill mask as the runtime writes it (text = the
+    bidirectional prefix, prompt audio = the causal part; padding blocked)."""
     if n_text + n_audio > length:
         raise ValueError(f"{n_text} phones + {n_audio} prompt tokens exceed P={length}")
-    allowed = np.zeros((length, length), dtype=bool)
-    s = n_text + n_audio
-    allowed[:s, :n_text] = True
-    allowed[n_text:s, n_text:s] = np.tril(np.ones((n_audio, n_audio), dtype=bool))
-    mask = np.where(allowed, 0.0, MASK_VALUE).astype(np.float32)
-    return mask[None, None]
+    mask = np.empty((1, 1, length, length), np.float32)
+    masks.prefix_causal(mask, n_text, n_audio, MASK_VALUE)
+    return mask
 
 
 def decode_mask(filled: int, length: int) -> np.ndarray:
     """Additive [1,1,1,L] decode mask: the first `filled` cache rows are valid."""
-    if filled > length:
-        raise ValueError(f"{filled} cache positions exceed the KV length {length}")
-    mask = np.full((1, 1, 1, length), MASK_VALUE, dtype=np.float32)
-    mask[..., :filled] = 0.0
+    mask = np.empty((1, 1, 1, length), np.float32)
+    masks.open_prefix(mask, filled, MASK_VALUE)
     return mask
