@@ -30,11 +30,12 @@ from daemon.engine.requests import (
     refuse,
     speaks,
 )
-from daemon.service.config import ServeConfig
+from daemon.service.config import ServeConfig, VoiceSource
 from daemon.service.jobs import AsrJob, Job, Unavailable, Voice
 from daemon.service.metrics import Metrics
+from daemon.service.reload import Loader
 from daemon.service.scheduler import Scheduler
-from daemon.service.voiceset import LoadStopped, VoiceSet, no_room
+from daemon.service.voiceset import VoiceSet
 from qnnrt import NpuWorker
 
 _LOGGER = logging.getLogger(__name__)
@@ -52,8 +53,11 @@ class EngineHost:
         self.voices: dict[str, Voice] = {}
         self.default_voice: str | None = None
         self._worker = NpuWorker("npu")
-        self._set: VoiceSet | None = None  # replaced on the worker only
+        self._set: VoiceSet | None = VoiceSet()  # changed on the worker only
         self._stopping = threading.Event()  # set once: loads stop at a checkpoint
+        self._loader = Loader(self._set, self._worker, self._stopping, self._publish)
+        #: what the last load or reload did, by bundle name (for /health)
+        self.changes: dict[str, list[str]] = {}
         #: the last reload's outcome ("ok", "failed: ..."); None before any
         self.reload: str | None = None
         self.jobs = Scheduler(
@@ -85,81 +89,63 @@ class EngineHost:
         self._stopping.set()
 
     async def load(self, cfg: ServeConfig) -> None:
-        """Load every voice (start-up) or replace the set atomically (reload).
+        """Load every voice (start-up), or apply a changed config engine by
+        engine (SIGHUP): unchanged engines serve on untouched (reload.py).
 
-        Raises what failed.  Whatever set the worker serves afterwards (the new
-        one, the untouched old one, the old one restored, or none) is what the
-        protocols see from then on.
+        Raises the first failure (at start-up, at once).  Whatever the worker
+        serves afterwards is what the protocols see from then on.
         """
+        self._loading_since = time.monotonic()
         try:
-            await asyncio.wrap_future(self._worker.submit(self._swap, cfg))
+            ch = await self._loader.apply(cfg, starting=self.state == "starting")
         finally:
-            vs = self._set  # the worker is done with it: it only runs jobs now
-            self.voices = vs.voices if vs else {}
-            self.default_voice = vs.default if vs else None
-            self.status = (
-                f"{len(self.voices)} voice(s), {vs.graphs.status}"
-                if vs
-                else "no voices loaded"
-            )
+            self._loading_since = None
+            self._publish()
+        self.changes = ch.as_dict()
+        if ch.errors:
+            raise ch.errors[0]
         self.cfg = cfg
         if self.state == "starting":
             self.state = "ready"
+
+    # One engine at a time (reload.py), beside the others, which serve on.
+    async def load_engine(self, source: VoiceSource) -> None:
+        """Add the engine of one more bundle."""
+        await self._loader.load(source, self.cfg.engine)
+
+    async def reload_engine(self, name: str, source: VoiceSource | None = None) -> None:
+        """Load engine ``name`` again (from ``source``) and swap it in; on
+        failure the loaded one serves on."""
+        await self._loader.reload(name, source, self.cfg.engine)
+
+    async def evict_engine(self, name: str) -> None:
+        """Drop one engine: its graphs closed, its memory freed."""
+        await self._loader.evict(name)
 
     def reloaded(self, error: str | None) -> None:
         """Record a reload's outcome for /health and /metrics."""
         self.reload = "ok" if error is None else f"failed: {error}"
         self.metrics.reloaded(error is None)
 
-    def _checkpoint(self) -> None:  # worker, between two load steps
-        if self._stopping.is_set():
-            raise LoadStopped("service stopping")
+    def _publish(self) -> None:  # loop, after each load step on the worker
+        vs = self._set
+        self.voices = vs.voices if vs else {}
+        if vs is not None and vs.default not in self.voices:
+            vs.default = next(iter(self.voices), "")
+        self.default_voice = vs.default if vs and self.voices else None
+        self.status = (
+            f"{len(self.voices)} voice(s), {vs.status}" if vs and self.voices
+            else NO_VOICES
+        )  # fmt: skip
 
-    def _swap(self, cfg: ServeConfig) -> None:  # worker
-        self._loading_since = time.monotonic()
-        try:
-            self._replace(cfg)
-        finally:
-            self._loading_since = None
-
-    def _replace(self, cfg: ServeConfig) -> None:  # worker
-        # Read and check everything first: a broken bundle touches nothing.
-        bundles = VoiceSet.verify(cfg, self._checkpoint)
-        old = self._set
-        try:
-            new = VoiceSet.open(cfg, bundles, self._checkpoint)
-            how = "beside the old voices"
-        except BaseException as exc:
-            if old is None or not no_room(exc):
-                raise  # the old set, if any, serves on untouched
-            _LOGGER.warning(
-                "the new voices do not fit beside the old ones (%s): "
-                "freeing the old voices first",
-                exc,
-            )
-            self._unload()
-            try:
-                new = VoiceSet.open(cfg, bundles, self._checkpoint)
-            except BaseException:
-                self._restore(old)
-                raise
-            how = "after freeing the old voices"
-        self._unload()
-        self._set = new
-        if old is not None:
-            _LOGGER.info("new voices loaded %s", how)
-
-    def _restore(self, old: VoiceSet) -> None:  # worker
-        """After a failed free-first reload: the old set again if its files are
-        unchanged, else no voices (not ready, so systemd restarts us)."""
-        if self._stopping.is_set():
-            return
-        try:
-            self._set = old.reopen(self._checkpoint)
-        except Exception as exc:  # noqa: BLE001 - reported; no voices means not ready
-            _LOGGER.error("cannot restore the old voices (%s): no voice is loaded", exc)
-            return
-        _LOGGER.warning("restored the old voices")
+    def engines(self) -> dict[str, dict[str, object]]:
+        """Per engine (bundle name): its voices, load number and graph calls."""
+        loaded = self._set.loaded.values() if self._set else ()
+        return {
+            le.name: {"voices": sorted(le.voices), "load": le.load,
+                      "graph_calls": le.graph_calls()}  # fmt: skip
+            for le in loaded
+        }
 
     def _unload(self) -> None:  # worker
         vs, self._set = self._set, None

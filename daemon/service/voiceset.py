@@ -1,31 +1,47 @@
-"""The voices a service offers: every bundle's graphs opened as one group, each
-bundle's engine loaded on them and warmed up.  Built and closed on the NPU worker
-thread only.
+"""The engines a service runs: one per voice bundle, each loaded, warmed up,
+replaced and evicted on its own.  Built, changed and closed on the NPU worker
+thread only (``daemon/service/reload.py`` decides what changes, and when).
 
-Loading is two steps so a reload can fail before it touches anything: ``verify``
-reads and checks every bundle, ``open`` loads the checked bundles.  ``open``
-calls ``checkpoint`` between steps (each graph, engine load and warm-up), which
-raises ``LoadStopped`` when the service is stopping.
+Each bundle's graphs are opened alone (``GraphHost.open([bundle])``), so each has
+its own QNN multi-context group and evicting one engine frees exactly its
+contexts.  One group for every binary would share one spill-fill buffer among all
+engines (less NPU memory), but then no engine could leave without the others;
+whether that sharing matters on the board is issue 15's question.  All groups
+live in one QNN backend (one device, one power vote, one rpcmem allocator).
+
+Loading a bundle is two steps so a reload can fail before it touches anything:
+``check`` reads and verifies it, ``open`` loads the checked bundle beside the
+loaded ones.  ``open`` calls ``checkpoint`` between steps (each graph, the engine
+load, every graph call of the warm-up), which raises ``LoadStopped`` when the
+service is stopping.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
+import itertools
 import logging
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Final
+from pathlib import Path
+from typing import Any, Final
 
-from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.bundle import MANIFEST, Bundle, BundleError
+from daemon.engine.bundle_verify import verify_bundle
 from daemon.engine.graphs import Checkpoint, GraphHost, Runner, go_on
 from daemon.engine.registry import Engine, engine_class
-from daemon.service.config import ConfigError, ServeConfig
+from daemon.service.config import EngineConfig, ServeConfig, VoiceSource
 from daemon.service.jobs import Voice
 from qnnrt import QnnError
 
 _LOGGER = logging.getLogger(__name__)
-#: QNN codes that mean "no room now", not "this set is broken" (QnnCommon.h,
+#: QNN codes that mean "no room now", not "this bundle is broken" (QnnCommon.h,
 #: QnnDevice.h): MEM_ALLOC, RESOURCE_UNAVAILABLE, HARDWARE_UNAVAILABLE.
 QNN_NO_ROOM: Final = frozenset({1002, 1010, 14002})
+#: Numbers the loads of one process: a kept engine keeps its number.
+_LOADS = itertools.count(1)
 
 
 class LoadStopped(Exception):
@@ -34,7 +50,7 @@ class LoadStopped(Exception):
 
 def no_room(exc: BaseException) -> bool:
     """Did a load fail for lack of memory or NPU resources (worth retrying with
-    the old voices freed), rather than because of the voices themselves?"""
+    other voices freed), rather than because of the bundle itself?"""
     for e in (exc, exc.__cause__):
         if isinstance(e, MemoryError):
             return True
@@ -45,100 +61,56 @@ def no_room(exc: BaseException) -> bool:
     return False
 
 
-@dataclass
-class VoiceSet:
-    cfg: ServeConfig
-    bundles: list[Bundle]
-    graphs: GraphHost
-    default: str = ""
-    engines: list[Engine] = field(default_factory=list)
-    by_voice: dict[str, tuple[Engine, Voice]] = field(default_factory=dict)
-    runners: list[Runner] = field(default_factory=list)
+#: What graphs are opened with: a change of any of these reloads every engine.
+Settings = tuple[str, str | None, str | None, int | None]
 
-    @staticmethod
-    def verify(cfg: ServeConfig, checkpoint: Checkpoint = go_on) -> list[Bundle]:
-        """Every bundle read and checked; nothing is loaded (BundleError)."""
-        e = cfg.engine
-        bundles = [Bundle.load(v.bundle) for v in cfg.voices]
-        if e.verify_bundles:
-            for b in bundles:
-                checkpoint()
-                problems = b.verify(binaries=e.backend == "qnn")
-                if problems:
-                    raise BundleError(f"{b.root}: " + "; ".join(problems[:5]))
-        return bundles
 
-    @classmethod
-    def open(
-        cls,
-        cfg: ServeConfig,
-        bundles: list[Bundle] | None = None,
-        checkpoint: Checkpoint = go_on,
-    ) -> VoiceSet:
-        """Open (one multi-context group), load and warm up the bundles (read and
-        verified here unless given, as ``verify`` returned them)."""
-        if bundles is None:
-            bundles = cls.verify(cfg, checkpoint)
-        e = cfg.engine
-        graphs = GraphHost(
-            e.backend,
-            lib_dir=str(e.qnn_lib_dir) if e.qnn_lib_dir else None,
-            power=e.power,
-            threads=e.threads,
-        )
-        vs = cls(cfg, bundles, graphs)
-        try:
-            opened = graphs.open(bundles, checkpoint=checkpoint)
-            for src, b, runners in zip(cfg.voices, bundles, opened):
-                checkpoint()
-                engine = engine_class(src.engine or b.engine)()
-                vs.engines.append(engine)
-                engine.load(b, runners)
-                vs.runners.extend(runners.values())
-            for engine in vs.engines:
-                checkpoint()
-                engine.warmup()
-                for v in engine.voices():
-                    if v.name in vs.by_voice:
-                        raise BundleError(f"voice name {v.name!r} is used twice")
-                    voice = Voice(
-                        v.name,
-                        tuple(v.languages),
-                        engine.sample_rate,
-                        engine.engine_id,
-                        v.description,
-                        tuple(v.speakers),
-                        tuple(v.attribution),  # type: ignore[arg-type]
-                    )
-                    vs.by_voice[v.name] = (engine, voice)
-            if not vs.by_voice:
-                raise BundleError("the bundles offer no voices")
-            vs.default = cfg.default_voice or next(iter(vs.by_voice))
-            if vs.default not in vs.by_voice:
-                raise ConfigError(
-                    f"default_voice {vs.default!r} is not one of {sorted(vs.by_voice)}"
-                )
-            checkpoint()  # stopping during the last warm-up: do not go on serving
-            for runner in vs.runners:
-                runner.gate = go_on  # loaded: requests stop by their own tokens
-        except BaseException:
-            vs.close()
-            raise
-        return vs
+def settings(e: EngineConfig) -> Settings:
+    lib = str(e.qnn_lib_dir) if e.qnn_lib_dir else None
+    return (e.backend, lib, e.power, e.threads)
 
-    def reopen(self, checkpoint: Checkpoint = go_on) -> VoiceSet:
-        """This (closed) set loaded again from the manifests it was loaded with,
-        if every file still hashes as they say; never from files changed since."""
-        problems = [
-            f"{b.root}: {p}" for b in self.bundles for p in b.verify(binaries=False)
-        ]
-        if problems:
-            raise BundleError("; ".join(problems[:5]))
-        return VoiceSet.open(self.cfg, self.bundles, checkpoint)
+
+@dataclass(frozen=True)
+class BundleKey:
+    """What makes two loads of a bundle the same: a reload keeps an engine whose
+    key is unchanged.  The manifest pins every file's sha256, so its own hash
+    stands for the bundle's content as declared."""
+
+    path: Path
+    manifest: str
+    engine: str | None
+    settings: Settings
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A bundle read and verified, not loaded."""
+
+    source: VoiceSource
+    bundle: Bundle
+    key: BundleKey
 
     @property
-    def voices(self) -> dict[str, Voice]:
-        return {name: v for name, (_, v) in self.by_voice.items()}
+    def name(self) -> str:
+        return self.bundle.name
+
+
+@dataclass(eq=False)
+class LoadedEngine:
+    """One bundle's engine, its graphs and the voices it offers."""
+
+    checked: Checked
+    engine: Engine
+    runners: list[Runner]
+    voices: dict[str, Voice]
+    graphs: GraphHost
+    group: Any  # its qnnrt.ContextGroup (None on the CPU backend)
+    status: str
+    load: int = field(default_factory=lambda: next(_LOADS))
+
+    @property
+    def name(self) -> str:
+        return self.checked.name
 
     def graph_calls(self) -> int:
         return sum(r.stats.calls for r in self.runners)
@@ -147,10 +119,204 @@ class VoiceSet:
         return sum(r.stats.seconds for r in self.runners)
 
     def close(self) -> None:
-        for engine in self.engines:
-            try:
-                engine.close()
-            except Exception:  # noqa: BLE001 - free the rest anyway; say what failed
-                _LOGGER.exception("closing engine %s failed", engine)
-        self.engines.clear()
-        self.graphs.close()
+        try:
+            self.engine.close()
+        except Exception:  # noqa: BLE001 - free the graphs anyway; say what failed
+            _LOGGER.exception("closing engine %s failed", self.name)
+        if self.group is not None:
+            self.group.close()
+        self.runners.clear()
+
+
+class VoiceSet:
+    """The loaded engines, by bundle name, in config order."""
+
+    def __init__(self) -> None:
+        self.loaded: dict[str, LoadedEngine] = {}
+        self.default = ""
+        #: one graph host (QNN: one backend) per settings in use; ``settings``
+        #: are the current config's, for new loads
+        self._hosts: dict[Settings, GraphHost] = {}
+        self.settings: Settings | None = None
+        #: graph calls and seconds of engines evicted
+        self._closed = (0, 0.0)
+
+    # -- read and check -------------------------------------------------------
+
+    @staticmethod
+    def check(source: VoiceSource, e: EngineConfig) -> Checked:
+        """One bundle read and (unless ``verify_bundles`` is off) verified."""
+        b = Bundle.load(source.bundle)
+        if e.verify_bundles:
+            problems = verify_bundle(b, binaries=e.backend == "qnn")
+            if problems:
+                raise BundleError(f"{b.root}: " + "; ".join(problems[:5]))
+        manifest = hashlib.sha256((b.root / MANIFEST).read_bytes()).hexdigest()
+        path = Path(source.bundle).resolve()
+        return Checked(source, b, BundleKey(path, manifest, source.engine, settings(e)))
+
+    def at(self, path: Path) -> LoadedEngine | None:
+        """The engine loaded from the bundle at ``path`` (resolved)."""
+        return next(
+            (x for x in self.loaded.values() if x.checked.key.path == path), None
+        )
+
+    # -- load, put in, evict ---------------------------------------------------
+
+    def open(
+        self, c: Checked, checkpoint: Checkpoint = go_on, besides: str | None = None
+    ) -> LoadedEngine:
+        """Load and warm up one checked bundle beside the loaded engines; it does
+        not serve until ``put``.  ``besides``: the engine it will replace (its
+        voice names may repeat)."""
+        graphs = self._graphs(c.key.settings)
+        t0 = time.monotonic()
+        runners = graphs.open([c.bundle], checkpoint=checkpoint)[0]
+        group, status = graphs.group if graphs.backend == "qnn" else None, graphs.status
+        engine: Engine | None = None
+        try:
+            checkpoint()
+            engine = engine_class(c.source.engine or c.bundle.engine)()
+            engine.load(c.bundle, runners)
+            checkpoint()
+            engine.warmup()
+            voices = self._voices(engine, besides)
+            checkpoint()  # stopping during the warm-up: do not go on serving
+        except BaseException:
+            if engine is not None:
+                try:
+                    engine.close()
+                except Exception:  # noqa: BLE001 - the load's own error matters
+                    _LOGGER.exception("closing engine %s failed", c.name)
+            if group is not None:
+                group.close()
+            self.prune()
+            raise
+        for r in runners.values():
+            r.gate = go_on  # loaded: requests stop by their own tokens
+        le = LoadedEngine(c, engine, list(runners.values()), voices, graphs, group,
+                          status)  # fmt: skip
+        _LOGGER.info(
+            "%s: engine %s loaded and warmed up in %.2f s (load #%d)",
+            c.name, engine.engine_id, time.monotonic() - t0, le.load,
+        )  # fmt: skip
+        return le
+
+    def _voices(self, engine: Engine, besides: str | None) -> dict[str, Voice]:
+        others = [x for x in self.loaded.values() if x.name != besides]
+        taken = {v for x in others for v in x.voices}
+        out: dict[str, Voice] = {}
+        for v in engine.voices():
+            if v.name in taken or v.name in out:
+                raise BundleError(f"voice name {v.name!r} is used twice")
+            out[v.name] = Voice.of(v, engine)
+        if not out:
+            raise BundleError(f"{engine.engine_id}: the bundle offers no voices")
+        return out
+
+    def put(self, le: LoadedEngine, replaces: str | None = None) -> list[LoadedEngine]:
+        """``le`` serves from now on, in the place of ``replaces`` and of its
+        namesake, which are evicted (and returned)."""
+        gone = [n for n in dict.fromkeys((replaces, le.name)) if n in self.loaded]
+        names = list(self.loaded)
+        at = min((names.index(n) for n in gone), default=len(names))
+        old = [self.evict(n) for n in gone]
+        items = list(self.loaded.items())
+        items.insert(at, (le.name, le))  # every evicted one was at `at` or after
+        self.loaded = dict(items)
+        return old
+
+    def evict(self, name: str) -> LoadedEngine:
+        """Close one engine and its graphs; the others are untouched."""
+        le = self.loaded.pop(name)
+        calls, secs = self._closed
+        self._closed = (calls + le.graph_calls(), secs + le.graph_seconds())
+        le.close()
+        self.prune()
+        return le
+
+    def reopen(self, le: LoadedEngine, checkpoint: Checkpoint = go_on) -> LoadedEngine:
+        """An evicted engine loaded again from the manifest it was loaded with,
+        if every file still hashes as it says; never from files changed since."""
+        b = le.checked.bundle
+        problems = [f"{b.root}: {p}" for p in verify_bundle(b, binaries=False)]
+        if problems:
+            raise BundleError("; ".join(problems[:5]))
+        return self.open(le.checked, checkpoint)
+
+    def order(self, names: Iterable[str]) -> None:
+        """Serve (and pick defaults) in this order; others after them."""
+        first = [n for n in names if n in self.loaded]
+        rest = [n for n in self.loaded if n not in first]
+        self.loaded = {n: self.loaded[n] for n in (*first, *rest)}
+
+    def _graphs(self, key: Settings) -> GraphHost:
+        host = self._hosts.get(key)
+        if host is None:
+            backend, lib, power, threads = key
+            host = self._hosts[key] = GraphHost(
+                backend, lib_dir=lib, power=power, threads=threads
+            )
+        return host
+
+    def prune(self) -> None:
+        """Close the backends no engine uses, but the current settings' one."""
+        for key, host in list(self._hosts.items()):
+            if key != self.settings and all(
+                le.graphs is not host for le in self.loaded.values()
+            ):
+                del self._hosts[key]
+                host.close()
+
+    # -- what the host reads -----------------------------------------------------
+
+    @property
+    def engines(self) -> list[Engine]:
+        return [le.engine for le in self.loaded.values()]
+
+    @property
+    def by_voice(self) -> dict[str, tuple[Engine, Voice]]:
+        return {
+            name: (le.engine, v)
+            for le in self.loaded.values()
+            for name, v in le.voices.items()
+        }
+
+    @property
+    def voices(self) -> dict[str, Voice]:
+        return {name: v for le in self.loaded.values() for name, v in le.voices.items()}
+
+    @property
+    def status(self) -> str:
+        seen = {le.status for le in self.loaded.values()}
+        if len(seen) <= 1:
+            return next(iter(seen), "no graphs")
+        return "; ".join(f"{le.name}: {le.status}" for le in self.loaded.values())
+
+    def graph_calls(self) -> int:
+        return self._closed[0] + sum(le.graph_calls() for le in self.loaded.values())
+
+    def graph_seconds(self) -> float:
+        return self._closed[1] + sum(le.graph_seconds() for le in self.loaded.values())
+
+    def close(self) -> None:
+        for name in reversed(list(self.loaded)):
+            self.evict(name)
+        for host in self._hosts.values():
+            host.close()
+        self._hosts.clear()
+
+    @classmethod
+    def open_all(cls, cfg: ServeConfig, checkpoint: Checkpoint = go_on) -> VoiceSet:
+        """Every bundle of ``cfg`` loaded, for in-process tools (benchmarks)."""
+        vs = cls()
+        vs.settings = settings(cfg.engine)
+        try:
+            checked = [cls.check(v, cfg.engine) for v in cfg.voices]
+            for c in checked:
+                vs.put(vs.open(c, checkpoint))
+        except BaseException:
+            vs.close()
+            raise
+        vs.default = cfg.default_voice or next(iter(vs.voices))
+        return vs

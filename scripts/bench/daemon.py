@@ -98,7 +98,7 @@ def _in_process(bundle: Path, backend: str, text: str, rounds: int) -> list[Run]
     cfg = ServeConfig(
         voices=(VoiceSource(bundle),), engine=EngineConfig(backend=backend)
     )
-    vs = VoiceSet.open(cfg)
+    vs = VoiceSet.open_all(cfg)
     try:
         engine, _ = next(iter(vs.by_voice.values()))
         runs = []

@@ -286,6 +286,8 @@ class _Api:
             "voices": sorted(self.host.voices),
             "queue_depth": self.host.depth(),
             "reload": self.host.reload,
+            "changes": self.host.changes,  # of the last load or reload
+            "engines": self.host.engines(),
         }
         return web.json_response(body, status=200 if ok else 503)
 

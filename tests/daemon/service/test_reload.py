@@ -34,6 +34,7 @@ from tests.daemon.conftest import (
     start_daemon,
     words,
 )
+from tests.daemon.vad_engine import write_bundle as write_vad_bundle
 
 #: sd_notify watchdog period given to the daemon; it pings every half of it.
 WATCHDOG_USEC = 400_000
@@ -67,6 +68,27 @@ def point_config_at(d: Daemon, *voices: ServiceVoice) -> None:
     cfg = yaml.safe_load(d.config.read_text())
     cfg["voices"] = [{"bundle": str(v.bundle)} for v in voices]
     d.config.write_text(yaml.safe_dump(cfg))
+
+
+def set_params(bundle: Path, **params: Any) -> None:
+    """A new version of a bundle in place: same path, changed manifest."""
+    path = bundle / "voice.yaml"
+    manifest = yaml.safe_load(path.read_text())
+    manifest["params"].update(params)
+    path.write_text(yaml.safe_dump(manifest))
+
+
+def spawn_many(spawn: Callable[..., Daemon], *voices: ServiceVoice | Path) -> Daemon:
+    """A daemon serving every bundle given (a ServiceVoice or a bundle path)."""
+    paths = [v if isinstance(v, Path) else v.bundle for v in voices]
+    first = next(v for v in voices if isinstance(v, ServiceVoice))
+    return spawn(first, voices=[{"bundle": str(p)} for p in paths])
+
+
+def changes(**kinds: list[str]) -> dict[str, list[str]]:
+    """/health's "changes" of a reload: every kind, empty unless given."""
+    return {k: kinds.get(k, []) for k in ("added", "reloaded", "kept", "dropped",
+                                          "failed")}  # fmt: skip
 
 
 def sighup(d: Daemon) -> list[str]:
@@ -203,8 +225,11 @@ def test_reload_loads_beside_the_old_set_when_both_fit(spawn, test_voice, tmp_pa
     d = spawn(copy_voice(test_voice, tmp_path / "a"))
     point_config_at(d, copy_voice(test_voice, tmp_path / "b", "tone-b"))
     sighup(d)
-    assert health(d).json()["voices"] == ["tone-b"]
-    assert "loaded beside the old voices" in d.stderr()
+    body = health(d).json()
+    assert body["voices"] == ["tone-b"]
+    assert body["changes"]["added"] == ["tone-b"] == list(body["engines"])
+    assert body["changes"]["dropped"] == ["tone"]
+    assert "tone-b: added (beside the loaded voices)" in d.stderr()
 
 
 def test_reload_frees_the_old_set_first_when_both_do_not_fit(
@@ -219,7 +244,8 @@ def test_reload_frees_the_old_set_first_when_both_do_not_fit(
     assert speak(d, "the new voice", "tone-b").status_code == 200
     log = d.stderr()
     assert "only 1 voice(s) fit in memory" in log
-    assert "freeing the old voices first" in log
+    assert "freeing tone first" in log
+    assert "tone-b: added (after freeing tone)" in log
 
 
 def test_failed_reload_after_freeing_restores_the_verified_old_set(
@@ -236,7 +262,7 @@ def test_failed_reload_after_freeing_restores_the_verified_old_set(
     assert any("reload failed" in s for s in statuses)
     assert health(d).json()["voices"] == ["tone"]
     assert speak(d, "the old voice").content == before.content
-    assert "restored the old voices" in d.stderr()
+    assert "restored the old voices of tone" in d.stderr()
 
 
 def test_service_without_voices_is_not_ready_and_stops_the_watchdog(
@@ -310,8 +336,12 @@ def test_bundle_swapped_during_a_running_synthesis(spawn, test_voice, tmp_path):
 
     status, got, late, _ = asyncio.run(go())
     assert status == 200 and got == samples  # the running one finished whole
-    assert late.status_code == 200, late.text  # the queued one found its voice
-    assert late.content != short  # ...in the new set (2 graph calls per word)
+    assert late.status_code == 200, late.text  # the queued one found its voice:
+    # the old engine, as the worker ran it between the reload's verify and load
+    # steps (each is its own worker call, FIFO with the requests) ...
+    assert late.content == short
+    # ... and the new one (2 graph calls per word) from then on.
+    assert speak(d, "short text").content != short
     assert health(d).json()["reload"] == "ok"
 
 
@@ -333,3 +363,143 @@ def test_sigterm_during_a_reload_stops_it_and_exits(spawn, test_voice, tmp_path)
     took = time.monotonic() - t0
     assert code == 0 and took < 1.5, f"exit {code} {took:.2f} s after SIGTERM"
     assert "reload abandoned" in d.stderr()
+
+
+def test_sighup_reloads_only_the_changed_bundle(
+    spawn, test_voice, bins, onnx_dir, tmp_path
+):
+    """Three engines of two tasks; one bundle changes.  The other two are the very
+    engines that served before: no graph load, no warm-up, their graph-call
+    counts go on; a request in flight on one of them streams on untouched."""
+    a = copy_voice(test_voice, tmp_path / "a")
+    b = copy_voice(test_voice, tmp_path / "b", "tone-b")
+    mm = bins["matmul_tanh"].bin_path
+    vad = write_vad_bundle(tmp_path / "vad", mm, onnx_dir / "matmul_tanh.onnx")
+    d = spawn_many(spawn, a, b, vad)
+    text = words(200)
+    before_a = speak(d, "hello there").content
+    before_b = speak(d, text, "tone-b").content
+    engines0 = health(d).json()["engines"]
+    set_params(a.bundle, calls_per_word=2)
+
+    async def during_reload() -> bytes:
+        transport = httpx.AsyncHTTPTransport(uds=str(d.http))
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://x", timeout=60
+        ) as c:
+            body = {"model": "m", "voice": "tone-b", "response_format": "pcm"}
+            got, mark = b"", len(d.notify.messages)
+            async with c.stream("POST", SPEECH, json={**body, "input": text}) as r:
+                async for chunk in r.aiter_bytes():
+                    if not got:
+                        d.proc.send_signal(signal.SIGHUP)
+                    got += chunk
+            await asyncio.to_thread(d.notify.wait_for, "READY=1", 30, mark)
+            return got
+
+    assert asyncio.run(during_reload()) == before_b  # in flight: not disturbed
+    h = health(d).json()
+    assert h["reload"] == "ok"
+    assert h["changes"] == changes(reloaded=["tone"], kept=["tone-b", "vad"])
+    engines = h["engines"]
+    assert list(engines) == ["tone", "tone-b", "vad"]  # config order
+    assert engines["tone"]["load"] != engines0["tone"]["load"]  # a new engine
+    for kept in ("tone-b", "vad"):
+        assert engines[kept]["load"] == engines0[kept]["load"]  # the same engine
+    # Counted on, not reset: 200 words at 4 graph calls each, during the reload.
+    assert engines["tone-b"]["graph_calls"] == engines0["tone-b"]["graph_calls"] + 800
+    assert engines["vad"]["graph_calls"] == engines0["vad"]["graph_calls"]
+    assert speak(d, "hello there").content != before_a  # the new version speaks
+    assert speak(d, text, "tone-b").content == before_b
+    log = d.stderr()
+    assert log.count("tone: engine test-tone loaded and warmed up") == 2
+    assert log.count("tone-b: engine test-tone loaded and warmed up") == 1
+    assert log.count("vad: engine test-vad loaded and warmed up") == 1
+    assert "voices: reloaded tone; kept tone-b, vad" in log
+
+
+def test_removed_voice_is_dropped_and_added_one_loads_beside_the_rest(
+    spawn, test_voice, tmp_path
+):
+    # Two tone engines fit at once: the third loads only if the drop freed one.
+    a = copy_voice(test_voice, tmp_path / "a", max_loaded=2)
+    b = copy_voice(test_voice, tmp_path / "b", "tone-b", max_loaded=2)
+    d = spawn_many(spawn, a, b)
+    before = speak(d, "hello there").content
+    tone0 = health(d).json()["engines"]["tone"]
+
+    point_config_at(d, a)
+    statuses = sighup(d)
+    h = health(d).json()
+    assert h["voices"] == ["tone"]
+    assert h["changes"] == changes(kept=["tone"], dropped=["tone-b"])
+    assert h["engines"] == {"tone": tone0}  # the same engine, untouched
+    r = speak(d, "hello there", "tone-b")
+    assert r.status_code == 400 and r.json()["error"]["code"] == "voice_not_found"
+    assert speak(d, "hello there").content == before
+    assert statuses[-1].startswith("Ready: 1 voice(s)")
+    assert d.metrics()["hexvoice_voices_loaded"] == 1
+    assert "tone-b: evicted" in d.stderr()
+
+    c = copy_voice(test_voice, tmp_path / "c", "tone-c", max_loaded=2)
+    point_config_at(d, a, c)
+    sighup(d)
+    h = health(d).json()
+    assert h["voices"] == ["tone", "tone-c"]
+    assert h["changes"] == changes(added=["tone-c"], kept=["tone"])
+    assert h["engines"]["tone"]["load"] == tone0["load"]
+    assert speak(d, "hello there", "tone-c").content == before  # same bundle content
+    log = d.stderr()
+    assert "tone-c: added (beside the loaded voices)" in log
+    assert "fit in memory" not in log  # tone-b's engine was really closed
+    m = d.metrics()
+    assert m['hexvoice_reloads_total{outcome="ok"}'] == 2
+    assert m["hexvoice_voices_loaded"] == 2
+
+
+def test_corrupt_new_bundle_fails_alone(spawn, test_voice, tmp_path):
+    """A new version of one bundle is corrupt: that one fails and its old engine
+    serves on; the others' changes happen; nothing is dropped (the reload failed)."""
+    a = copy_voice(test_voice, tmp_path / "a")
+    b = copy_voice(test_voice, tmp_path / "b", "tone-b")
+    gone = copy_voice(test_voice, tmp_path / "gone", "tone-gone")
+    d = spawn_many(spawn, a, b, gone)
+    before_a = speak(d, "hello there").content
+    before_b = speak(d, "hello there", "tone-b").content
+    engines0 = health(d).json()["engines"]
+    set_params(b.bundle, calls_per_word=2)
+    broken = flip_byte(b.bundle)
+    c = copy_voice(test_voice, tmp_path / "c", "tone-c")
+    point_config_at(d, a, b, c)
+
+    statuses = sighup(d)
+    h = health(d).json()
+    assert h["status"] == "ok"
+    assert h["reload"].startswith("failed:") and "sha256 mismatch" in h["reload"]
+    assert broken.name in h["reload"]
+    assert h["changes"] == changes(
+        added=["tone-c"], kept=["tone", "tone-gone"], failed=["tone-b"]
+    )
+    assert h["voices"] == ["tone", "tone-b", "tone-c", "tone-gone"]
+    assert h["engines"]["tone"] == engines0["tone"]
+    assert h["engines"]["tone-b"] == engines0["tone-b"]  # the old one, untouched
+    assert speak(d, "hello there").content == before_a
+    assert speak(d, "hello there", "tone-b").content == before_b
+    assert speak(d, "hello there", "tone-c").status_code == 200
+    assert speak(d, "hello there", "tone-gone").status_code == 200
+    assert any("reload failed" in s and "sha256 mismatch" in s for s in statuses)
+    m = d.metrics()
+    assert m['hexvoice_reloads_total{outcome="failed"}'] == 1
+    assert m["hexvoice_last_reload_success"] == 0
+    assert m["hexvoice_voices_loaded"] == 4
+    assert "tone-gone: left the config, kept: the reload failed" in d.stderr()
+
+    # Fixed: the next reload brings the new tone-b and drops what left the config.
+    flip_byte(b.bundle)
+    sighup(d)
+    h = health(d).json()
+    assert h["reload"] == "ok"
+    assert h["changes"] == changes(
+        reloaded=["tone-b"], kept=["tone", "tone-c"], dropped=["tone-gone"]
+    )
+    assert speak(d, "hello there", "tone-b").content != before_b
