@@ -51,7 +51,7 @@ from daemon.protocols.wyoming.requests import (
     stream_request,
     synthesize_request,
 )
-from daemon.service.host import EngineHost
+from daemon.service.host import EngineHost, capabilities
 from daemon.service.jobs import Job, outcome
 from daemon.text.sentences import Sentence, SentenceStream
 
@@ -226,17 +226,20 @@ class WyomingHandler(AsyncEventHandler):
         self._work.put_nowait(_Synth(request, now))  # checked as it is submitted
 
     def _start_stream(self, event: Event) -> None:
-        sentences = SentenceStream(self.host.cfg.limits.max_input_chars)
+        limit = self.host.cfg.limits.max_input_chars
         try:
             request = stream_request(event.data)
-            self.host.check(request)  # its voice, speaker, language: now, not later
+            voice = self.host.check(request)  # voice, speaker, language: now
         except RequestError as exc:
             # The stream still runs to its synthesize-stopped, speaking nothing:
             # it needs no voice (there may be none loaded at all).
             self._queue_error(exc)
+            sentences = SentenceStream(limit)
             self._stream = _Stream(SynthesisRequest(None), sentences, failed=True)
             return
-        self._stream = _Stream(request, sentences)
+        # Pieces no longer than the voice takes, so no sentence is refused later.
+        limit = min(limit, capabilities(voice).max_input)
+        self._stream = _Stream(request, SentenceStream(int(limit)))
 
     def _add_piece(self, s: _Stream, text: str, now: float) -> None:
         if not s.failed:
