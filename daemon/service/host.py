@@ -19,7 +19,7 @@ from importlib import metadata
 from typing import Final
 
 from daemon.engine.asr import TranscriptionOptions
-from daemon.engine.capabilities import Capabilities
+from daemon.engine.capabilities import Capabilities, Task
 from daemon.engine.registry import Engine
 from daemon.engine.requests import (
     SynthesisRequest,
@@ -159,24 +159,31 @@ class EngineHost:
 
     # -- requests ------------------------------------------------------------
 
-    def resolve(self, name: str | None = None, language: str | None = None) -> Voice:
-        """The voice called ``name``, else one speaking ``language``, else default."""
+    def resolve(
+        self, name: str | None = None, language: str | None = None, task: Task = "tts"
+    ) -> Voice:
+        """The voice called ``name``, else one of ``task`` speaking ``language``,
+        else the default (the configured one, or the first voice of ``task``)."""
         if not self.voices:
             raise Unavailable(NO_VOICES)
         if name is not None:
             if name not in self.voices:
                 expected = f"one of {sorted(self.voices)}"
                 raise refuse(UnknownVoice, "voice", expected, name)
-            return self.voices[name]
+            return self.voices[name]  # of another task: the check refuses it
+        pool = [v for v in self.voices.values() if v.task == task]
         if language is not None:
-            for v in self.voices.values():
+            for v in pool:
                 if speaks(v.languages, language):
                     return v
-            known = sorted({lang for v in self.voices.values() for lang in v.languages})
+            known = sorted({lang for v in pool for lang in v.languages})
             expected = f"a language a loaded voice speaks, one of {known}"
             raise refuse(UnknownLanguage, "language", expected, language)
         assert self.default_voice is not None  # set with the voices
-        return self.voices[self.default_voice]
+        default = self.voices[self.default_voice]
+        if default.task == task or not pool:
+            return default  # no voice of the task: the check says so
+        return pool[0]
 
     def check(self, request: SynthesisRequest, formats: Collection[str] = ()) -> Voice:
         """The voice ``request`` asks for, once the request passed the one check
@@ -205,7 +212,8 @@ class EngineHost:
         ``job.finish()``, and reads ``async for transcript in job``."""
         if self.state != "ready":
             raise Unavailable(f"service is {self.state}")
-        voice = self.check(request)  # type: ignore[arg-type]
+        voice = self.resolve(request.voice, request.language, "asr")
+        check(request, capabilities(voice))
         options = TranscriptionOptions(
             voice=voice.name, language=request.language, prompt=request.prompt
         )
