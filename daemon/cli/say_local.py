@@ -23,7 +23,7 @@ from daemon.engine.bundle import BundleError
 from daemon.engine.cancel import Cancelled
 from daemon.engine.graphs import BACKENDS
 from daemon.engine.local import open_engine
-from daemon.engine.tts import SynthesisOptions
+from daemon.engine.requests import BadRequest, SynthesisRequest, check
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -41,10 +41,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     text = sys.stdin.read() if args.text == "-" else args.text
+    request = SynthesisRequest(text, seed=args.seed, speed=args.speed)
     try:
-        options = SynthesisOptions(seed=args.seed, speed=args.speed)
-        seconds, first, wall = _say(text, args, options)
-    except (BundleError, LookupError, ValueError, OSError, Cancelled) as exc:
+        seconds, first, wall = _say(request, args)
+    except (
+        BundleError,
+        BadRequest,
+        LookupError,
+        ValueError,
+        OSError,
+        Cancelled,
+    ) as exc:
         print(f"hexvoice say: error: {exc}", file=sys.stderr)
         return 1
     print(
@@ -56,12 +63,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _say(
-    text: str, args: argparse.Namespace, options: SynthesisOptions
+    request: SynthesisRequest, args: argparse.Namespace
 ) -> tuple[float, float, float]:
     import soundfile
 
     partial = args.output.with_name(f".{args.output.name}.partial")
     with open_engine(args.bundle, args.backend, verify=True) as (engine, _):
+        # The one request check, as the service makes it (BadRequest).
+        check(request, engine.capabilities())
+        assert request.text is not None
+        text, options = request.text, request.options(None)
         rate = args.rate or engine.sample_rate
         resample = StreamResampler(engine.sample_rate, rate)
         start = time.perf_counter()

@@ -147,8 +147,9 @@ class SynthesisRequest:
     #: engine-specific knobs, passed through to ``SynthesisOptions.extra``
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    def options(self, voice: str) -> SynthesisOptions:
-        """What the engine is given once the request passed ``check``."""
+    def options(self, voice: str | None) -> SynthesisOptions:
+        """What the engine is given once the request passed ``check``
+        (``voice``: the chosen voice; None: the engine's default)."""
         return SynthesisOptions(
             voice=voice,
             speaker=self.speaker,

@@ -57,7 +57,10 @@ def test_say_fails_clearly_and_leaves_no_file(
     out = tmp_path / "out.wav"
     args = ["-o", str(out), "--bundle", str(bundle), "--backend", "cpu"]
     assert main(["   ", *args]) == 1
-    assert "nothing to say" in capsys.readouterr().err
+    assert "text: expected text to speak, found '   '" in capsys.readouterr().err
+    assert main(["Hi.", *args, "--speed", "9"]) == 1
+    speed = "speed: expected a number in [0.25, 4.0], found 9.0"
+    assert speed in capsys.readouterr().err
     assert main(["Hi.", "-o", str(out), "--bundle", str(tmp_path)]) == 1
     assert "not a voice bundle" in capsys.readouterr().err
     assert not out.exists() and not list(tmp_path.glob(".*.partial"))
