@@ -272,6 +272,7 @@ class _Api:
         voices = [
             {"id": v.name, "name": v.name, "languages": list(v.languages)}
             for v in self.host.voices.values()
+            if v.task == "tts"  # the speech endpoint's voices, not ASR models
         ]
         return web.json_response({"voices": voices, "default": self.host.default_voice})
 

@@ -86,6 +86,7 @@ class WyomingServer:
                 speakers=[TtsVoiceSpeaker(s) for s in v.speakers] or None,
             )
             for v in self.host.voices.values()
+            if v.task == "tts"  # ASR models are not speech voices
         ]
         program = TtsProgram(
             name=PROGRAM_NAME,

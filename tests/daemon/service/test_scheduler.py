@@ -330,3 +330,23 @@ def test_voices_resolve_by_task(cfg):
     bare, by_language, spoken, asr, tts = asyncio.run(go())
     assert (bare, by_language, spoken) == (VAD, VAD, "tone")
     assert asr.code == tts.code == "voice_not_found"
+
+
+def test_protocols_offer_only_speech_voices_for_speech(cfg):
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from daemon.protocols.openai.app import make_app
+    from daemon.protocols.wyoming.server import WyomingServer
+    from daemon.service.admission import Admission
+
+    async def go() -> tuple[list[str], list[str], list[str]]:
+        host = await _host(cfg)
+        info = WyomingServer(host, Admission(4)).info()
+        wyoming = [v.name for program in info.tts for v in program.voices]
+        async with TestClient(TestServer(make_app(host))) as client:
+            listed = await (await client.get("/v1/audio/voices")).json()
+        await host.close()
+        return wyoming, [v["id"] for v in listed["voices"]], sorted(host.voices)
+
+    wyoming, http, loaded = asyncio.run(go())
+    assert loaded == ["tone", VAD] and wyoming == http == ["tone"]
