@@ -15,7 +15,7 @@ contents kept.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -118,21 +118,27 @@ class KvGraph(BoundGraph):
         self.write(self.filled, b[self.names.k_new], b[self.names.v_new])
 
 
-class KvBuckets:
-    """The decode graphs of one model by cache length."""
+class KvBuckets(Mapping[int, KvGraph]):
+    """The decode graphs of one model by cache length, shortest first."""
 
     def __init__(self, graphs: Mapping[int, KvGraph]) -> None:
         if not graphs:
             raise ValueError("no KV bucket")
-        self.graphs = dict(sorted(graphs.items()))
-        self.largest = max(self.graphs)
+        self._graphs = dict(sorted(graphs.items()))
+        self.largest = max(self._graphs)
 
     def __getitem__(self, length: int) -> KvGraph:
-        return self.graphs[length]
+        return self._graphs[length]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._graphs)
+
+    def __len__(self) -> int:
+        return len(self._graphs)
 
     def for_positions(self, positions: int) -> KvGraph:
         """The smallest bucket that holds ``positions``."""
-        for length, graph in self.graphs.items():
+        for length, graph in self._graphs.items():
             if positions <= length:
                 return graph
         raise CapacityError(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from daemon.engine.ar.draws import request_rng
 from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
 from daemon.engine.bundle import Bundle, BundleError
 from daemon.engine.cancel import CancelToken
@@ -175,7 +176,7 @@ class GptSovitsEngine:
         s.t2s.warmup()
         ref = s.voices[self.default_voice]
         sampling = default_sampling(s.params)
-        rng = np.random.default_rng(0)
+        rng = request_rng(0)
         TokenSampler(sampling, s.params.vocab, ref.prompt, rng).warmup()
         s.vits.warmup(s.voices[self.default_voice])
 
@@ -204,7 +205,7 @@ class GptSovitsEngine:
     ) -> Iterator[AudioChunk]:
         s = self.loaded
         rate = self.sample_rate
-        rng = np.random.default_rng(req.seed)
+        rng = request_rng(req.seed)  # T2S draws, then the VITS noise
         pending = deque(segments)
         index = 0
         while pending:

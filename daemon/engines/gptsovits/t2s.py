@@ -272,7 +272,7 @@ class T2S:
         bert = np.zeros((1, self.p.bert_dim), np.float32)
         _, k, v = self.prefill(phones, bert, prompt)
         t = self.tables
-        for bucket in self.buckets.graphs.values():
+        for bucket in self.buckets.values():
             bucket.start(k, v, 2)
             np.add(t.audio_emb[0], t.audio_pe[1], out=bucket.buffers["x"][0, 0])
             bucket.step()
