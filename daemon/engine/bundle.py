@@ -21,17 +21,23 @@ from __future__ import annotations
 import hashlib
 import tarfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Final
+from typing import Annotated, Any, Final, Literal
 
+import msgspec
 import yaml
 
-from daemon.engine.fields import Fields
+from daemon.engine.reader import INTERNAL, invalid, read
 
 BUNDLE_FORMAT: Final = 1
 MANIFEST: Final = "voice.yaml"
 _HASH_CHUNK: Final = 1 << 20
+_RELATIVE: Final = "a relative path inside the bundle"
+
+#: The manifest's schema is the dataclasses below (read by daemon/engine/reader).
+Text = Annotated[str, msgspec.Meta(min_length=1)]
+Dim = Annotated[int, msgspec.Meta(gt=0)]
 
 
 class BundleError(ValueError):
@@ -40,9 +46,9 @@ class BundleError(ValueError):
 
 @dataclass(frozen=True)
 class TensorSpec:
-    name: str
-    dtype: str  # numpy dtype name of the bytes the graph reads/writes
-    shape: tuple[int, ...]
+    name: Text
+    dtype: Text  # numpy dtype name of the bytes the graph reads/writes
+    shape: tuple[Dim, ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "dtype": self.dtype, "shape": list(self.shape)}
@@ -52,16 +58,22 @@ class TensorSpec:
 class GraphSpec:
     """One graph the engine runs: graph ``graph`` of context binary ``file``."""
 
-    key: str
-    file: str
-    sha256: str
+    file: Text
+    sha256: Text
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
-    onnx: str | None = None
-    onnx_sha256: str | None = None
+    onnx: Text | None = None
+    onnx_sha256: Text | None = None
     #: the graph's name inside ``file``; None (manifests before graph names):
     #: the file's only graph
-    graph: str | None = None
+    graph: Text | None = None
+    #: its name under the manifest's ``graphs`` (the mapping key, not a field)
+    key: str = field(default="", metadata=INTERNAL)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "file", _normal(self.file, "file"))
+        if self.onnx is not None:
+            object.__setattr__(self, "onnx", _normal(self.onnx, "onnx"))
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"file": self.file}
@@ -79,19 +91,28 @@ class GraphSpec:
 
 @dataclass(frozen=True)
 class Bundle:
-    """A loaded (not yet verified) bundle manifest."""
+    """A loaded (not yet verified) bundle manifest; the fields are voice.yaml's."""
 
-    root: Path
-    engine: str
-    name: str
+    engine: Text
+    name: Text
     sample_rate: int
-    languages: tuple[str, ...]
+    languages: tuple[Text, ...]
     graphs: Mapping[str, GraphSpec]
     files: Mapping[str, str] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
-    voices: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    qnn_sdk: str | None = None
-    target: str | None = None
+    #: voice name -> its entry (null: an empty one)
+    voices: Mapping[str, Mapping[str, Any] | None] = field(default_factory=dict)
+    qnn_sdk: Text | None = None
+    target: Text | None = None
+    #: the only manifest format there is (a new one gets a new number)
+    format: Literal[1] = BUNDLE_FORMAT
+    #: the bundle's directory (where the manifest was found, not a field)
+    root: Path = field(default=Path("."), metadata=INTERNAL)
+
+    def __post_init__(self) -> None:
+        for rel in self.files:
+            _normal(rel, f"files[{rel!r}]")
+        _one_digest_per_file(self.graphs)
 
     @classmethod
     def load(cls, root: str | Path) -> Bundle:
@@ -107,49 +128,13 @@ class Bundle:
 
     @classmethod
     def from_dict(cls, root: Path, data: Any, where: str = MANIFEST) -> Bundle:
-        m = Fields(data, where, BundleError)
-        fmt = m.integer("format")
-        if fmt != BUNDLE_FORMAT:
-            raise BundleError(
-                f"{where}: format {fmt} is not supported (want {BUNDLE_FORMAT})"
-            )
-        graphs = {}
-        for key, g in m.mapping("graphs").items():
-            gr = Fields(g, f"{where}: graphs.{key}", BundleError)
-            graphs[key] = GraphSpec(
-                key=key,
-                file=_relative(gr.text("file"), gr.where + ".file"),
-                sha256=gr.text("sha256"),
-                inputs=tuple(
-                    _tensor(t, f"{gr.where}.inputs") for t in gr.items("inputs")
-                ),
-                outputs=tuple(
-                    _tensor(t, f"{gr.where}.outputs") for t in gr.items("outputs")
-                ),
-                onnx=_relative(gr.text("onnx", required=False), gr.where + ".onnx"),
-                onnx_sha256=gr.text("onnx_sha256", required=False),
-                graph=gr.text("graph", required=False),
-            )
-        _one_digest_per_file(graphs, where)
-        files = {
-            _relative(k, f"{where}: files"): str(v)
-            for k, v in m.mapping("files", required=False).items()
-        }
-        return cls(
-            root=root,
-            engine=m.text("engine"),
-            name=m.text("name"),
-            sample_rate=m.integer("sample_rate"),
-            languages=tuple(str(x) for x in m.items("languages")),
-            graphs=graphs,
-            files=files,
-            params=dict(m.mapping("params", required=False)),
-            voices={
-                str(k): dict(v or {})
-                for k, v in m.mapping("voices", required=False).items()
-            },
-            qnn_sdk=m.text("qnn_sdk", required=False),
-            target=m.text("target", required=False),
+        b = read(data, cls, where=where, error=BundleError)
+        return replace(
+            b,
+            root=Path(root),
+            graphs={k: replace(g, key=k) for k, g in b.graphs.items()},
+            files={_normal(k, "files"): v for k, v in b.files.items()},
+            voices={k: dict(v or {}) for k, v in b.voices.items()},
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -169,7 +154,10 @@ class Bundle:
 
     def path(self, rel: str) -> Path:
         """Absolute path of a bundle member (never outside the bundle)."""
-        return self.root / _relative(rel, "path")
+        try:
+            return self.root / _normal(rel, "path")
+        except ValueError as exc:
+            raise BundleError(str(exc)) from None
 
     @property
     def binaries(self) -> dict[str, str]:
@@ -219,30 +207,23 @@ def unpack(tar_path: str | Path, dest: str | Path) -> Path:
     return dest
 
 
-def _relative(rel: str | None, where: str) -> Any:
-    if rel is None:
-        return None
+def _normal(rel: str, what: str) -> str:
+    """``rel`` as a normal relative POSIX path; never absolute or with ``..``."""
     p = PurePosixPath(rel)
     if p.is_absolute() or ".." in p.parts or not p.parts:
-        raise BundleError(f"{where}: {rel!r} must be a relative path inside the bundle")
+        raise invalid(what, _RELATIVE, rel)
     return str(p)
 
 
-def _one_digest_per_file(graphs: Mapping[str, GraphSpec], where: str) -> None:
+def _one_digest_per_file(graphs: Mapping[str, GraphSpec]) -> None:
     """Entries naming one binary file must pin the same sha256 for it."""
-    first: dict[str, GraphSpec] = {}
-    for g in graphs.values():
-        other = first.setdefault(g.file, g)
-        if other.sha256 != g.sha256:
-            raise BundleError(
-                f"{where}: graphs.{other.key} and graphs.{g.key} name {g.file} "
-                f"with different sha256"
+    first: dict[str, str] = {}
+    for key, g in graphs.items():
+        other = first.setdefault(g.file, key)
+        if graphs[other].sha256 != g.sha256:
+            raise invalid(
+                "graphs",
+                "one sha256 per binary file",
+                f"graphs.{other} and graphs.{key} name {g.file} with different ones",
+                raw=True,
             )
-
-
-def _tensor(data: Any, where: str) -> TensorSpec:
-    r = Fields(data, where, BundleError)
-    shape = r.items("shape")
-    if not all(isinstance(d, int) and d > 0 for d in shape):
-        raise BundleError(f"{where}: shape {shape!r} must be positive integers")
-    return TensorSpec(r.text("name"), r.text("dtype"), tuple(shape))

@@ -140,28 +140,60 @@ def test_renamed_output_is_caught(bundle_dir: Path):
 
 @pytest.mark.parametrize("bad", ["../outside.bin", "/etc/passwd", "graphs/../../x"])
 def test_paths_cannot_escape_the_bundle(bundle_dir: Path, bad: str):
-    m = yaml.safe_load((bundle_dir / MANIFEST).read_text())
-    m["graphs"]["mm"]["file"] = bad
-    (bundle_dir / MANIFEST).write_text(yaml.safe_dump(m))
-    with pytest.raises(BundleError, match="relative path inside the bundle"):
+    edit_manifest(bundle_dir, lambda m: m["graphs"]["mm"].update(file=bad))
+    with pytest.raises(BundleError) as refused:
+        Bundle.load(bundle_dir)
+    assert str(refused.value) == (
+        f"{bundle_dir / MANIFEST}: graphs['mm'].file: expected a relative path "
+        f"inside the bundle, found {bad!r}"
+    )
+    edit_manifest(bundle_dir, lambda m: m["graphs"]["mm"].update(file="graphs/m.bin"))
+    edit_manifest(bundle_dir, lambda m: m["files"].update({bad: "0" * 64}))
+    with pytest.raises(BundleError, match=f"files\\[{bad!r}\\]: expected a relative"):
         Bundle.load(bundle_dir)
 
 
 @pytest.mark.parametrize(
-    "mutate,match",
+    "mutate,message",
     [
-        (lambda m: m.pop("engine"), "missing field 'engine'"),
-        (lambda m: m.update(format=99), "format 99 is not supported"),
-        (lambda m: m.update(sample_rate="fast"), "sample_rate must be an integer"),
-        (lambda m: m["graphs"]["mm"]["inputs"][0].update(shape=[0]), "positive"),
+        (
+            lambda m: m.pop("engine"),
+            "engine: expected a non-empty string, found nothing (missing field)",
+        ),
+        (lambda m: m.update(format=99), "format: expected one of [1], found 99"),
+        (
+            lambda m: m.update(sample_rate="fast"),
+            "sample_rate: expected an integer, found 'fast'",
+        ),
+        (
+            lambda m: m["graphs"]["mm"]["inputs"][0].update(shape=[0]),
+            "graphs['mm'].inputs[0].shape[0]: expected an integer > 0, found 0",
+        ),
+        (
+            lambda m: m["graphs"]["mm"].update(graph=""),
+            "graphs['mm'].graph: expected a non-empty string or null, found ''",
+        ),
+        (
+            lambda m: m["graphs"]["mm"].update(grpah="decode"),
+            "graphs['mm']: expected only the fields ['file', 'graph', 'inputs', "
+            "'onnx', 'onnx_sha256', 'outputs', 'sha256'], found unknown field(s) "
+            "['grpah']",
+        ),
     ],
+    ids=["missing", "format", "type", "shape", "empty-graph", "unknown"],
 )
-def test_malformed_manifest_names_the_field(bundle_dir: Path, mutate, match):
-    m = yaml.safe_load((bundle_dir / MANIFEST).read_text())
-    mutate(m)
-    (bundle_dir / MANIFEST).write_text(yaml.safe_dump(m))
-    with pytest.raises(BundleError, match=match):
+def test_malformed_manifest_names_the_field(bundle_dir: Path, mutate, message):
+    edit_manifest(bundle_dir, mutate)
+    with pytest.raises(BundleError) as refused:
         Bundle.load(bundle_dir)
+    assert str(refused.value) == f"{bundle_dir / MANIFEST}: {message}"
+
+
+def test_null_means_empty_or_absent(bundle_dir: Path):
+    edit_manifest(bundle_dir, lambda m: m.update(params=None, voices={"joe": None}))
+    b = Bundle.load(bundle_dir)
+    assert b.params == {} and b.voices == {"joe": {}} and b.target == "simulator"
+    assert b.graphs["mm"].key == "mm" and b.root == bundle_dir
 
 
 def test_not_a_bundle(tmp_path: Path):
