@@ -25,13 +25,11 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from daemon.engine.capabilities import Capabilities
-from daemon.engine.reader import ReadError, read
+from daemon.engine.reader import ReadError, read, shown
 from daemon.engine.tts import SynthesisOptions
 
 T = TypeVar("T")
 
-#: The longest found value quoted back in a message (a client may send 100 kB).
-QUOTE_CHARS: Final = 40
 #: Input channels an ASR request may announce: engines are fed mono.
 ASR_CHANNELS: Final = 1
 #: The reader's ``where``: a protocol's message starts at the field path instead.
@@ -108,9 +106,9 @@ def refuse(
     kind: type[BadRequest], name: str | None, expected: str, found: Any
 ) -> BadRequest:
     """``kind("expected <expected>, found <found>", name)``; ``found`` is quoted
-    (``repr``, shortened) unless it is already a description (a ``Found``)."""
-    shown = found.text if isinstance(found, Found) else quote(found)
-    return kind(f"expected {expected}, found {shown}", name)
+    (``repr``, shortened as the reader does) unless it is a ``Found``."""
+    text = found.text if isinstance(found, Found) else shown(found)
+    return kind(f"expected {expected}, found {text}", name)
 
 
 @dataclass(frozen=True)
@@ -118,14 +116,6 @@ class Found:
     """A found value described in words ("a NUL character at position 5")."""
 
     text: str
-
-
-def quote(value: Any) -> str:
-    text = repr(value)
-    if len(text) > QUOTE_CHARS:
-        size = f" ({len(value)} characters)" if isinstance(value, str) else ""
-        text = f"{text[:QUOTE_CHARS]}...{size}"
-    return text
 
 
 @dataclass(frozen=True)
