@@ -17,6 +17,7 @@ pytest.importorskip("piper")
 from onnx import TensorProto, helper  # noqa: E402
 
 from daemon.engine.bundle import Bundle  # noqa: E402
+from daemon.engine.bundle_verify import verify_bundle  # noqa: E402
 from daemon.engines.piper.params import PiperParams  # noqa: E402
 from scripts.piper import graphs  # noqa: E402
 from scripts.piper.cache import cache_key, cached_convert  # noqa: E402
@@ -62,7 +63,7 @@ def test_bundle_is_a_standard_piper_vits_bundle(
     for key, spec in bundle.graphs.items():
         assert spec.file == f"graphs/{key}.bin" and spec.onnx == f"onnx/{key}.onnx"
     assert set(bundle.files) == {"cpu/sdp.npz"}
-    assert bundle.verify() == []  # hashes and every binary's I/O
+    assert verify_bundle(bundle) == []  # hashes and every binary's I/O
 
 
 def test_params_carry_the_voice_config(bundle: Bundle, voice_path: Path) -> None:
@@ -246,7 +247,7 @@ def test_smallest_bundle_compiles_every_kind_of_graph(
     for key, spec in sim.graphs.items():
         assert sim.path(spec.file).stat().st_size > 1_000_000, key
     assert not list(sim.root.glob("graphs/*.ctx.onnx"))  # only what the host loads
-    assert sim.verify() == []
+    assert verify_bundle(sim) == []
 
 
 def test_htp_rejection_names_op_and_node(tmp_path: Path) -> None:

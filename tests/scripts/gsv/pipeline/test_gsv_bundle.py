@@ -11,6 +11,7 @@ import yaml
 
 from daemon.cli.bundle import main as bundle_cli
 from daemon.engine.bundle import MANIFEST, Bundle
+from daemon.engine.bundle_verify import verify_bundle
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def test_flipped_byte_in_a_cpu_table_is_caught(bundle_copy: Path) -> None:
     data = bytearray(path.read_bytes())
     data[-10] ^= 0x01
     path.write_bytes(bytes(data))
-    assert Bundle.load(bundle_copy).verify(binaries=False) == [
+    assert verify_bundle(Bundle.load(bundle_copy), binaries=False) == [
         "refs/tinyvoice.npz: sha256 mismatch (file changed or corrupted)"
     ]
 
@@ -54,7 +55,7 @@ def test_wrong_io_shape_is_caught(bundle_copy: Path) -> None:
     k_cache = next(t for t in spec if t["name"] == "k_cache")
     k_cache["shape"][2] += 1
     (bundle_copy / MANIFEST).write_text(yaml.safe_dump(manifest, sort_keys=False))
-    problems = Bundle.load(bundle_copy).verify()
+    problems = verify_bundle(Bundle.load(bundle_copy))
     assert len(problems) == 1
     assert f"({decode}) inputs: 'k_cache' is float16" in problems[0]
     assert "in the manifest" in problems[0]
