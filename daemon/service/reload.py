@@ -90,6 +90,8 @@ class Loader:
         self._worker = worker
         self._stopping = stopping
         self._publish = publish
+        #: one load, reload or eviction at a time (SIGHUP or the engine API)
+        self._lock = asyncio.Lock()
 
     def checkpoint(self) -> None:  # worker, between two load steps
         if self._stopping.is_set():
@@ -106,8 +108,12 @@ class Loader:
 
     async def load(self, source: VoiceSource, e: EngineConfig) -> LoadedEngine:
         """Add one bundle's engine beside the loaded ones."""
-        c = await self._step(VoiceSet.check, source, e)
-        return (await self._load(c, None, []))[0]
+        async with self._lock:
+            c = await self._step(VoiceSet.check, source, e)
+            if c.name in self.vs.loaded:
+                raise BundleError(f"{c.bundle.root}: an engine {c.name!r} is loaded "
+                                  f"already; reload it instead")  # fmt: skip
+            return (await self._load(c, None, []))[0]
 
     async def reload(
         self,
@@ -117,13 +123,18 @@ class Loader:
     ) -> LoadedEngine:
         """Load engine ``name`` again (from ``source``, else from where it came
         from) and swap it in; on failure the loaded one serves on."""
-        old = self.vs.loaded[name]
-        src = source or old.checked.source
-        c = await self._step(VoiceSet.check, src, e or _config_of(old))
-        return (await self._load(c, name, [name]))[0]
+        async with self._lock:
+            old = self.vs.loaded[name]
+            src = source or old.checked.source
+            c = await self._step(VoiceSet.check, src, e or _config_of(old))
+            return (await self._load(c, name, [name]))[0]
 
     async def evict(self, name: str) -> None:
         """Drop one engine: its graphs are closed, its memory freed."""
+        async with self._lock:
+            await self._evict(name)
+
+    async def _evict(self, name: str) -> None:
         await self._step(self.vs.evict, name)
         _LOGGER.info("%s: evicted", name)
 
@@ -187,6 +198,10 @@ class Loader:
     async def apply(self, cfg: ServeConfig, starting: bool) -> Changes:
         """Make the loaded engines what ``cfg`` says (see the module docstring).
         At start-up raises the first failure; later, failures are in the result."""
+        async with self._lock:
+            return await self._apply(cfg, starting)
+
+    async def _apply(self, cfg: ServeConfig, starting: bool) -> Changes:
         vs, ch = self.vs, Changes()
         vs.settings = settings(cfg.engine)
 
@@ -257,7 +272,7 @@ class Loader:
                 _LOGGER.warning("%s: left the config, kept: the reload failed", name)
                 ch.kept.append(name)
             else:
-                await self.evict(name)
+                await self._evict(name)
                 ch.dropped.append(name)
         order = [le.name for le in map(vs.at, held) if le is not None]
         await self._step(vs.order, order)

@@ -7,15 +7,18 @@ removed ones; a bundle that fails fails alone.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from daemon.engine.bundle import BundleError
 from daemon.engine.requests import SynthesisRequest
 from daemon.service.config import ServeConfig, VoiceSource
 from daemon.service.host import EngineHost
@@ -213,6 +216,10 @@ def test_engine_api_loads_reloads_and_evicts_one_engine(
         new_b = vs.loaded["tone-b"]
         assert new_b is not first_b and new_b.load > first_b.load
         assert all(ctx.closed for ctx in first_b.group.contexts)
+        gone = weakref.ref(first_b.engine)
+        del first_b
+        gc.collect()
+        assert gone() is None, "nothing holds an evicted engine (and its buffers)"
         assert vs.loaded["tone"] is tone
         assert not any(ctx.closed for ctx in tone.group.contexts)
 
@@ -224,6 +231,8 @@ def test_engine_api_loads_reloads_and_evicts_one_engine(
         assert sum([len(c.audio) async for c in job]) > 0
         with pytest.raises(KeyError):
             await host.evict_engine("tone")
+        with pytest.raises(BundleError, match="'tone-b' is loaded already"):
+            await host.load_engine(VoiceSource(b.bundle))
         await host.close()
         assert all(ctx.closed for ctx in new_b.group.contexts)
 
