@@ -1,4 +1,5 @@
-"""TTS value types and cancellation (the registry: test_registry.py)."""
+"""TTS value types, cancellation, and what the TTS engines declare (the
+registry: test_registry.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ import time
 
 import pytest
 
+from daemon.engine.bundle import Bundle
 from daemon.engine.cancel import Cancelled, CancelToken
-from daemon.engine.tts import SynthesisOptions
+from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities
+from daemon.engine.local import open_engine
+from daemon.engine.tts import MAX_TEXT_CHARS, SynthesisOptions, TtsEngine
 
 
 def test_cancel_token_fires_on_cancel_and_on_deadline():
@@ -34,3 +38,33 @@ def test_cancel_token_fires_on_cancel_and_on_deadline():
 def test_bad_options_are_refused(kwargs, match):
     with pytest.raises(ValueError, match=match):
         SynthesisOptions(**kwargs)
+
+
+def _declares_its_bundle(engine, bundle: Bundle) -> Capabilities:  # noqa: ANN001
+    assert isinstance(engine, TtsEngine) and type(engine).task == "tts"
+    caps = engine.capabilities()
+    assert caps.task == "tts" and caps.streaming
+    assert caps.languages == tuple(bundle.languages)
+    assert caps.sample_rate_out == engine.sample_rate == bundle.sample_rate
+    assert caps.max_input == MAX_TEXT_CHARS  # no engine limits text length
+    return caps
+
+
+def test_piper_declares_what_it_accepts(pytestconfig):
+    from tests.piper_bundles import CPU_OPTIONS, bundle_dir
+
+    root = bundle_dir(pytestconfig, CPU_OPTIONS)
+    with open_engine(root, "cpu") as (engine, _):
+        caps = _declares_its_bundle(engine, Bundle.load(root))
+        assert caps.speakers == () and caps.speed_range == (MIN_SPEED, MAX_SPEED)
+        for speed in caps.speed_range:  # both ends are accepted before any graph
+            engine.synthesize("Hi.", SynthesisOptions(speed=speed)).close()
+
+
+def test_gpt_sovits_declares_a_fixed_speed(gsv_voice):
+    bundle = Bundle.load(gsv_voice / "bundle")
+    with open_engine(bundle, "cpu") as (engine, _):
+        caps = _declares_its_bundle(engine, bundle)
+        assert caps.speakers == () and caps.speed_range is None
+        with pytest.raises(ValueError, match="speed must be 1.0"):
+            engine.synthesize("你好。", SynthesisOptions(speed=1.5))
