@@ -76,18 +76,19 @@ def read(
     """``data`` (a parsed mapping, or JSON ``bytes``) as a ``type_`` instance.
 
     ``where`` names the source (a file, ``"command line"``, ``"request"``) and
-    starts every message; ``error`` is the exception class raised with it.
+    starts every message ("" when the caller adds its own prefix); ``error`` is
+    the exception class raised with it.
     """
     if isinstance(data, bytes | bytearray | memoryview):
         try:
             data = msgspec.json.decode(data)
         except msgspec.DecodeError as exc:
-            raise error(f"{where}: invalid JSON: {exc}") from None
+            raise error(f"{_join(where, '')}invalid JSON: {exc}") from None
     data = _prepare(data, type_, "", where, error)
     try:
         return msgspec.convert(data, type_, dec_hook=_dec_hook)
     except msgspec.ValidationError as exc:
-        raise error(f"{where}: {_house_style(str(exc), data, type_)}") from None
+        raise error(_join(where, "") + _house_style(str(exc), data, type_)) from None
 
 
 def invalid(field: str, expected: str, found: Any, *, raw: bool = False) -> ValueError:

@@ -31,8 +31,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
+import msgspec
+
+from daemon.engine.reader import invalid, read
 from daemon.engines.gptsovits.frontend.g2pw import BODY_INPUTS, G2PW_ROWS, G2PW_TOKENS
 
 ENGINE_ID: Final = "gpt-sovits-v2pro"
@@ -84,51 +87,59 @@ REF_LANG: Final = "lang"  # str, its language
 TEXT_DIR: Final = "text"  # vocab.txt + g2pW dictionaries (frontend.G2pwTables)
 
 
+#: Sizes and counts of the graphs (>= 1); token ids and step counts (>= 0).
+Count = Annotated[int, msgspec.Meta(ge=1)]
+Index = Annotated[int, msgspec.Meta(ge=0)]
+
+
 @dataclass(frozen=True)
 class GsvParams:
-    """``voice.yaml`` → ``params`` for this engine (validated on load)."""
+    """``voice.yaml`` → ``params`` for this engine (read by ``from_mapping``)."""
 
-    width: int
-    layers: int
-    heads: int
-    head_dim: int
-    vocab: int
-    eos: int
-    phone_vocab: int
-    prefill_len: int
-    kv_buckets: tuple[int, ...]
-    max_new_tokens: int
-    vits_frames: int
-    vits_phones: int
-    vits_hidden: int
-    ssl_dim: int
-    gin: int
-    hop: int
-    gen_window: int
-    gen_overlap: int
+    width: Count
+    layers: Count
+    heads: Count
+    head_dim: Count
+    vocab: Count
+    eos: Index
+    phone_vocab: Count
+    prefill_len: Count
+    kv_buckets: Annotated[tuple[Count, ...], msgspec.Meta(min_length=1)]
+    max_new_tokens: Count
+    vits_frames: Count
+    vits_phones: Count
+    vits_hidden: Count
+    ssl_dim: Count
+    gin: Count
+    hop: Count
+    gen_window: Count
+    gen_overlap: Index
     noise_scale: float
-    bert_tokens: int
-    bert_dim: int
-    g2pw_rows: int
-    g2pw_tokens: int
+    bert_tokens: Count
+    bert_dim: Count
+    g2pw_rows: Count
+    g2pw_tokens: Count
     mask_value: float
-    top_k: int
+    top_k: Count
     top_p: float
     temperature: float
     repetition_penalty: float
-    eos_block_steps: int
+    eos_block_steps: Index
+
+    def __post_init__(self) -> None:
+        # Buckets in any order; the engine picks the smallest that fits.
+        object.__setattr__(self, "kv_buckets", tuple(sorted(self.kv_buckets)))
+        if self.heads * self.head_dim != self.width:
+            raise invalid(
+                "head_dim",
+                f"width / heads = {self.width / self.heads:g}",
+                self.head_dim,
+            )
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> GsvParams:
-        missing = [f for f in cls.__dataclass_fields__ if f not in data]
-        if missing:
-            raise ValueError(f"gpt-sovits params: missing {missing}")
-        kwargs = {f: data[f] for f in cls.__dataclass_fields__}
-        kwargs["kv_buckets"] = tuple(sorted(int(x) for x in data["kv_buckets"]))
-        params = cls(**kwargs)
-        if params.heads * params.head_dim != params.width:
-            raise ValueError("gpt-sovits params: heads * head_dim != width")
-        return params
+    def from_mapping(cls, data: Mapping[str, Any], where: str = "") -> GsvParams:
+        """``where`` prefixes errors (the engine adds "<bundle>: params: ")."""
+        return read(data, cls, where=where)
 
     def to_dict(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__}

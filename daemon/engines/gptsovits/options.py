@@ -8,20 +8,26 @@ a lower token cap per segment (the static VITS graph fixes the upper one).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Annotated
 
+import msgspec
+
+from daemon.engine.reader import fail, read
 from daemon.engine.tts import SynthesisOptions
 from daemon.engines.gptsovits.layout import ENGINE_ID, GsvParams
 from daemon.engines.gptsovits.sampling import SamplingConfig
 from daemon.engines.gptsovits.tables import Reference
 
-EXTRA_KEYS: Final = (
-    "top_k",
-    "top_p",
-    "temperature",
-    "repetition_penalty",
-    "max_new_tokens",
-)
+
+class Extra(msgspec.Struct, frozen=True):
+    """The ``SynthesisOptions.extra`` keys this engine understands (their ranges
+    are ``SamplingConfig``'s checks)."""
+
+    top_k: int | float | None = None  # 2.0 from a JSON client is 2 (sampling.py)
+    top_p: float | None = None
+    temperature: float | None = None
+    repetition_penalty: float | None = None
+    max_new_tokens: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
 
 def default_sampling(p: GsvParams) -> SamplingConfig:
@@ -52,11 +58,7 @@ class Request:
         token_cap: int,
     ) -> Request:
         """Everything checked before the first graph call (ValueError)."""
-        unknown = sorted(set(options.extra) - set(EXTRA_KEYS))
-        if unknown:
-            raise ValueError(
-                f"{ENGINE_ID}: unknown option(s) {unknown}; known: {list(EXTRA_KEYS)}"
-            )
+        extra = read(options.extra, Extra, where=ENGINE_ID)
         name = options.voice or default_voice
         if name not in voices:
             raise ValueError(
@@ -66,15 +68,17 @@ class Request:
             # Upstream stretches the latent inside enc_p before the flow; the
             # static vits_enc graph has no such input.
             raise ValueError(f"{ENGINE_ID}: speed must be 1.0, got {options.speed}")
-        sampling = default_sampling(p).with_overrides(options.extra)
-        max_tokens = options.extra.get("max_new_tokens", token_cap)
-        if (
-            not isinstance(max_tokens, int)
-            or isinstance(max_tokens, bool)
-            or not 1 <= max_tokens <= token_cap
-        ):
-            raise ValueError(
-                f"{ENGINE_ID}: max_new_tokens must be an integer in [1, {token_cap}], "
-                f"got {max_tokens!r}"
+        given = {
+            k: v for k, v in msgspec.structs.asdict(extra).items() if v is not None
+        }
+        sampling = default_sampling(p).with_overrides(given)
+        max_tokens = token_cap if extra.max_new_tokens is None else extra.max_new_tokens
+        if max_tokens > token_cap:
+            raise fail(
+                ENGINE_ID,
+                "max_new_tokens",
+                f"an integer in [1, {token_cap}]",
+                max_tokens,
+                ValueError,
             )
         return cls(voices[name], sampling, max_tokens, options.seed)
