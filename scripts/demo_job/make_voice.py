@@ -18,9 +18,9 @@ from pathlib import Path
 
 from daemon.engine.bundle import Bundle
 from daemon.engine.bundle_verify import verify_bundle
+from scripts.common.onnx_surgery import ConversionError
 from scripts.piper.cache import cached_convert
 from scripts.piper.convert import TARGETS, ConvertOptions, read_config
-from scripts.common.onnx_surgery import ConversionError
 
 STEPS = 3
 #: A quick-to-warm-up variant for the demo on the (slow) x86 simulator: short

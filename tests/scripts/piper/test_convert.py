@@ -19,6 +19,7 @@ from onnx import TensorProto, helper  # noqa: E402
 from daemon.engine.bundle import Bundle  # noqa: E402
 from daemon.engine.bundle_verify import verify_bundle  # noqa: E402
 from daemon.engines.piper.params import PiperParams  # noqa: E402
+from scripts.common.onnx_surgery import ConversionError, UnplannedOpError  # noqa: E402
 from scripts.piper import graphs  # noqa: E402
 from scripts.piper.cache import cache_key, cached_convert  # noqa: E402
 from scripts.piper.convert import ConvertOptions, convert, main  # noqa: E402
@@ -26,7 +27,6 @@ from scripts.piper.cuts import find_cuts  # noqa: E402
 from scripts.piper.htp import compile_htp  # noqa: E402
 from scripts.piper.model_card import voice_attribution  # noqa: E402
 from scripts.piper.sdp_export import check_port, sdp_weights  # noqa: E402
-from scripts.common.onnx_surgery import ConversionError, UnplannedOpError  # noqa: E402
 from tests.piper_bundles import (  # noqa: E402
     CPU_OPTIONS,
     SIM_OPTIONS,
