@@ -17,11 +17,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
+import msgspec
 import yaml
 
-from daemon.engine.fields import Fields
+from daemon.engine.reader import ReadError, invalid, read
 
 PROFILE_DIR: Final = Path(__file__).resolve().parent / "profiles"
 #: ``platform.machine()`` values a profile may name.
@@ -31,18 +32,33 @@ ADSP_SEPARATOR: Final = ";"
 _MB: Final = 1 << 20
 
 
-class ProfileError(ValueError):
+# What profile values look like (the reader checks them).
+Text = Annotated[str, msgspec.Meta(min_length=1)]
+Texts = tuple[Text, ...]
+AbsPath = Annotated[str, msgspec.Meta(pattern="^/", description="an absolute path")]
+#: Counts and sizes (MB, ids) in a profile are >= 0.
+Size = Annotated[int, msgspec.Meta(ge=0)]
+Version = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^[0-9]+(\.[0-9]+)*$",
+        description='a dotted version string such as "2.34"',
+    ),
+]
+
+
+class ProfileError(ReadError):
     """A profile is missing, malformed or names an unknown field."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Qnn:
-    flavour: str
-    lib_dir: str | None  # None: the onnxruntime_qnn wheel (x86 simulator)
-    dsp_dir: str | None
-    host_libs: tuple[str, ...]
-    stub: str | None
-    skel_libs: tuple[str, ...]
+    flavour: Text
+    lib_dir: AbsPath | None = None  # None: the onnxruntime_qnn wheel (x86 simulator)
+    dsp_dir: AbsPath | None = None
+    host_libs: Texts
+    stub: Text | None = None
+    skel_libs: Texts
 
 
 @dataclass(frozen=True)
@@ -56,16 +72,16 @@ class Htp:
 
 @dataclass(frozen=True)
 class Soc:
-    sysfs_path: str
-    soc_id: int
+    sysfs_path: AbsPath
+    soc_id: Size
 
 
 @dataclass(frozen=True)
 class FastRpc:
-    library: str
-    library_dirs: tuple[str, ...]
-    device_nodes: tuple[str, ...]
-    device_group: str
+    library: Text
+    library_dirs: tuple[AbsPath, ...]
+    device_nodes: tuple[AbsPath, ...]
+    device_group: Text
 
 
 @dataclass(frozen=True)
@@ -128,97 +144,87 @@ def load_profile(name_or_path: str | Path) -> Profile:
 
 
 def from_dict(data: Any, source: Path) -> Profile:
-    top = _Fields(data, str(source), ProfileError)
-    ver = top.section("versions")
-    q = top.section("qnn")
-    h = top.section("htp")
-    res = top.section("resources")
-    machine = top.text("machine")
-    if machine not in MACHINES:
-        raise ProfileError(f"{source}: machine {machine!r} not one of {MACHINES}")
-    soc = top.section("soc", required=False)
-    fr = top.section("fastrpc", required=False)
-    adsp = top.strings("adsp_library_path")
-    profile = Profile(
-        name=top.text("name"),
-        description=top.text("description"),
-        machine=machine,
-        min_glibc=ver.version("glibc"),
-        min_python=ver.version("python"),
-        min_numpy=ver.version("numpy"),
-        qnn=Qnn(
-            flavour=q.text("flavour"),
-            lib_dir=q.path("lib_dir", required=False),
-            dsp_dir=q.path("dsp_dir", required=False),
-            host_libs=q.strings("host_libs"),
-            stub=q.text("stub", required=False),
-            skel_libs=q.strings("skel_libs"),
-        ),
+    f = read(data, _File, where=str(source), error=ProfileError)
+    h = f.htp
+    return Profile(
+        name=f.name,
+        description=f.description,
+        machine=f.machine,
+        min_glibc=_version(f.versions.glibc),
+        min_python=_version(f.versions.python),
+        min_numpy=_version(f.versions.numpy),
+        qnn=f.qnn,
         htp=Htp(
-            arch=h.integer("arch"),
-            soc_model=h.integer("soc_model"),
-            binary_soc_models=tuple(h.integer_list("binary_soc_models")),
-            vtcm_bytes=h.integer("vtcm_mb") * _MB,
-            bundle_targets=h.strings("bundle_targets"),
+            arch=h.arch,
+            soc_model=h.soc_model,
+            binary_soc_models=h.binary_soc_models,
+            vtcm_bytes=h.vtcm_mb * _MB,
+            bundle_targets=h.bundle_targets,
         ),
-        soc=None
-        if soc is None
-        else Soc(sysfs_path=soc.path("sysfs_path"), soc_id=soc.integer("soc_id")),
-        fastrpc=None
-        if fr is None
-        else FastRpc(
-            library=fr.text("library"),
-            library_dirs=tuple(fr.path_list("library_dirs")),
-            device_nodes=tuple(fr.path_list("device_nodes")),
-            device_group=fr.text("device_group"),
-        ),
-        adsp_library_path=adsp,
-        service_user=top.text("service_user", required=False),
-        install_prefix=top.path("install_prefix"),
-        free_ram_bytes=res.integer("free_ram_mb") * _MB,
-        free_disk_bytes=res.integer("free_disk_mb") * _MB,
+        soc=f.soc,
+        fastrpc=f.fastrpc,
+        adsp_library_path=f.adsp_library_path,
+        service_user=f.service_user,
+        install_prefix=f.install_prefix,
+        free_ram_bytes=f.resources.free_ram_mb * _MB,
+        free_disk_bytes=f.resources.free_disk_mb * _MB,
         source=source,
     )
-    for f in (top, ver, q, h, res, soc, fr):
-        if f is not None:
-            f.reject_unknown()
-    if any(ADSP_SEPARATOR in d or not d.startswith("/") for d in adsp):
-        raise ProfileError(f"{source}: adsp_library_path entries must be absolute dirs")
-    if profile.qnn.stub and profile.qnn.stub not in profile.qnn.host_libs:
-        raise ProfileError(f"{source}: qnn.stub must be one of qnn.host_libs")
-    return profile
 
 
-class _Fields(Fields):
-    """Profile fields: integers are counts/sizes (>= 0); paths are absolute."""
+class _Versions(msgspec.Struct, frozen=True):
+    glibc: Version
+    python: Version
+    numpy: Version
 
-    def integer(self, key: str, minimum: int | None = 0) -> int:
-        return super().integer(key, minimum)
 
-    def path(self, key: str, required: bool = True) -> Any:
-        v = self.text(key, required)
-        if v is not None and not v.startswith("/"):
-            raise self.bad(key, "an absolute path")
-        return v
+class _Htp(msgspec.Struct, frozen=True):
+    arch: Size
+    soc_model: Size
+    binary_soc_models: tuple[int, ...]
+    vtcm_mb: Size
+    bundle_targets: Texts
 
-    def path_list(self, key: str) -> tuple[str, ...]:
-        v = self.strings(key)
-        if not all(s.startswith("/") for s in v):
-            raise self.bad(key, "a list of absolute paths")
-        return v
 
-    def integer_list(self, key: str) -> list[int]:
-        v = self.value(key)
-        if not isinstance(v, list) or not all(type(i) is int for i in v):
-            raise self.bad(key, "a list of integers")
-        return v
+class _Resources(msgspec.Struct, frozen=True):
+    free_ram_mb: Size
+    free_disk_mb: Size
 
-    def version(self, key: str) -> tuple[int, ...]:
-        v = self.text(key)
-        try:
-            return tuple(int(p) for p in v.split("."))
-        except ValueError:
-            raise self.bad(key, 'a dotted version string such as "2.34"') from None
+
+class _File(msgspec.Struct, frozen=True):
+    name: Text
+    description: Text
+    machine: Text
+    versions: _Versions
+    qnn: Qnn
+    htp: _Htp
+    resources: _Resources
+    adsp_library_path: Texts
+    install_prefix: AbsPath
+    soc: Soc | None = None
+    fastrpc: FastRpc | None = None
+    service_user: Text | None = None
+
+    def __post_init__(self) -> None:
+        if self.machine not in MACHINES:
+            raise invalid("machine", f"one of {list(MACHINES)}", self.machine)
+        adsp = self.adsp_library_path
+        if any(ADSP_SEPARATOR in d or not d.startswith("/") for d in adsp):
+            raise invalid(
+                "adsp_library_path",
+                f"absolute dirs without {ADSP_SEPARATOR!r}",
+                list(adsp),
+            )
+        if self.qnn.stub and self.qnn.stub not in self.qnn.host_libs:
+            raise invalid(
+                "qnn.stub",
+                f"one of qnn.host_libs {list(self.qnn.host_libs)}",
+                self.qnn.stub,
+            )
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split("."))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -28,6 +28,8 @@ Rules shared by every reader:
 - A field whose ``dataclasses.field`` metadata is :data:`INTERNAL` is not read
   (it is set by code, e.g. ``ServeConfig.source``); naming it is an unknown field.
 - ``pathlib.Path`` fields take strings.
+- ``Meta(description="an absolute path")`` words the "expected" part of a type
+  whose constraint alone reads badly (a ``pattern``).
 - Checks across fields go in ``__post_init__`` and raise :func:`invalid`; msgspec
   adds the path, so they read like the rest.
 """
@@ -305,6 +307,9 @@ def _failing_item(value: Any, tp: Any) -> tuple[Any, Any]:
 
 def _describe(info: msgspec.inspect.Type) -> str:
     t = msgspec.inspect
+    if isinstance(info, t.Metadata):  # Meta(description="an absolute path")
+        words = (info.extra_json_schema or {}).get("description")
+        return words or _describe(info.type)
     if isinstance(info, t.UnionType):
         return " or ".join(_describe(x) for x in info.types)
     if isinstance(info, t.IntType | t.FloatType):

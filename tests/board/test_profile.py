@@ -57,24 +57,74 @@ def _data() -> dict:
 
 
 @pytest.mark.parametrize(
-    "mutate,match",
+    "mutate,message",
     [
-        (lambda d: d.pop("machine"), "missing field 'machine'"),
-        (lambda d: d.update(machine="riscv64"), "machine 'riscv64' not one of"),
-        (lambda d: d["versions"].update(glibc="two"), "glibc must be a dotted"),
-        (lambda d: d["qnn"].update(lib_dir="opt/qnn"), "lib_dir must be an absolute"),
-        (lambda d: d["htp"].update(arch="73"), "arch must be a non-negative integer"),
-        (lambda d: d["htp"].update(vtcm=8), r"unknown field\(s\) \['vtcm'\]"),
-        (lambda d: d.update(adsp_library_path=["/a;/b"]), "must be absolute dirs"),
-        (lambda d: d["qnn"].update(stub="libOther.so"), "stub must be one of"),
-        (lambda d: d.update(fastrpc=[1]), "fastrpc: expected a mapping"),
+        (
+            lambda d: d.pop("machine"),
+            "machine: expected a non-empty string, found nothing (missing field)",
+        ),
+        (
+            lambda d: d.update(machine="riscv64"),
+            "machine: expected one of ['aarch64', 'x86_64'], found 'riscv64'",
+        ),
+        (
+            lambda d: d["versions"].update(glibc="two"),
+            'versions.glibc: expected a dotted version string such as "2.34", '
+            "found 'two'",
+        ),
+        (
+            lambda d: d["qnn"].update(lib_dir="opt/qnn"),
+            "qnn.lib_dir: expected an absolute path or null, found 'opt/qnn'",
+        ),
+        (
+            lambda d: d["fastrpc"].update(device_nodes=["/dev/a", "dev/b"]),
+            "fastrpc.device_nodes[1]: expected an absolute path, found 'dev/b'",
+        ),
+        (
+            lambda d: d["htp"].update(arch="73"),
+            "htp.arch: expected an integer >= 0, found '73'",
+        ),
+        (
+            lambda d: d["htp"].update(binary_soc_models=[43, True]),
+            "htp.binary_soc_models[1]: expected an integer, found True",
+        ),
+        (
+            lambda d: d["htp"].update(vtcm=8),
+            "htp: expected only the fields ['arch', 'binary_soc_models', "
+            "'bundle_targets', 'soc_model', 'vtcm_mb'], found unknown field(s) "
+            "['vtcm']",
+        ),
+        (
+            lambda d: d.update(adsp_library_path=["/a;/b"]),
+            "adsp_library_path: expected absolute dirs without ';', found ['/a;/b']",
+        ),
+        (
+            lambda d: d["qnn"].update(stub="libOther.so"),
+            "qnn.stub: expected one of qnn.host_libs ['libQnnHtp.so', "
+            "'libQnnSystem.so', 'libQnnHtpV73Stub.so'], found 'libOther.so'",
+        ),
+        (
+            lambda d: d.update(fastrpc=[1]),
+            "fastrpc: expected a mapping or null, found [1]",
+        ),
+        (
+            lambda d: d["qnn"].update(host_libs=["libQnnHtp.so", ""]),
+            "qnn.host_libs[1]: expected a non-empty string, found ''",
+        ),
     ],
 )
-def test_malformed_profile_names_file_and_field(mutate, match):
+def test_malformed_profile_names_file_and_field(mutate, message):
     data = _data()
     mutate(data)
-    with pytest.raises(ProfileError, match=match):
+    with pytest.raises(ProfileError) as info:
         from_dict(data, Path("bad.yaml"))
+    assert str(info.value) == f"bad.yaml: {message}"
+
+
+def test_optional_sections_may_be_null():
+    data = {**_data(), "soc": None, "fastrpc": None, "service_user": None}
+    p = from_dict(data, Path("p.yaml"))
+    assert p.soc is None and p.fastrpc is None and p.service_user is None
 
 
 def test_unknown_profile_lists_the_known_ones(tmp_path: Path):
