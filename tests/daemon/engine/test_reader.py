@@ -1,15 +1,22 @@
-"""The one typed reader: msgspec checks, one message shape for every mistake."""
+"""The one typed reader: msgspec checks, one message shape for every mistake,
+the same from config YAML, voice.yaml params and a JSON request."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
 import msgspec
 import pytest
+import yaml
 
+from daemon.engine.bundle import BundleError
 from daemon.engine.reader import INTERNAL, ReadError, describe, fail, invalid, read
+from daemon.engines.piper.params import PiperParams
+from daemon.protocols.openai.requests import SpeechBody
+from daemon.service.config import ConfigError, load_config
 
 Count = Annotated[int, msgspec.Meta(ge=1)]
 
@@ -158,3 +165,88 @@ def test_descriptions():
     assert (
         describe(Annotated[list[int], msgspec.Meta(min_length=1)]) == "a non-empty list"
     )
+
+
+# --- one shape everywhere: config YAML, voice.yaml params, a JSON request -------
+
+#: Each source with a good document, where its messages start, and how to read it.
+PIPER = {
+    "phoneme_type": "espeak",
+    "espeak_voice": "en-us",
+    "phoneme_id_map": {"_": [0], "^": [1], "$": [2]},
+    "noise_scale": 0.667,
+    "length_scale": 1,
+    "noise_w": 0.8,
+    "hop": 256,
+    "channels": 192,
+    "phoneme_buckets": [64],
+    "frame_buckets": [128],
+    "flow_context": 32,
+    "window": {"frames": 96, "overlap": 12},
+    "sdp": "cpu/sdp.npz",
+}
+SPEECH = {"model": "tts-1", "input": "Hello.", "voice": "alloy"}
+#: (source, mistake) -> (change to the good document, path, found)
+MISTAKES = {
+    "wrong type": {
+        "config": ({"limits": {"queue_size": "4"}}, "limits.queue_size", "'4'"),
+        "params": ({"hop": "256"}, "hop", "'256'"),
+        "request": ({"input": 5}, "input", "5"),
+    },
+    "missing key": {
+        "config": ({"voices": [{"engine": "x"}]}, "voices[0].bundle", None),
+        "params": ({"hop": None}, "hop", None),
+        "request": ({"input": None}, "input", None),
+    },
+    "unknown key": {
+        "config": ({"limitz": {}}, "", "['limitz']"),
+        "params": (
+            {"window": {"frames": 96, "overlap": 12, "o": 1}},
+            "window",
+            "['o']",
+        ),
+        "request": ({"inptu": "x"}, "", "['inptu']"),
+    },
+}
+
+
+def _config(change: dict, tmp_path: Path) -> tuple[str, Exception]:
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"voices": ["/v/joe"], **change}))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    return str(path), info.value
+
+
+def _params(change: dict, tmp_path: Path) -> tuple[str, Exception]:
+    data = {k: v for k, v in {**PIPER, **change}.items() if v is not None}
+    where = f"{tmp_path}/voice.yaml: params"
+    with pytest.raises(BundleError) as info:
+        PiperParams.from_dict(data, where)
+    return where, info.value
+
+
+def _request(change: dict, tmp_path: Path) -> tuple[str, Exception]:
+    body = {k: v for k, v in {**SPEECH, **change}.items() if v is not None}
+    with pytest.raises(ReadError) as info:
+        read(msgspec.json.encode(body), SpeechBody, where="request")
+    return "request", info.value
+
+
+@pytest.mark.parametrize("source", ["config", "params", "request"])
+@pytest.mark.parametrize("mistake", list(MISTAKES))
+def test_the_same_mistake_reads_the_same_everywhere(source, mistake, tmp_path):
+    change, path, found = MISTAKES[mistake][source]
+    where, exc = {"config": _config, "params": _params, "request": _request}[source](
+        change, tmp_path
+    )
+    at = rf"{re.escape(path)}: " if path else ""
+    if mistake == "unknown key":
+        tail = r"expected only the fields \[.+\], found unknown field\(s\) "
+        tail += re.escape(found)
+    elif found is None:
+        tail = r"expected [a-z].*, found nothing \(missing field\)"
+    else:
+        tail = rf"expected [a-z].*, found {re.escape(found)}"
+    assert re.fullmatch(rf"{re.escape(where)}: {at}{tail}", str(exc)), str(exc)
+    assert isinstance(exc, ValueError)
