@@ -97,10 +97,10 @@ class Loader:
         if self._stopping.is_set():
             raise LoadStopped("service stopping")
 
-    async def _step(self, fn: Callable[..., T], *args: Any) -> T:
+    async def _step(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         self.checkpoint()
         try:
-            return await asyncio.wrap_future(self._worker.submit(fn, *args))
+            return await asyncio.wrap_future(self._worker.submit(fn, *args, **kwargs))
         finally:
             self._publish()
 
@@ -148,7 +148,7 @@ class Loader:
         spare = list(spare)
         while True:
             try:
-                le = await self._step(self._bring_in, c, replaces)
+                le = await self._bring_in(c, replaces)
                 break
             except LoadStopped:
                 raise
@@ -169,10 +169,17 @@ class Loader:
         _LOGGER.info("%s: %s%s", c.name, verb, f" ({how})" if how else "")
         return le, freed
 
-    def _bring_in(self, c: Checked, replaces: str | None) -> LoadedEngine:  # worker
-        le = self.vs.open(c, self.checkpoint, besides=replaces)
-        self.vs.put(le, replaces)
+    async def _bring_in(self, c: Checked, replaces: str | None) -> LoadedEngine:
+        # Two worker calls (graphs + engine load, then warm-up and swap-in), so
+        # requests for the other voices run between them too.  Stopped between
+        # the two, the opened engine's contexts go with the backend at close.
+        le = await self._step(self.vs.open, c, self.checkpoint, replaces, warm=False)
+        await self._step(self._warm_put, le, replaces)
         return le
+
+    def _warm_put(self, le: LoadedEngine, replaces: str | None) -> None:  # worker
+        self.vs.warm(le, self.checkpoint)
+        self.vs.put(le, replaces)
 
     def _reopen(self, old: LoadedEngine) -> None:  # worker
         self.vs.put(self.vs.reopen(old, self.checkpoint))

@@ -150,7 +150,7 @@ class VoiceSet:
         if e.verify_bundles:
             problems = verify_bundle(b, binaries=e.backend == "qnn")
             if problems:
-                raise BundleError(f"{b.root}: " + "; ".join(problems[:5]))
+                raise BundleError(_named(b, problems))
         manifest = hashlib.sha256((b.root / MANIFEST).read_bytes()).hexdigest()
         path = Path(source.bundle).resolve()
         return Checked(source, b, BundleKey(path, manifest, source.engine, settings(e)))
@@ -164,11 +164,16 @@ class VoiceSet:
     # -- load, put in, evict ---------------------------------------------------
 
     def open(
-        self, c: Checked, checkpoint: Checkpoint = go_on, besides: str | None = None
+        self,
+        c: Checked,
+        checkpoint: Checkpoint = go_on,
+        besides: str | None = None,
+        *,
+        warm: bool = True,
     ) -> LoadedEngine:
-        """Load and warm up one checked bundle beside the loaded engines; it does
-        not serve until ``put``.  ``besides``: the engine it will replace (its
-        voice names may repeat)."""
+        """Load one checked bundle beside the loaded engines and (``warm``) warm
+        it up; it does not serve until ``put``.  ``besides``: the engine it will
+        replace (its voice names may repeat)."""
         graphs = self._graphs(c.key.settings)
         t0 = time.monotonic()
         runners = graphs.open([c.bundle], checkpoint=checkpoint)[0]
@@ -178,10 +183,7 @@ class VoiceSet:
             checkpoint()
             engine = engine_class(c.source.engine or c.bundle.engine)()
             engine.load(c.bundle, runners)
-            checkpoint()
-            engine.warmup()
             voices = self._voices(engine, besides)
-            checkpoint()  # stopping during the warm-up: do not go on serving
         except BaseException:
             if engine is not None:
                 try:
@@ -192,15 +194,31 @@ class VoiceSet:
                 group.close()
             self.prune()
             raise
-        for r in runners.values():
-            r.gate = go_on  # loaded: requests stop by their own tokens
         le = LoadedEngine(c, engine, list(runners.values()), voices, graphs, group,
                           status)  # fmt: skip
         _LOGGER.info(
-            "%s: engine %s loaded and warmed up in %.2f s (load #%d)",
+            "%s: engine %s loaded in %.2f s (load #%d)",
             c.name, engine.engine_id, time.monotonic() - t0, le.load,
         )  # fmt: skip
+        if warm:
+            self.warm(le, checkpoint)
         return le
+
+    def warm(self, le: LoadedEngine, checkpoint: Checkpoint = go_on) -> None:
+        """Warm up an opened engine; until it is warm its graph calls stop at
+        ``checkpoint``.  On failure it is closed."""
+        t0 = time.monotonic()
+        try:
+            checkpoint()
+            le.engine.warmup()
+            checkpoint()  # stopping during the warm-up: do not go on serving
+        except BaseException:
+            le.close()
+            self.prune()
+            raise
+        for r in le.runners:
+            r.gate = go_on  # loaded: requests stop by their own tokens
+        _LOGGER.info("%s: warmed up in %.2f s", le.name, time.monotonic() - t0)
 
     def _voices(self, engine: Engine, besides: str | None) -> dict[str, Voice]:
         others = [x for x in self.loaded.values() if x.name != besides]
@@ -239,9 +257,9 @@ class VoiceSet:
         """An evicted engine loaded again from the manifest it was loaded with,
         if every file still hashes as it says; never from files changed since."""
         b = le.checked.bundle
-        problems = [f"{b.root}: {p}" for p in verify_bundle(b, binaries=False)]
+        problems = verify_bundle(b, binaries=False)
         if problems:
-            raise BundleError("; ".join(problems[:5]))
+            raise BundleError(_named(b, problems))
         return self.open(le.checked, checkpoint)
 
     def order(self, names: Iterable[str]) -> None:
@@ -320,3 +338,9 @@ class VoiceSet:
             raise
         vs.default = cfg.default_voice or next(iter(vs.voices))
         return vs
+
+
+def _named(b: Bundle, problems: list[str]) -> str:
+    """The first problems, each naming the bundle once."""
+    root = str(b.root)
+    return "; ".join(p if p.startswith(root) else f"{root}: {p}" for p in problems[:5])
