@@ -130,45 +130,58 @@ def describe(type_: Any) -> str:
 
 
 def _prepare(data: Any, tp: Any, path: str, where: str, error: Callable) -> Any:
-    tp = _strip(tp)
+    tp = _narrow(tp, data)
     if isinstance(data, Mapping) and _is_record(tp):
         fields = _fields(tp)
-        known = [name for name, (_, _, internal) in fields.items() if not internal]
+        known = sorted(
+            name for name, (_, _, internal) in fields.items() if not internal
+        )
         unknown = sorted(str(k) for k in data if k not in known)
         if unknown:
             raise error(
-                f"{_join(where, path)}expected only the fields {sorted(known)}, "
+                f"{_join(where, path)}expected only the fields {known}, "
                 f"found unknown field(s) {unknown}"
             )
-        out = {}
-        for key, value in data.items():
-            ftp, has_default, _ = fields[key]
-            if value is None and has_default and not _admits_none(ftp):
-                continue  # null means absent: the default
-            out[key] = _prepare(value, ftp, _sub(path, key), where, error)
-        return out
-    if isinstance(data, Mapping) and typing.get_origin(tp) in (dict, Mapping):
-        args = typing.get_args(tp)
-        if len(args) == 2:
-            return {
-                k: _prepare(v, args[1], f"{path}[{k!r}]", where, error)
-                for k, v in data.items()
-            }
+        return {
+            k: _prepare(v, fields[k][0], _sub(path, k), where, error)
+            for k, v in data.items()
+            # null means absent: the default (unless None is a value here)
+            if not (v is None and fields[k][1] and not _admits_none(fields[k][0]))
+        }
+    if isinstance(data, Mapping):
+        return {
+            k: _prepare(v, _child(tp, k), f"{path}[{k!r}]", where, error)
+            for k, v in data.items()
+        }
     if isinstance(data, list | tuple):
-        origin, args = typing.get_origin(tp), typing.get_args(tp)
-        if origin in (list, tuple, set, frozenset) and args:
-            fixed = origin is tuple and args[-1] is not Ellipsis
-            return [
-                _prepare(v, args[i] if fixed else args[0], f"{path}[{i}]", where, error)
-                if not fixed or i < len(args)
-                else v
-                for i, v in enumerate(data)
-            ]
-    if _is_union(tp):
-        for variant in typing.get_args(tp):
-            if _kind_fits(data, _strip(variant)):
-                return _prepare(data, variant, path, where, error)
+        return [
+            _prepare(v, _child(tp, i), f"{path}[{i}]", where, error)
+            for i, v in enumerate(data)
+        ]
     return data
+
+
+def _narrow(tp: Any, data: Any) -> Any:
+    """``tp`` without ``Annotated``; of a union, the arm ``data``'s kind fits."""
+    tp = _strip(tp)
+    if _is_union(tp):
+        for arm in map(_strip, typing.get_args(tp)):
+            if _kind_fits(data, arm):
+                return arm
+    return tp
+
+
+def _child(tp: Any, key: Any) -> Any:
+    """The type of field, index or dict key ``key`` of a (narrowed) ``tp``."""
+    if _is_record(tp):
+        field = _fields(tp).get(key)
+        return field[0] if field else Any
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (dict, Mapping) and len(args) == 2:
+        return args[1]
+    if origin is tuple and args and args[-1] is not Ellipsis:  # fixed length
+        return args[key] if isinstance(key, int) and key < len(args) else Any
+    return args[0] if origin in (list, tuple, set, frozenset) and args else Any
 
 
 @functools.cache
@@ -239,27 +252,23 @@ def _dec_hook(tp: type, value: Any) -> Any:
 def _house_style(text: str, data: Any, type_: Any) -> str:
     m = _AT.match(text)
     assert m is not None  # the pattern matches any text
-    msg, segments = m["msg"], _SEGMENT.findall(m["path"] or "")
-    path, value, tp = "", data, type_
-    for name, index, any_key in segments:
+    msg, path, value, tp = m["msg"], "", data, type_
+    for name, index, any_key in _SEGMENT.findall(m["path"] or ""):
         tp = _narrow(tp, value)
         if any_key:  # msgspec does not say which key of a dict failed
-            args = typing.get_args(_strip(tp))
-            key, value = _failing_item(value, args[1] if len(args) == 2 else Any)
-            path, tp = f"{path}[{key!r}]", args[1] if len(args) == 2 else Any
-        elif index:
-            value, tp = _item(value, tp, int(index))
-            path = f"{path}[{index}]"
+            key: Any = _failing_key(value, _child(tp, None))
         else:
-            value, tp = _field(value, tp, name)
-            path = _sub(path, name)
+            key = int(index) if index else name
+        path = _sub(path, name) if name else f"{path}[{key!r}]"
+        tp, value = _child(tp, key), _get(value, key)
     missing = _MISSING_FIELD.match(msg)
     if missing:
-        name = missing["name"]
-        _, tp = _field(_MISSING, _narrow(tp, value), name)
+        path, tp = (
+            _sub(path, missing["name"]),
+            _child(_narrow(tp, value), missing["name"]),
+        )
         return (
-            f"{_join('', _sub(path, name))}expected {describe(tp)}, found nothing "
-            "(missing field)"
+            f"{_join('', path)}expected {describe(tp)}, found nothing (missing field)"
         )
     if msg.startswith(("Expected `", "Invalid enum value")):
         return f"{_join('', path)}expected {describe(tp)}, found {shown(value)}"
@@ -269,40 +278,21 @@ def _house_style(text: str, data: Any, type_: Any) -> str:
     return f"{_join('', path)}{msg}"
 
 
-def _narrow(tp: Any, value: Any) -> Any:
-    tp = _strip(tp)
-    if _is_union(tp):
-        for variant in typing.get_args(tp):
-            if _kind_fits(value, _strip(variant)):
-                return _strip(variant)
-    return tp
+def _get(value: Any, key: Any) -> Any:
+    if isinstance(value, Mapping):
+        return value.get(key, _MISSING)
+    if isinstance(value, list | tuple) and isinstance(key, int) and key < len(value):
+        return value[key]
+    return _MISSING
 
 
-def _field(value: Any, tp: Any, name: str) -> tuple[Any, Any]:
-    ftp = _fields(tp)[name][0] if _is_record(tp) and name in _fields(tp) else Any
-    found = value.get(name, _MISSING) if isinstance(value, Mapping) else _MISSING
-    return found, ftp
-
-
-def _item(value: Any, tp: Any, index: int) -> tuple[Any, Any]:
-    args = typing.get_args(tp)
-    fixed = typing.get_origin(tp) is tuple and args and args[-1] is not Ellipsis
-    itp = (
-        (args[index] if index < len(args) else Any)
-        if fixed
-        else (args[0] if args else Any)
-    )
-    found = value[index] if isinstance(value, list | tuple) else _MISSING
-    return found, itp
-
-
-def _failing_item(value: Any, tp: Any) -> tuple[Any, Any]:
+def _failing_key(value: Any, tp: Any) -> Any:
     for key, item in value.items() if isinstance(value, Mapping) else ():
         try:
             msgspec.convert(item, tp, dec_hook=_dec_hook)
         except msgspec.ValidationError:
-            return key, item
-    return "...", _MISSING
+            return key
+    return "..."
 
 
 def _describe(info: msgspec.inspect.Type) -> str:
