@@ -370,13 +370,13 @@ def test_stale_socket_file_is_replaced(tmp_path_factory, test_voice):
 @pytest.mark.parametrize(
     "content,match",
     [
-        ("voices: []\n", "at least one voice"),
+        ("voices: []\n", "voices: expected a non-empty list"),
         ("voices: [/nonexistent/bundle]\n", "no voice.yaml"),
-        ("voices: [x]\nlimits: {queue_size: 0}\n", "queue_size must be > 0"),
-        ("voices: [x]\nlisten: {socket_group: no-such-group-xyz}\n", "does not exist"),
+        ("voices: [x]\nlimits: {queue_size: 0}\n", "queue_size: expected an int"),
+        ("voices: [x]\nlisten: {socket_group: no-such-group-xyz}\n", "existing group"),
         ("voices: [x]\nlisten: {tcp_wyoming: 'localhost'}\n", "HOST:PORT"),
         ("voices: [x]\nlisten: {socket_mode: 660}\n", "'0660'"),
-        ("voices: [x]\nlimtis: {}\n", "unknown key(s) ['limtis']"),
+        ("voices: [x]\nlimtis: {}\n", "unknown field(s) ['limtis']"),
         ("voices: [\n", "invalid YAML"),
     ],
 )
