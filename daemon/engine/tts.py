@@ -15,7 +15,6 @@ from typing import Any, Final, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from daemon.engine.cancel import CancelToken
-from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED
 from daemon.engine.registry import Engine
 
 #: The longest text (characters) the TTS engines declare they accept: no limit.
@@ -28,26 +27,19 @@ MAX_TEXT_CHARS: Final = math.inf
 
 @dataclass(frozen=True)
 class SynthesisOptions:
-    """Per-request options; engine-specific knobs travel in ``extra``."""
+    """Per-request options; engine-specific knobs travel in ``extra``.
+
+    Plain values: speaker, speed and seed were checked against the engine's
+    ``capabilities()`` before the request was queued (``requests.check``, the
+    one check); engines do not check them again.
+    """
 
     voice: str | None = None
-    #: speaker of a multi-speaker voice (validated by the host against the voice)
+    #: speaker of a multi-speaker voice
     speaker: str | None = None
     seed: int | None = None
     speed: float = 1.0
     extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.speed, int | float) and math.isfinite(self.speed)):
-            raise ValueError(f"speed must be a number, got {self.speed!r}")
-        if not MIN_SPEED <= self.speed <= MAX_SPEED:
-            raise ValueError(f"speed {self.speed} outside [{MIN_SPEED}, {MAX_SPEED}]")
-        if self.seed is not None and (
-            not isinstance(self.seed, int)
-            or isinstance(self.seed, bool)
-            or self.seed < 0
-        ):
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
 
 
 @dataclass(frozen=True)
