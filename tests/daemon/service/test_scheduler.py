@@ -350,3 +350,32 @@ def test_protocols_offer_only_speech_voices_for_speech(cfg):
 
     wyoming, http, loaded = asyncio.run(go())
     assert loaded == ["tone", VAD] and wyoming == http == ["tone"]
+
+
+def test_a_daemon_serves_speech_with_an_asr_model_beside_its_voices(
+    test_voice, bins, onnx_dir, tmp_path
+):
+    from tests.daemon.conftest import serving
+
+    vad = write_bundle(
+        tmp_path / "vad", bins["matmul_tanh"].bin_path, onnx_dir / "matmul_tanh.onnx"
+    )
+    voices = [{"bundle": str(test_voice.bundle)}, {"bundle": str(vad)}]
+    daemon = serving(tmp_path / "d", test_voice, voices=voices)
+    d = next(daemon)
+    with d.http_client() as c:
+        health = c.get("/health").json()
+        listed = c.get("/v1/audio/voices").json()
+        speech = c.post(
+            "/v1/audio/speech",
+            json={"model": "tts-1", "input": "hello there", "voice": "tone"},
+        )
+        refused = c.post(
+            "/v1/audio/speech",
+            json={"model": "tts-1", "input": "hello there", "voice": VAD},
+        )
+    assert health["status"] == "ok" and health["voices"] == ["tone", VAD]
+    assert [v["id"] for v in listed["voices"]] == ["tone"]
+    assert speech.status_code == 200 and len(speech.content) > 0
+    assert refused.status_code == 400 and "text-to-speech" in refused.text
+    next(daemon, None)  # stopped cleanly, no traceback
