@@ -1,4 +1,4 @@
-"""Synthesis requests as the engine host runs them: voices, jobs, service errors.
+"""Requests as the scheduler runs them: voices, jobs of both tasks, service errors.
 
 A ``Job``'s output crosses from the NPU worker to the event loop: the worker
 pushes audio chunks or transcripts with ``call_soon_threadsafe``; the event loop
@@ -32,7 +32,8 @@ from daemon.engine.tts import AudioChunk
 DEADLINE_REASON: Final = "deadline passed"
 CONSUMER_LEFT: Final = "the consumer stopped reading"
 #: Audio chunks of one session that may wait for the worker; past it ``feed``
-#: waits, so a client is read no faster than the NPU transcribes.
+#: waits, so a client is read no faster than the NPU transcribes.  About 2 s of
+#: wyoming-satellite's default chunks (1024 samples at 16 kHz).
 INPUT_CHUNKS: Final = 32
 #: How often a worker waiting for a session's audio checks its token (s).  A
 #: cancel wakes it at once; this bounds how late it sees a deadline, and keeps
