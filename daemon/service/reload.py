@@ -158,7 +158,8 @@ class Loader:
                     await self.restore(freed)
                     raise
                 _LOGGER.warning(
-                    "%s does not fit beside the loaded voices (%s): freeing %s first",
+                    "new %s does not fit beside the loaded voices (%s): "
+                    "freeing %s first",
                     c.name, exc, victim,
                 )  # fmt: skip
                 freed.append(await self._step(self.vs.evict, victim))
@@ -258,7 +259,7 @@ class Loader:
             except Exception as exc:  # noqa: BLE001 - this bundle fails alone
                 if replaces in freed_early:  # freed for another: bring it back
                     await self.restore([freed_early.pop(replaces)])
-                fail(c.name, exc)
+                fail(c.name, _naming(exc, c) if not starting else exc)
                 continue
             (ch.reloaded if replaces else ch.added).append(c.name)
             for f in freed:
@@ -302,3 +303,14 @@ def _config_of(le: LoadedEngine) -> EngineConfig:
         power=power,
         threads=threads,
     )
+
+
+def _naming(exc: Exception, c: Checked) -> Exception:
+    """``exc``, or a BundleError naming the bundle when ``exc`` does not (an
+    engine's own refusal, a lack of room): a reload's error must say which."""
+    root = str(c.bundle.root)
+    if root in str(exc):
+        return exc
+    named = BundleError(f"{root}: {type(exc).__name__}: {exc}")
+    named.__cause__ = exc
+    return named

@@ -262,3 +262,30 @@ def test_requests_for_other_voices_run_between_the_steps_of_a_reload(
     # Measured: served about 1 s before the reload's end (three ~0.5 s warm-ups).
     assert served < ready, f"it waited for the whole reload (+{served - ready:.2f} s)"
     assert health(d).json()["changes"]["added"] == ["tone0", "tone1", "tone2"]
+
+
+def test_no_room_frees_the_replaced_engine_then_other_changed_ones(
+    spawn, test_voice, tmp_path
+):
+    """The new tone fits only alone: the reload frees the tone it replaces, then
+    the old tone-b (changed too); the new tone-b then fails, so the old one comes
+    back (its files still match the manifest it was loaded with)."""
+    a = copy_voice(test_voice, tmp_path / "a")
+    b = copy_voice(test_voice, tmp_path / "b", "tone-b")
+    d = spawn_many(spawn, a, b)
+    before_b = speak(d, "hello there", "tone-b").content
+    set_params(a.bundle, max_loaded=1)
+    set_params(b.bundle, calls_per_word="many")  # verifies; its engine refuses it
+
+    statuses = sighup(d)
+    h = health(d).json()
+    assert h["changes"] == changes(reloaded=["tone"], failed=["tone-b"])
+    assert h["voices"] == ["tone", "tone-b"]
+    assert h["reload"] == (f"failed: {b.bundle}: ValueError: invalid literal for "
+                           "int() with base 10: 'many'")  # fmt: skip
+    assert any("reload failed" in s for s in statuses)
+    assert speak(d, "hello there", "tone-b").content == before_b
+    log = d.stderr()
+    first, second = log.index("freeing tone first"), log.index("freeing tone-b first")
+    assert first < second < log.index("tone: reloaded (after freeing tone, tone-b)")
+    assert "restored the old voices of tone-b" in log
