@@ -32,15 +32,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from daemon.engine.bundle import BundleError
+from daemon.service.bundles import Checked, LoadedEngine, settings
 from daemon.service.config import ConfigError, EngineConfig, ServeConfig, VoiceSource
-from daemon.service.voiceset import (
-    Checked,
-    LoadedEngine,
-    LoadStopped,
-    VoiceSet,
-    no_room,
-    settings,
-)
+from daemon.service.voiceset import LoadStopped, VoiceSet, no_room
 from qnnrt import NpuWorker
 
 _LOGGER = logging.getLogger(__name__)
@@ -109,7 +103,7 @@ class Loader:
     async def load(self, source: VoiceSource, e: EngineConfig) -> LoadedEngine:
         """Add one bundle's engine beside the loaded ones."""
         async with self._lock:
-            c = await self._step(VoiceSet.check, source, e)
+            c = await self._step(Checked.read, source, e)
             if c.name in self.vs.loaded:
                 raise BundleError(f"{c.bundle.root}: an engine {c.name!r} is loaded "
                                   f"already; reload it instead")  # fmt: skip
@@ -126,7 +120,7 @@ class Loader:
         async with self._lock:
             old = self.vs.loaded[name]
             src = source or old.checked.source
-            c = await self._step(VoiceSet.check, src, e or _config_of(old))
+            c = await self._step(Checked.read, src, e or old.checked.config)
             return (await self._load(c, name, [name]))[0]
 
     async def evict(self, name: str) -> None:
@@ -222,7 +216,7 @@ class Loader:
         checked: list[Checked] = []
         for src, path in zip(cfg.voices, held):
             try:
-                checked.append(await self._step(VoiceSet.check, src, cfg.engine))
+                checked.append(await self._step(Checked.read, src, cfg.engine))
             except LoadStopped:
                 raise
             except Exception as exc:  # noqa: BLE001 - this bundle fails alone
@@ -292,17 +286,6 @@ class Loader:
         self._publish()
         _LOGGER.info("voices: %s", ch or "nothing changed")
         return ch
-
-
-def _config_of(le: LoadedEngine) -> EngineConfig:
-    """The engine settings ``le`` was loaded with (verified again on reload)."""
-    backend, lib, power, threads = le.checked.key.settings
-    return EngineConfig(
-        backend=backend,
-        qnn_lib_dir=Path(lib) if lib else None,
-        power=power,
-        threads=threads,
-    )
 
 
 def _naming(exc: Exception, c: Checked) -> Exception:

@@ -10,29 +10,26 @@ whether that sharing matters on the board is issue 15's question.  All groups
 live in one QNN backend (one device, one power vote, one rpcmem allocator).
 
 Loading a bundle is two steps so a reload can fail before it touches anything:
-``check`` reads and verifies it, ``open`` loads the checked bundle beside the
-loaded ones.  ``open`` calls ``checkpoint`` between steps (each graph, the engine
-load, every graph call of the warm-up), which raises ``LoadStopped`` when the
-service is stopping.
+``Checked.read`` (bundles.py) reads and verifies it, ``open`` loads the checked
+bundle beside the loaded ones.  ``open`` calls ``checkpoint`` between steps (each
+graph, the engine load, every graph call of the warm-up), which raises
+``LoadStopped`` when the service is stopping.
 """
 
 from __future__ import annotations
 
 import errno
-import hashlib
-import itertools
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from daemon.engine.bundle import MANIFEST, Bundle, BundleError
-from daemon.engine.bundle_verify import verify_bundle
-from daemon.engine.graphs import Checkpoint, GraphHost, Runner, go_on
+from daemon.engine.bundle import BundleError
+from daemon.engine.graphs import Checkpoint, GraphHost, go_on
 from daemon.engine.registry import Engine, engine_class
-from daemon.service.config import EngineConfig, ServeConfig, VoiceSource
+from daemon.service.bundles import Checked, LoadedEngine, Settings, settings
+from daemon.service.config import ServeConfig
 from daemon.service.jobs import Voice
 from qnnrt import QnnError
 
@@ -40,8 +37,6 @@ _LOGGER = logging.getLogger(__name__)
 #: QNN codes that mean "no room now", not "this bundle is broken" (QnnCommon.h,
 #: QnnDevice.h): MEM_ALLOC, RESOURCE_UNAVAILABLE, HARDWARE_UNAVAILABLE.
 QNN_NO_ROOM: Final = frozenset({1002, 1010, 14002})
-#: Numbers the loads of one process: a kept engine keeps its number.
-_LOADS = itertools.count(1)
 
 
 class LoadStopped(Exception):
@@ -61,73 +56,6 @@ def no_room(exc: BaseException) -> bool:
     return False
 
 
-#: What graphs are opened with: a change of any of these reloads every engine.
-Settings = tuple[str, str | None, str | None, int | None]
-
-
-def settings(e: EngineConfig) -> Settings:
-    lib = str(e.qnn_lib_dir) if e.qnn_lib_dir else None
-    return (e.backend, lib, e.power, e.threads)
-
-
-@dataclass(frozen=True)
-class BundleKey:
-    """What makes two loads of a bundle the same: a reload keeps an engine whose
-    key is unchanged.  The manifest pins every file's sha256, so its own hash
-    stands for the bundle's content as declared."""
-
-    path: Path
-    manifest: str
-    engine: str | None
-    settings: Settings
-
-
-@dataclass(frozen=True)
-class Checked:
-    """A bundle read and verified, not loaded."""
-
-    source: VoiceSource
-    bundle: Bundle
-    key: BundleKey
-
-    @property
-    def name(self) -> str:
-        return self.bundle.name
-
-
-@dataclass(eq=False)
-class LoadedEngine:
-    """One bundle's engine, its graphs and the voices it offers."""
-
-    checked: Checked
-    engine: Engine
-    runners: list[Runner]
-    voices: dict[str, Voice]
-    graphs: GraphHost
-    group: Any  # its qnnrt.ContextGroup (None on the CPU backend)
-    status: str
-    load: int = field(default_factory=lambda: next(_LOADS))
-
-    @property
-    def name(self) -> str:
-        return self.checked.name
-
-    def graph_calls(self) -> int:
-        return sum(r.stats.calls for r in self.runners)
-
-    def graph_seconds(self) -> float:
-        return sum(r.stats.seconds for r in self.runners)
-
-    def close(self) -> None:
-        try:
-            self.engine.close()
-        except Exception:  # noqa: BLE001 - free the graphs anyway; say what failed
-            _LOGGER.exception("closing engine %s failed", self.name)
-        if self.group is not None:
-            self.group.close()
-        self.runners.clear()
-
-
 class VoiceSet:
     """The loaded engines, by bundle name, in config order."""
 
@@ -140,20 +68,6 @@ class VoiceSet:
         self.settings: Settings | None = None
         #: graph calls and seconds of engines evicted
         self._closed = (0, 0.0)
-
-    # -- read and check -------------------------------------------------------
-
-    @staticmethod
-    def check(source: VoiceSource, e: EngineConfig) -> Checked:
-        """One bundle read and (unless ``verify_bundles`` is off) verified."""
-        b = Bundle.load(source.bundle)
-        if e.verify_bundles:
-            problems = verify_bundle(b, binaries=e.backend == "qnn")
-            if problems:
-                raise BundleError(_named(b, problems))
-        manifest = hashlib.sha256((b.root / MANIFEST).read_bytes()).hexdigest()
-        path = Path(source.bundle).resolve()
-        return Checked(source, b, BundleKey(path, manifest, source.engine, settings(e)))
 
     def at(self, path: Path) -> LoadedEngine | None:
         """The engine loaded from the bundle at ``path`` (resolved)."""
@@ -174,7 +88,7 @@ class VoiceSet:
         """Load one checked bundle beside the loaded engines and (``warm``) warm
         it up; it does not serve until ``put``.  ``besides``: the engine it will
         replace (its voice names may repeat)."""
-        graphs = self._graphs(c.key.settings)
+        graphs = self._graphs(c)
         t0 = time.monotonic()
         runners = graphs.open([c.bundle], checkpoint=checkpoint)[0]
         group, status = graphs.group if graphs.backend == "qnn" else None, graphs.status
@@ -256,10 +170,7 @@ class VoiceSet:
     def reopen(self, le: LoadedEngine, checkpoint: Checkpoint = go_on) -> LoadedEngine:
         """An evicted engine loaded again from the manifest it was loaded with,
         if every file still hashes as it says; never from files changed since."""
-        b = le.checked.bundle
-        problems = verify_bundle(b, binaries=False)
-        if problems:
-            raise BundleError(_named(b, problems))
+        le.checked.unchanged()
         return self.open(le.checked, checkpoint)
 
     def order(self, names: Iterable[str]) -> None:
@@ -268,12 +179,15 @@ class VoiceSet:
         rest = [n for n in self.loaded if n not in first]
         self.loaded = {n: self.loaded[n] for n in (*first, *rest)}
 
-    def _graphs(self, key: Settings) -> GraphHost:
-        host = self._hosts.get(key)
+    def _graphs(self, c: Checked) -> GraphHost:
+        host = self._hosts.get(c.key.settings)
         if host is None:
-            backend, lib, power, threads = key
-            host = self._hosts[key] = GraphHost(
-                backend, lib_dir=lib, power=power, threads=threads
+            e = c.config
+            host = self._hosts[c.key.settings] = GraphHost(
+                e.backend,
+                lib_dir=str(e.qnn_lib_dir) if e.qnn_lib_dir else None,
+                power=e.power,
+                threads=e.threads,
             )
         return host
 
@@ -330,7 +244,7 @@ class VoiceSet:
         vs = cls()
         vs.settings = settings(cfg.engine)
         try:
-            checked = [cls.check(v, cfg.engine) for v in cfg.voices]
+            checked = [Checked.read(v, cfg.engine) for v in cfg.voices]
             for c in checked:
                 vs.put(vs.open(c, checkpoint))
         except BaseException:
@@ -338,9 +252,3 @@ class VoiceSet:
             raise
         vs.default = cfg.default_voice or next(iter(vs.voices))
         return vs
-
-
-def _named(b: Bundle, problems: list[str]) -> str:
-    """The first problems, each naming the bundle once."""
-    root = str(b.root)
-    return "; ".join(p if p.startswith(root) else f"{root}: {p}" for p in problems[:5])
