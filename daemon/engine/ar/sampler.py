@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -34,8 +35,7 @@ from daemon.engine.ar.processors import (
 _BLOCKING = (MinNewTokens, Suppress)
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(NamedTuple):
     token: int  # the drawn token (the greedy one without a generator)
     best: int  # argmax of the processed scores, before any warper
 
@@ -100,12 +100,13 @@ class Sampler:
 
     def step(self, logits: np.ndarray) -> Choice:
         """The next token from ``logits`` [vocab] (not yet in the history)."""
-        x = self._work
+        x, history = self._work, self.history
         np.copyto(x, logits.reshape(-1), casting="same_kind")
         f = self._fused
         if f is not None:
-            x = apply(f.blocking, x, self.history)
-            ids = self.history.ids
+            for proc in f.blocking:
+                x = proc(x, history)
+            ids = history.ids
             if x.shape[0] < self.vocab:  # a sliced-off id is not penalised
                 ids = ids[ids < x.shape[0]]
             top = self._top[: min(f.top_k, x.shape[0])]
