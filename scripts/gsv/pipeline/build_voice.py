@@ -44,6 +44,9 @@ CODE_ROOTS = (
     ROOT / "scripts" / "qnn_compile.py",
     ROOT / "scripts" / "bundling.py",
     ROOT / "daemon" / "engines" / "gptsovits" / "layout.py",
+    # the T2S gates run the engine's driver on the toolkit
+    ROOT / "daemon" / "engines" / "gptsovits" / "t2s.py",
+    ROOT / "daemon" / "engine" / "ar",
     ROOT / "daemon" / "text",
     ROOT / "daemon" / "vocoder_windows.py",
 )
