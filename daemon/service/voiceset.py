@@ -199,6 +199,7 @@ class VoiceSet:
             ):
                 del self._hosts[key]
                 host.close()
+                _LOGGER.info("%s backend closed: no engine uses it", key[0])
 
     # -- what the host reads -----------------------------------------------------
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from daemon.engine.bundle import BundleError
 from daemon.engine.requests import SynthesisRequest
@@ -289,3 +290,17 @@ def test_no_room_frees_the_replaced_engine_then_other_changed_ones(
     first, second = log.index("freeing tone first"), log.index("freeing tone-b first")
     assert first < second < log.index("tone: reloaded (after freeing tone, tone-b)")
     assert "restored the old voices of tone-b" in log
+
+
+def test_a_changed_backend_reloads_every_engine(spawn, test_voice, tmp_path):
+    d = spawn(copy_voice(test_voice, tmp_path / "a"))
+    assert "QNN HTP" in health(d).json()["backend"]
+    cfg = yaml.safe_load(d.config.read_text())
+    cfg["engine"]["backend"] = "cpu"
+    d.config.write_text(yaml.safe_dump(cfg))
+    sighup(d)
+    h = health(d).json()
+    assert h["changes"] == changes(reloaded=["tone"])
+    assert h["backend"] == "1 voice(s), onnxruntime CPU"
+    assert speak(d, "hello there").status_code == 200
+    assert "qnn backend closed: no engine uses it" in d.stderr()
