@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import cast
+from typing import Final, cast
 
 from daemon.engine.asr import AsrEngine, TranscriptionOptions
 from daemon.engine.cancel import Cancelled
@@ -38,8 +38,8 @@ from qnnrt import NpuWorker
 
 _LOGGER = logging.getLogger(__name__)
 #: Bounds of the Retry-After hint given to busy clients (s).
-RETRY_AFTER_MIN_S = 1
-RETRY_AFTER_MAX_S = 60
+RETRY_AFTER_MIN_S: Final = 1
+RETRY_AFTER_MAX_S: Final = 60
 
 
 class Scheduler:
