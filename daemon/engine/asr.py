@@ -7,7 +7,9 @@ partials (``final=False``, the open stretch so far, may still change) and finals
 (``final=True``, a stretch settled for good).  The transcript of the whole
 stream is the finals' texts in order.  The session checks its cancel token
 between any two graph calls (``Cancelled``).  Like every engine it is a plain
-synchronous object: the host calls it on its NPU worker thread only.
+synchronous object: the host calls it on its NPU worker thread only, and runs
+one session from ``open`` to ``finish`` with nothing else on the NPU meanwhile,
+so a session may keep state bound to its engine's graphs (a KV cache).
 """
 
 from __future__ import annotations
