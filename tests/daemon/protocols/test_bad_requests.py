@@ -225,6 +225,45 @@ def test_refused_alike_before_queueing(
     assert daemon.metrics()["hexvoice_queue_depth"] == 0
 
 
+#: The voice mistakes, said at the opening of a Wyoming text stream instead.
+STREAMED = [
+    pytest.param(row, id=row.id)
+    for row in ROWS
+    if row.wyoming is not None and "voice" in row.wyoming
+]
+
+
+@pytest.mark.parametrize("row", STREAMED)
+def test_a_stream_opening_is_refused_alike(daemon: Daemon, row: Bad):
+    async def go() -> list[Event]:
+        c = AsyncClient.from_uri(daemon.uri)
+        c.read_timeout = READ_TIMEOUT_S
+        await c.connect()
+        try:
+            await c.write_event(
+                Event("synthesize-start", {"voice": row.wyoming["voice"]})
+            )
+            await c.write_event(Event("synthesize-chunk", {"text": "Hello there. "}))
+            await c.write_event(Event("synthesize-stop"))
+            events = []
+            while not events or events[-1].type != "synthesize-stopped":
+                e = await c.read_event()
+                assert e is not None, events
+                events.append(e)
+            return events
+        finally:
+            await c.disconnect()
+
+    before = _counts(daemon, "wyoming")
+    events = asyncio.run(go())
+    assert [e.type for e in events] == ["error", "synthesize-stopped"]
+    err = Error.from_event(events[0])
+    assert (err.code, err.text) == (row.code, _expected(row, row.paths[0]))
+    after = _counts(daemon, "wyoming")
+    assert after["bad_request"] == before["bad_request"] + 1
+    assert after["graph_calls"] == before["graph_calls"]  # nothing was queued
+
+
 def test_rows_cover_both_protocols():
     """The table says each mistake on both protocols wherever both can say it."""
     both = [r.id for r in ROWS if r.wyoming is not None and r.http is not None]
