@@ -14,7 +14,7 @@ import asyncio
 import base64
 import json
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 from aiohttp import web
@@ -24,9 +24,7 @@ from daemon.engine.requests import (
     BadRequest,
     RequestError,
     SynthesisRequest,
-    WrongType,
     decode,
-    refuse,
 )
 
 #: Model ids accepted (stock OpenAI clients send tts-1 / tts-1-hd).
@@ -80,16 +78,20 @@ class ApiError(Exception):
         return resp
 
 
+#: A model or voice name: empty is refused with the types.
+Name = Annotated[str, msgspec.Meta(min_length=1)]
+
+
 class VoiceId(msgspec.Struct, frozen=True):
-    id: str
+    id: Name
 
 
 class SpeechBody(msgspec.Struct, frozen=True):
     """CreateSpeechRequest as it arrives: types only (values: ``requests.check``)."""
 
-    model: str
+    model: Name
     input: str
-    voice: str | VoiceId
+    voice: Name | VoiceId
     response_format: str = DEFAULT_FORMAT
     speed: int | float = 1.0
     stream_format: Literal["audio", "sse"] = "audio"
@@ -117,11 +119,7 @@ class Speech:
 def parse_speech(body: dict[str, Any]) -> Speech:
     """A CreateSpeechRequest body as a request; ``BadRequest`` names the field."""
     b = decode(body, SpeechBody)
-    if not b.model:
-        raise refuse(WrongType, "model", "a model name", b.model)
     voice = b.voice.id if isinstance(b.voice, VoiceId) else b.voice
-    if not voice:
-        raise refuse(WrongType, "voice", 'a voice name or {"id": name}', voice)
     request = SynthesisRequest(
         b.input,
         None if voice in OPENAI_VOICES else voice,

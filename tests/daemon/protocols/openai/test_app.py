@@ -241,12 +241,12 @@ def test_sdk_errors_are_openai_shaped(
         (
             b'{"model": 1, "input": "hi", "voice": "tone"}',
             400,
-            "model: expected a string, found 1",
+            "model: expected a non-empty string, found 1",
         ),
         (
             b'{"model": "m", "input": "hi", "voice": ["tone"]}',
             400,
-            "voice: expected a string or a mapping, found ['tone']",
+            "voice: expected a non-empty string or a mapping, found ['tone']",
         ),
         (
             b'{"model": "m", "input": "hi", "voice": "tone", "speed": "fast"}',
@@ -261,7 +261,8 @@ def test_sdk_errors_are_openai_shaped(
         (
             b'{"model": "m", "input": "hi"}',
             400,
-            "voice: expected a string or a mapping, found nothing (missing field)",
+            "voice: expected a non-empty string or a mapping, found nothing"
+            " (missing field)",
         ),
         (
             b'{"model": "m", "input": "hi", "voice": "tone", "seed": "x"}',
@@ -271,10 +272,20 @@ def test_sdk_errors_are_openai_shaped(
         (
             b'{"input": "hi", "voice": "tone"}',
             400,
-            "model: expected a string, found nothing (missing field)",
+            "model: expected a non-empty string, found nothing (missing field)",
         ),
         (b'["not", "an", "object"]', 400, "JSON object"),
         (b"{not json", 400, "not valid JSON"),
+        (
+            b'{"model": "", "input": "hi", "voice": "tone"}',
+            400,
+            "model: expected a non-empty string, found ''",
+        ),
+        (
+            b'{"model": "m", "input": "hi", "voice": {"id": ""}}',
+            400,
+            "voice.id: expected a non-empty string, found ''",
+        ),
         (
             b'{"model": "m", "input": "hi", "voice": "tone", "speed": 1e999}',
             400,
