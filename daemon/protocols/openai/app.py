@@ -7,7 +7,7 @@ leave with them.  ``flac``/``mp3``/``opus``, and ``wav``/``pcm`` with
 ``"stream": false``, are one file encoded after synthesis; the response header
 ``X-Hexvoice-Streaming`` says which (``during-synthesis``/``after-synthesis``).
 Also ``GET /v1/models``, ``/v1/audio/models``, ``/v1/audio/voices``, ``/health``
-and ``/metrics``.  Every error uses OpenAI's envelope (openai_api.py).
+and ``/metrics``.  Every error uses OpenAI's envelope (``requests.ApiError``).
 """
 
 from __future__ import annotations
