@@ -14,9 +14,9 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Awaitable, Collection
 from importlib import metadata
-from typing import Final
+from typing import Final, TypeVar
 
 from daemon.engine.asr import TranscriptionOptions
 from daemon.engine.capabilities import Capabilities, Task
@@ -40,6 +40,7 @@ from qnnrt import NpuWorker
 
 _LOGGER = logging.getLogger(__name__)
 NO_VOICES: Final = "no voices loaded"
+T = TypeVar("T")
 
 
 class EngineHost:
@@ -95,12 +96,8 @@ class EngineHost:
         Raises the first failure (at start-up, at once).  Whatever the worker
         serves afterwards is what the protocols see from then on.
         """
-        self._loading_since = time.monotonic()
-        try:
-            ch = await self._loader.apply(cfg, starting=self.state == "starting")
-        finally:
-            self._loading_since = None
-            self._publish()
+        starting = self.state == "starting"
+        ch = await self._loading(self._loader.apply(cfg, starting))
         self.changes = ch.as_dict()
         if ch.errors:
             raise ch.errors[0]
@@ -111,16 +108,26 @@ class EngineHost:
     # One engine at a time (reload.py), beside the others, which serve on.
     async def load_engine(self, source: VoiceSource) -> None:
         """Add the engine of one more bundle."""
-        await self._loader.load(source, self.cfg.engine)
+        await self._loading(self._loader.load(source, self.cfg.engine))
 
     async def reload_engine(self, name: str, source: VoiceSource | None = None) -> None:
         """Load engine ``name`` again (from ``source``) and swap it in; on
         failure the loaded one serves on."""
-        await self._loader.reload(name, source, self.cfg.engine)
+        await self._loading(self._loader.reload(name, source, self.cfg.engine))
 
     async def evict_engine(self, name: str) -> None:
         """Drop one engine: its graphs closed, its memory freed."""
-        await self._loader.evict(name)
+        await self._loading(self._loader.evict(name))
+
+    async def _loading(self, load: Awaitable[T]) -> T:
+        """Health says "loading" (within ``load_timeout_s``), not "stuck",
+        while a load or eviction runs on the worker."""
+        self._loading_since = time.monotonic()
+        try:
+            return await load
+        finally:
+            self._loading_since = None
+            self._publish()
 
     def reloaded(self, error: str | None) -> None:
         """Record a reload's outcome for /health and /metrics."""
@@ -130,22 +137,13 @@ class EngineHost:
     def _publish(self) -> None:  # loop, after each load step on the worker
         vs = self._set
         self.voices = vs.voices if vs else {}
-        if vs is not None and vs.default not in self.voices:
-            vs.default = next(iter(self.voices), "")
-        self.default_voice = vs.default if vs and self.voices else None
-        self.status = (
-            f"{len(self.voices)} voice(s), {vs.status}" if vs and self.voices
-            else NO_VOICES
-        )  # fmt: skip
+        self.default_voice = vs.pick_default() if vs else None
+        n = len(self.voices)
+        self.status = f"{n} voice(s), {vs.status}" if vs and n else NO_VOICES
 
     def engines(self) -> dict[str, dict[str, object]]:
-        """Per engine (bundle name): its voices, load number and graph calls."""
-        loaded = self._set.loaded.values() if self._set else ()
-        return {
-            le.name: {"voices": sorted(le.voices), "load": le.load,
-                      "graph_calls": le.graph_calls()}  # fmt: skip
-            for le in loaded
-        }
+        """For /health: each engine's voices, load number and graph calls."""
+        return self._set.report() if self._set else {}
 
     def _unload(self) -> None:  # worker
         vs, self._set = self._set, None

@@ -219,6 +219,20 @@ class VoiceSet:
     def voices(self) -> dict[str, Voice]:
         return {name: v for le in self.loaded.values() for name, v in le.voices.items()}
 
+    def pick_default(self) -> str | None:
+        """The default voice: as set while it is loaded, else the first."""
+        if self.default not in self.voices:
+            self.default = next(iter(self.voices), "")
+        return self.default or None
+
+    def report(self) -> dict[str, dict[str, object]]:
+        """Per engine (bundle name): its voices, load number and graph calls."""
+        return {
+            le.name: {"voices": sorted(le.voices), "load": le.load,
+                      "graph_calls": le.graph_calls()}  # fmt: skip
+            for le in self.loaded.values()
+        }
+
     @property
     def status(self) -> str:
         seen = {le.status for le in self.loaded.values()}
