@@ -13,5 +13,10 @@ One module per job; engines import what they use:
 
 GPT-SoVITS's T2S (engines/gptsovits/t2s.py) is the first user; the Qwen3 ASR
 decoder and TTS talker / code predictor (shared/docs/qwen3.md §4) have the same
-graph shape: x, k/v caches [..., L, dh], mask [.., L] -> logits, k/v_new.
+graph shape: x, k/v caches [..., L, dh], mask [.., L] -> logits, k/v_new. For
+them an engine writes its own inputs (x, cos/sin) into ``KvGraph.buffers``,
+prefills with ``masks.causal``, and picks a chain: greedy ASR is
+``Sampler(rng=None)``; the talker is ``hf_chain(50, 1.0, 0.9, 1.05, eos,
+min_new_tokens=2, suppress=Suppress(((2048, 3072),), keep=(eos,)))``; the code
+predictor the same without penalty, EOS or suppression.
 """

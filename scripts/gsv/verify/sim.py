@@ -12,7 +12,6 @@ vocoder window. Per-call times are returned with the metrics.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 import torch
 
 from daemon.engine.ar import loop
+from daemon.engine.ar.kv import KvGraph
 from daemon.engine.graphs import QnnRunner
 from daemon.engines.gptsovits import layout
 from scripts.common.parity import cosine, snr_db
@@ -52,7 +52,8 @@ SIM_T2S_STEPS = 4
 class SimResult:
     metric: str
     value: float
-    seconds: list[float] = field(default_factory=list)  # per simulator call
+    #: per simulator call, inside its execute (Runner.last_execute_s)
+    seconds: list[float] = field(default_factory=list)
 
 
 def topk_agreement(test: np.ndarray, ref: np.ndarray, k: int = SIM_TOP_K) -> float:
@@ -76,9 +77,8 @@ def topk_agreement(test: np.ndarray, ref: np.ndarray, k: int = SIM_TOP_K) -> flo
 def _run(
     runner: QnnRunner, feeds: Mapping[str, np.ndarray], seconds: list[float]
 ) -> list[np.ndarray]:
-    start = time.perf_counter()
     out = runner.run(dict(feeds))
-    seconds.append(round(time.perf_counter() - start, 2))
+    seconds.append(round(runner.last_execute_s, 2))
     return [np.asarray(o, np.float32) for o in out]
 
 
@@ -116,13 +116,12 @@ def gate_g2pw(
     return _cosine_gate("g2pw", test, ref, seconds)
 
 
-def _timed(feed: loop.Feed, seconds: list[float]) -> loop.Feed:
-    """``feed`` that appends each decode step's seconds to ``seconds``."""
+def _timed(feed: loop.Feed, bucket: KvGraph, seconds: list[float]) -> loop.Feed:
+    """``feed`` that appends each decode step's graph seconds to ``seconds``."""
 
     def timed(token: int) -> np.ndarray:
-        start = time.perf_counter()
         out = feed(token)
-        seconds.append(round(time.perf_counter() - start, 2))
+        seconds.append(round(bucket.graph_seconds, 2))
         return out
 
     return timed
@@ -162,11 +161,12 @@ def gate_t2s(
     results = {"t2s_prefill": SimResult("top-15 agreement (prefill)", 0.0, pre_s)}
     firsts = []
     for length in sorted(decode_bins):
-        start = time.perf_counter()
-        first, _, feed = t2s.decoder(phones, bert, prompt, steps, kv_len=length)
-        pre_s.append(round(time.perf_counter() - start, 2))
+        first, bucket, feed = t2s.decoder(phones, bert, prompt, steps, kv_len=length)
+        pre_s.append(round(t2s.prefill_graph.graph_seconds, 2))
         seconds: list[float] = []
-        logits = loop.teacher_forced(first, _timed(feed, seconds), tokens.numpy())
+        logits = loop.teacher_forced(
+            first, _timed(feed, bucket, seconds), tokens.numpy()
+        )
         agree = topk_agreement(logits, want)
         name = f"t2s_decode_{length}"
         _check(
