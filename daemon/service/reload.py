@@ -284,7 +284,7 @@ class Loader:
         elif want is None or vs.default not in voices:  # first in config order
             vs.default = voices[0] if voices else ""
         self._publish()
-        _LOGGER.info("voices: %s", ch or "nothing changed")
+        _LOGGER.info("voices: %s", ch)
         return ch
 
 
