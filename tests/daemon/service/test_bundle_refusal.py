@@ -1,5 +1,6 @@
 """``hexvoice serve`` refuses at start what ``hexvoice bundle verify`` refuses:
-the same ``Bundle.verify`` runs before any graph loads."""
+the same ``verify_bundle`` (daemon/engine/bundle_verify.py) runs before any
+graph loads."""
 
 from __future__ import annotations
 
