@@ -7,8 +7,8 @@ task plays the queued work in order.  One ``synthesize`` gives exactly one
 ``synthesize-start``/``-chunk``/``-stop`` stream gives one cycle per complete
 sentence (``daemon.text.sentences``), each after the first led by the pause the engine
 puts between sentences (``daemon.engine.audio``), and always ends in
-``synthesize-stopped``.  Audio is framed in ``SAMPLES_PER_CHUNK`` chunks; only the
-last chunk of a cycle is shorter.  Unknown events are ignored.
+``synthesize-stopped``.  Audio is framed in ``playback.SAMPLES_PER_CHUNK``
+chunks; only the last chunk of a cycle is shorter.  Unknown events are ignored.
 Failures are ``error`` events; framing errors (malformed header, oversized data
 or payload) also close the connection: the byte stream cannot be resynchronised.
 """
@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error
 from wyoming.event import Event, async_read_event
 from wyoming.info import Describe, Info
@@ -36,8 +35,7 @@ from wyoming.tts import (
     SynthesizeStopped,
 )
 
-from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, Frames, to_int16
-from daemon.engine.cancel import Cancelled
+from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S
 from daemon.engine.requests import BadRequest, RequestError, SynthesisRequest
 from daemon.protocols.wyoming.input import (
     FramingError,
@@ -46,21 +44,17 @@ from daemon.protocols.wyoming.input import (
     Timeouts,
     peer_closed,
 )
+from daemon.protocols.wyoming.playback import play
 from daemon.protocols.wyoming.requests import (
     error_event,
     stream_request,
     synthesize_request,
 )
 from daemon.service.host import EngineHost, capabilities
-from daemon.service.jobs import Job, outcome
+from daemon.service.jobs import Job
 from daemon.text.sentences import Sentence, SentenceStream
 
 _LOGGER = logging.getLogger(__name__)
-SAMPLE_WIDTH: Final = 2  # s16le
-CHANNELS: Final = 1
-#: Audio per ``audio-chunk`` event (wyoming-piper also sends 1024 samples).
-SAMPLES_PER_CHUNK: Final = 1024
-_MS: Final = 1000
 _CLOSE: Final = object()
 
 
@@ -296,45 +290,12 @@ class WyomingHandler(AsyncEventHandler):
             await self.write_event(error_event(exc))
             return False
         self._job = job
-        rate = job.voice.sample_rate
-        frames = Frames(SAMPLES_PER_CHUNK * SAMPLE_WIDTH)
-        started, sent = False, 0  # samples
         try:
-            async for chunk in job:
-                pcm = to_int16(chunk.audio)
-                if not started and len(pcm):
-                    started = True
-                    self.host.metrics.first_audio(
-                        "wyoming", time.monotonic() - item.received
-                    )
-                    await self.write_event(
-                        AudioStart(rate, SAMPLE_WIDTH, CHANNELS).event()
-                    )
-                    pcm = bytes(round(item.pause_s * rate) * SAMPLE_WIDTH) + pcm
-                for frame in frames.push(pcm):
-                    sent = await self._audio(frame, rate, sent)
-        except RequestError as exc:
-            await self.write_event(error_event(exc))
-            return False
-        except Cancelled as exc:
-            await self.write_event(Error(text=str(exc), code=outcome(exc)).event())
-            return False
+            return await play(
+                job, self.write_event, self.host.metrics, item.received, item.pause_s
+            )
         except BaseException:  # a write found the client gone, or we are cancelled
             self.host.cancel(job, "client disconnected")
             raise
         finally:
             self._job = None
-        if not started:  # the engine had nothing to say: still one (empty) cycle
-            await self.write_event(AudioStart(rate, SAMPLE_WIDTH, CHANNELS).event())
-        last = frames.flush()
-        if last:
-            sent = await self._audio(last, rate, sent)
-        await self.write_event(AudioStop(timestamp=sent * _MS // rate).event())
-        return True
-
-    async def _audio(self, pcm: bytes, rate: int, sent: int) -> int:
-        """One ``audio-chunk`` stamped with its start (ms); samples sent after it."""
-        await self.write_event(
-            AudioChunk(rate, SAMPLE_WIDTH, CHANNELS, pcm, sent * _MS // rate).event()
-        )
-        return sent + len(pcm) // SAMPLE_WIDTH

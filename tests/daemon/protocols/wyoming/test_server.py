@@ -25,7 +25,7 @@ from wyoming.tts import (
 )
 
 from daemon.engine.audio import SENTENCE_PAUSE_S
-from daemon.protocols.wyoming.handler import SAMPLE_WIDTH, SAMPLES_PER_CHUNK
+from daemon.protocols.wyoming.playback import SAMPLE_WIDTH, SAMPLES_PER_CHUNK
 from daemon.protocols.wyoming.server import PROJECT_URL
 from tests.daemon.conftest import LONG_WORDS, Daemon, words
 
