@@ -226,9 +226,9 @@ class Loader:
         for c in checked:
             old = vs.at(c.key.path) or vs.loaded.get(c.name)
             # A namesake at another path is replaced only if the config left it.
-            elsewhere = old is not None and old.checked.key.path != c.key.path
+            there = old.checked.key.path if old is not None else c.key.path
             if any(c.name == s.name for s, _ in steps) or (
-                elsewhere and old.checked.key.path in held
+                there != c.key.path and there in held
             ):
                 msg = f"{c.bundle.root}: bundle name {c.name!r} is used twice"
                 fail(c.name, BundleError(msg))

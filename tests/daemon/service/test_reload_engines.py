@@ -304,3 +304,15 @@ def test_a_changed_backend_reloads_every_engine(spawn, test_voice, tmp_path):
     assert h["backend"] == "1 voice(s), onnxruntime CPU"
     assert speak(d, "hello there").status_code == 200
     assert "qnn backend closed: no engine uses it" in d.stderr()
+
+
+def test_a_second_bundle_of_the_same_name_fails_alone(spawn, test_voice, tmp_path):
+    a = copy_voice(test_voice, tmp_path / "a")
+    d = spawn(a)
+    twin = copy_voice(test_voice, tmp_path / "twin")  # also named "tone"
+    point_config_at(d, a, twin)
+    sighup(d)
+    h = health(d).json()
+    assert h["reload"] == f"failed: {twin.bundle}: bundle name 'tone' is used twice"
+    assert h["changes"] == changes(kept=["tone"], failed=["tone"])
+    assert h["voices"] == ["tone"]
