@@ -39,16 +39,22 @@ SHAPES = {"full": shapes_mod.FULL, "tiny": shapes_mod.TINY}
 COMPILERS = ("local", "aihub")
 LANGUAGES = ("zh", "en")
 # Sources whose change must redo the steps (the frontend shapes the refs).
-CODE_ROOTS = (
-    ROOT / "scripts" / "gsv",
-    ROOT / "scripts" / "qnn_compile.py",
-    ROOT / "scripts" / "bundling.py",
-    ROOT / "daemon" / "engines" / "gptsovits" / "layout.py",
-    # the T2S gates run the engine's driver on the toolkit
-    ROOT / "daemon" / "engines" / "gptsovits" / "t2s.py",
-    ROOT / "daemon" / "engine" / "ar",
-    ROOT / "daemon" / "text",
-    ROOT / "daemon" / "vocoder_windows.py",
+CODE_ROOTS = tuple(
+    ROOT / rel
+    for rel in (
+        "scripts/gsv",
+        "scripts/common/qnn_compile.py",
+        "scripts/common/bundling.py",
+        "scripts/common/onnx_int32.py",  # the g2pw body's index path
+        "daemon/engines/gptsovits/layout.py",
+        # the T2S gates run the engine's driver on the toolkit and its runners
+        "daemon/engines/gptsovits/t2s.py",
+        "daemon/engine/ar",
+        "daemon/engine/graphs.py",
+        # the references are phonemized by the engine's own frontend
+        "daemon/engines/gptsovits/frontend",
+        "daemon/engine/windows.py",
+    )
 )
 
 

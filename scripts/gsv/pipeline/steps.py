@@ -37,6 +37,8 @@ def code_hash(roots: Iterable[Path]) -> str:
     """Hash of the pipeline's own sources (a code change redoes every step)."""
     h = hashlib.sha256()
     for root in roots:
+        if not Path(root).exists():  # a moved file would silently drop out
+            raise FileNotFoundError(f"code root {root} does not exist")
         for p in sorted(Path(root).rglob("*") if Path(root).is_dir() else [root]):
             if p.is_file() and "__pycache__" not in p.parts:
                 h.update(p.name.encode())

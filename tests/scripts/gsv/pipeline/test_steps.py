@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scripts.gsv.pipeline.steps import Steps
+import pytest
+
+from scripts.gsv.pipeline.build_voice import CODE_ROOTS
+from scripts.gsv.pipeline.steps import Steps, code_hash
 
 
 def _run(work: Path, src: Path, out: Path, calls: list, code: str = "c1") -> Steps:
@@ -39,3 +42,14 @@ def test_damaged_state_rebuilds(tmp_path: Path) -> None:
     _run(tmp_path / "w", src, out, calls)
     (tmp_path / "w" / "state.json").write_text("{not json")
     assert _run(tmp_path / "w", src, out, calls).ran == ["upper"]
+
+
+def test_code_hash_refuses_a_root_that_is_gone(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert code_hash([tmp_path / "a.py"]) == code_hash([tmp_path / "a.py"])
+    with pytest.raises(FileNotFoundError, match="moved.py does not exist"):
+        code_hash([tmp_path / "a.py", tmp_path / "moved.py"])
+
+
+def test_every_build_voice_code_root_exists() -> None:
+    assert all(root.exists() for root in CODE_ROOTS), CODE_ROOTS
