@@ -264,6 +264,48 @@ def test_a_stream_opening_is_refused_alike(daemon: Daemon, row: Bad):
     assert after["graph_calls"] == before["graph_calls"]  # nothing was queued
 
 
+def test_a_nul_in_a_streamed_piece_is_refused_at_its_position(daemon: Daemon):
+    """A stream's pieces are checked as they arrive: one error for the piece
+    (its position counted in that piece), the rest of the stream is not spoken,
+    and the stream still ends in synthesize-stopped."""
+
+    async def go(events: list[Event]) -> list[Event]:
+        c = AsyncClient.from_uri(daemon.uri)
+        c.read_timeout = READ_TIMEOUT_S
+        await c.connect()
+        try:
+            for e in events:
+                await c.write_event(e)
+            out: list[Event] = []
+            while not out or out[-1].type not in ("synthesize-stopped", "audio-stop"):
+                e = await c.read_event()
+                assert e is not None, out
+                out.append(e)
+            return out
+        finally:
+            await c.disconnect()
+
+    pieces = ["Hello. ", "there\x00 you. ", "More text."]
+    stream = [
+        Event("synthesize-start", {}),
+        *(Event("synthesize-chunk", {"text": p}) for p in pieces),
+        Event("synthesize-stop"),
+    ]
+    before = _counts(daemon, "wyoming")
+    events = asyncio.run(go(stream))
+    errors = [Error.from_event(e) for e in events if e.type == "error"]
+    message = f"text: expected text without NUL characters, found {NUL_FOUND}"
+    assert [(e.code, e.text) for e in errors] == [("invalid_text", message)]
+    assert events[-1].type == "synthesize-stopped"
+    assert "audio-start" not in [e.type for e in events]  # nothing was spoken
+    after = _counts(daemon, "wyoming")
+    assert after["bad_request"] == before["bad_request"] + 1
+    assert after["graph_calls"] == before["graph_calls"]
+    # ... and the connection after it is served as usual.
+    again = asyncio.run(go([Event("synthesize", {"text": "fine"})]))
+    assert [e.type for e in again if e.type == "error"] == []
+
+
 def test_rows_cover_both_protocols():
     """The table says each mistake on both protocols wherever both can say it."""
     both = [r.id for r in ROWS if r.wyoming is not None and r.http is not None]
