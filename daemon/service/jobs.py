@@ -15,7 +15,7 @@ import asyncio
 import math
 import queue
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
@@ -120,14 +120,17 @@ class Job:
     audio_s: float = 0.0  # written by the worker, read after it finished
     wall_s: float = 0.0
     cancelled_at: tuple[float, int] | None = None  # (time, graph calls so far)
+    #: the service's graph-call counter: every cancel, whoever makes it (the
+    #: client leaving, the deadline, the host), records how many calls it took
+    graph_calls: Callable[[], int] = field(default=lambda: 0, repr=False)
     #: the worker is done and said how (event loop)
     done: bool = False
     error: BaseException | None = None
     _queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
 
-    def cancel(self, reason: str, graph_calls: int = 0) -> None:
+    def cancel(self, reason: str) -> None:
         if self.cancelled_at is None:
-            self.cancelled_at = (time.monotonic(), graph_calls)
+            self.cancelled_at = (time.monotonic(), self.graph_calls())
         if not self.token.cancelled:  # the first reason is the one reported
             self.token.cancel(reason)
         if self.future is not None:
@@ -224,8 +227,8 @@ class AsrJob(Job):
         self.finished = True
         self._input.put(_FINISH)
 
-    def cancel(self, reason: str, graph_calls: int = 0) -> None:
-        super().cancel(reason, graph_calls)
+    def cancel(self, reason: str) -> None:
+        super().cancel(reason)
         self._input.put(_WAKE)  # a worker waiting for audio sees the token now
 
     def end(self, exc: BaseException | None) -> None:

@@ -70,7 +70,12 @@ class Scheduler:
         self, voice: Voice, text: str, options: SynthesisOptions, protocol: str
     ) -> Job:
         """Queue a checked synthesis request (or raise ``Busy``)."""
-        job = Job(voice, asyncio.get_running_loop(), self._admit(protocol))
+        job = Job(
+            voice,
+            asyncio.get_running_loop(),
+            self._admit(protocol),
+            graph_calls=self._graph_calls,
+        )
         return self._start(job, protocol, self._run_tts, text, options)
 
     def asr(
@@ -88,6 +93,7 @@ class Scheduler:
             voice,
             asyncio.get_running_loop(),
             self._admit(protocol),
+            graph_calls=self._graph_calls,
             sample_rate=sample_rate,
             max_input_s=longest,
         )
@@ -95,7 +101,7 @@ class Scheduler:
         return job
 
     def cancel(self, job: Job, reason: str) -> None:
-        job.cancel(reason, self._graph_calls())
+        job.cancel(reason)
 
     def cancel_all(self, reason: str) -> None:
         for job in list(self.jobs):
