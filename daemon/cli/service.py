@@ -6,9 +6,9 @@ bundle, QNN libraries) exits 78 with one line; anything else exits 70.
 SIGTERM/SIGINT: stop accepting, cancel running requests, free QNN on the worker,
 remove the sockets we created, exit 0; during loading, the load stops within
 one graph load or graph call (warm-up included) and the service exits 0.
-SIGHUP: reload config and bundles atomically (the old voices serve until the
-new ones are loaded, and on if that fails); the listening sockets stay open
-throughout.
+SIGHUP: reload config and bundles engine by engine (unchanged bundles keep
+their engines; a changed one serves from its old engine until the new one is
+loaded, and on if that fails); the listening sockets stay open throughout.
 """
 
 from __future__ import annotations
