@@ -12,7 +12,8 @@ _ERROR_CODE_MASK: Final = 0xFFFF
 #: What a code usually means in practice, and what to do (qnn-abi.md §8, board notes).
 _HINTS: Final[dict[int, str]] = {
     1002: "out of memory on the NPU side: too many or too large contexts in one "
-    "protection domain; load them as one group or free other NPU users",
+    "protection domain; load fewer or smaller binaries, share one spill-fill "
+    "buffer (one group), or free other NPU users",
     1007: "host<->DSP (FastRPC) communication failed; check the skel on "
     "ADSP_LIBRARY_PATH and access to /dev/adsprpc-smd or /dev/fastrpc-cdsp*",
     1008: "the QNN host library and the DSP skel are from different SDK versions",

@@ -1,9 +1,10 @@
 """One graph interface, two backends: qnnrt (board or simulator) and onnxruntime CPU.
 
 Engines see ``Runner`` objects only: inputs by name, outputs by index, optional
-zero-copy ``bind`` + ``execute``.  The QNN backend loads every bundle's binaries as
-one multi-context group; the CPU backend runs the bundle's fp32 ONNX graphs (for
-development and parity) and emulates binding with copies.
+zero-copy ``bind`` + ``execute``.  The QNN backend loads the binaries of the
+bundles it is given as one multi-context group (the service opens one bundle at a
+time, so each engine can be evicted alone); the CPU backend runs the bundle's fp32
+ONNX graphs (for development and parity) and emulates binding with copies.
 """
 
 from __future__ import annotations
