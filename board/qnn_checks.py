@@ -17,8 +17,8 @@ from typing import Final
 import yaml
 
 import qnnrt
-from daemon.engine.bundle import Bundle, BundleError
-from daemon.engine.bundle_verify import verify_bundle
+from daemon.engine.bundles.manifest import Bundle, BundleError
+from daemon.engine.bundles.verify import verify_bundle
 from qnnrt import ENV_LIB_DIR  # $QNN_LIB_DIR, as qnnrt.load_library reads it
 from qnnrt.dsp import DSP_ENV
 

@@ -51,7 +51,7 @@ def cpu_parts(config: pytest.Config, dynamic: str) -> Iterator[tuple[Any, dict, 
     ort = pytest.importorskip("onnxruntime")
     import onnx
 
-    from daemon.engine.bundle import Bundle
+    from daemon.engine.bundles.manifest import Bundle
     from daemon.engine.graphs import GraphHost
     from daemon.engines.piper.cpu import DurationPredictor
     from daemon.engines.piper.params import PiperParams

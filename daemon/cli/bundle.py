@@ -11,8 +11,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from daemon.engine.bundle import Bundle, BundleError, unpack
-from daemon.engine.bundle_verify import verify_bundle
+from daemon.engine.bundles.manifest import Bundle, BundleError, unpack
+from daemon.engine.bundles.verify import verify_bundle
 
 
 def _open(path: Path, tmp: str) -> Bundle:

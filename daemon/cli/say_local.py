@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from daemon.engine.audio import OUTPUT_RATES, StreamResampler, to_int16
-from daemon.engine.bundle import BundleError
+from daemon.engine.audio.shaping import OUTPUT_RATES, StreamResampler, to_int16
+from daemon.engine.bundles.manifest import BundleError
 from daemon.engine.cancel import Cancelled
 from daemon.engine.graphs import BACKENDS
 from daemon.engine.local import open_engine

@@ -20,7 +20,7 @@ import time
 from dataclasses import replace
 from typing import Any, Final
 
-from daemon.engine.bundle import BundleError
+from daemon.engine.bundles.manifest import BundleError
 from daemon.protocols.openai import app as http_server
 from daemon.protocols.wyoming.server import WyomingServer
 from daemon.service import systemd

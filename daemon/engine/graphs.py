@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 
-from daemon.engine.bundle import Bundle, BundleError, GraphSpec, TensorSpec
+from daemon.engine.bundles.manifest import Bundle, BundleError, GraphSpec, TensorSpec
 
 if TYPE_CHECKING:
     import qnnrt

@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from daemon.engine.bundle import Bundle, BundleError
-from daemon.engine.bundle_verify import verify_bundle
+from daemon.engine.bundles.manifest import Bundle, BundleError
+from daemon.engine.bundles.verify import verify_bundle
 from daemon.engine.graphs import GraphHost, Runner
 from daemon.engine.registry import Engine, engine_class
 

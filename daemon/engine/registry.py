@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 from daemon.engine.capabilities import TASKS, Capabilities, Task, VoiceInfo
 
 if TYPE_CHECKING:
-    from daemon.engine.bundle import Bundle
+    from daemon.engine.bundles.manifest import Bundle
     from daemon.engine.graphs import GraphNeeds, Runner
 
 #: Entry-point group under which engines register (pyproject entry-points).

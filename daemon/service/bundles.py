@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon.engine.bundle import MANIFEST, Bundle, BundleError
-from daemon.engine.bundle_verify import verify_bundle
+from daemon.engine.bundles.manifest import MANIFEST, Bundle, BundleError
+from daemon.engine.bundles.verify import verify_bundle
 from daemon.engine.graphs import GraphHost, Runner
 from daemon.engine.registry import Engine
 from daemon.service.config import EngineConfig, VoiceSource

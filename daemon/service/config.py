@@ -26,7 +26,7 @@ from typing import Annotated, Any, Final
 import msgspec
 import yaml
 
-from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engine.graphs import BACKENDS
 from daemon.engine.reader import INTERNAL, ReadError, fail, invalid, read
 from daemon.engine.registry import engine_class

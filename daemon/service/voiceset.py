@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from daemon.engine.bundle import BundleError
+from daemon.engine.bundles.manifest import BundleError
 from daemon.engine.graphs import Checkpoint, GraphHost, go_on
 from daemon.engine.registry import Engine, engine_class
 from daemon.service.bundles import Checked, LoadedEngine, Settings, settings

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from daemon.engine.bundle import Bundle
+from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.graphs import GraphHost
 from daemon.engine.tts import SynthesisOptions
 from daemon.engines.gptsovits.engine import GptSovitsEngine

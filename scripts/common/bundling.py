@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import qnnrt
-from daemon.engine.bundle import (
+from daemon.engine.bundles.manifest import (
     Bundle,
     GraphSpec,
     sha256_file,

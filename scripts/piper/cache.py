@@ -12,11 +12,11 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from daemon.engine.bundle import sha256_file
+from daemon.engine.bundles.manifest import sha256_file
+from scripts.common.onnx_surgery import ConversionError
 from scripts.common.qnn_compile import qnn_sdk_version
 from scripts.piper.convert import ConvertOptions, convert, log
 from scripts.piper.model_card import card_path
-from scripts.common.onnx_surgery import ConversionError
 
 # Bundles kept by cached_convert: enough for the option sets one test run uses.
 CACHE_KEEP = 4
@@ -90,8 +90,8 @@ def _sources() -> list[Path]:
         repo / "scripts/common/qnn_compile.py",
         repo / "scripts/common/onnx_surgery.py",
         repo / "scripts/common/bundling.py",
-        repo / "daemon/engine/bundle.py",
+        repo / "daemon/engine/bundles/manifest.py",
         repo / "daemon/engines/piper/cpu.py",  # the SDP port checked at conversion
         repo / "daemon/engines/piper/params.py",  # the params schema
-        repo / "daemon/engine/windows.py",
+        repo / "daemon/engine/audio/windows.py",
     ]

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 import onnx
 from onnx import TensorProto, helper
 
-from scripts.piper.cuts import PiperCuts
 from scripts.common.onnx_surgery import (
     ConversionError,
     TensorSpec,
@@ -23,6 +22,7 @@ from scripts.common.onnx_surgery import (
     node_by_name,
     retype_index_input,
 )
+from scripts.piper.cuts import PiperCuts
 
 F32 = TensorProto.FLOAT
 
@@ -112,7 +112,7 @@ def decoder_window(
     The whole-sentence decoder does not fit a static graph (and for GPT-SoVITS's
     generator did not fit the v73's TCM), so it runs on fixed windows; the frame
     mask zeroes every conv output beyond the real frames, which makes a window
-    holding a sequence shorter than itself exact (daemon/engine/windows.py).
+    holding a sequence shorter than itself exact (daemon/engine/audio/windows.py).
     """
     graph = decoder_dynamic(model, cuts)
     c = channels(model)

@@ -5,7 +5,7 @@
 prints, for ten sentences, our engine's audio vs piper-tts's own onnxruntime
 output with noise_scale = noise_w = 0 (both deterministic): SNR on the CPU
 backend, log-mel L1 on the HTP (fp16). The reference gets the same segment
-fades (daemon/engine/audio.py) as the engine applies, so whole outputs compare.
+fades (daemon/engine/audio/shaping.py) as the engine applies, so whole outputs compare.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from daemon.engine.audio import SegmentShaper
+from daemon.engine.audio.shaping import SegmentShaper
 from daemon.engine.tts import SynthesisOptions
 from scripts.common.parity import snr_db
 

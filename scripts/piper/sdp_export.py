@@ -18,8 +18,6 @@ import numpy as np
 import onnx
 
 from daemon.engines.piper.cpu import AFFINE, CONV_FLOW, FLIP, DurationPredictor
-from scripts.piper.cuts import PiperCuts
-from scripts.piper.graphs import SDP_PLAN, sdp_dynamic
 from scripts.common.onnx_surgery import (
     ConversionError,
     UnplannedOpError,
@@ -27,6 +25,8 @@ from scripts.common.onnx_surgery import (
     constant_input,
     node_by_name,
 )
+from scripts.piper.cuts import PiperCuts
+from scripts.piper.graphs import SDP_PLAN, sdp_dynamic
 
 # Max |logw| error of the numpy SDP vs onnxruntime on the voice's own graph; fp32
 # accumulation-order noise is ~1e-5 here.

@@ -15,7 +15,7 @@ from board.checks import Finding, run_checks
 from board.doctor import board_checks
 from board.profile import Profile, load_profile
 from board.qnn_checks import MARKER, BoardTarget
-from daemon.engine.bundle import (
+from daemon.engine.bundles.manifest import (
     Bundle,
     GraphSpec,
     sha256_file,

@@ -24,7 +24,7 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.bundle import Bundle
+from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
 from daemon.engine.graphs import Runner

@@ -28,7 +28,7 @@ from typing import Final
 import numpy as np
 
 from daemon.engine.asr import SessionFinished, Transcript, TranscriptionOptions
-from daemon.engine.bundle import Bundle
+from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import Capabilities, VoiceInfo
 from daemon.engine.graphs import Runner

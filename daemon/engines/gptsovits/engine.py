@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from daemon.engine.ar.draws import request_rng
-from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
-from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
+from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import Capabilities, VoiceInfo
 from daemon.engine.graphs import require

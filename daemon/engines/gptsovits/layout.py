@@ -36,7 +36,11 @@ from typing import Annotated, Any, Final
 import msgspec
 
 from daemon.engine.reader import invalid, read
-from daemon.engines.gptsovits.frontend.g2pw import BODY_INPUTS, G2PW_ROWS, G2PW_TOKENS
+from daemon.engines.gptsovits.frontend.zh.g2pw import (
+    BODY_INPUTS,
+    G2PW_ROWS,
+    G2PW_TOKENS,
+)
 
 ENGINE_ID: Final = "gpt-sovits-v2pro"
 

@@ -26,7 +26,7 @@ import numpy as np
 from daemon.engine.ar import loop, masks
 from daemon.engine.ar.bound import BoundGraph
 from daemon.engine.ar.kv import CapacityError, KvBuckets, KvGraph
-from daemon.engine.bundle import BundleError
+from daemon.engine.bundles.manifest import BundleError
 from daemon.engine.cancel import CancelToken
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.sampling import TokenSampler

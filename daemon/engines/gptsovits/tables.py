@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.layout import GsvParams
 

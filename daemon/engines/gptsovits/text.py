@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engine.cancel import CancelToken
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.frontend import (
@@ -28,7 +28,11 @@ from daemon.engines.gptsovits.frontend import (
     Segment,
     TextFrontend,
 )
-from daemon.engines.gptsovits.frontend.g2pw import BODY_INPUTS, G2PW_ROWS, G2PW_TOKENS
+from daemon.engines.gptsovits.frontend.zh.g2pw import (
+    BODY_INPUTS,
+    G2PW_ROWS,
+    G2PW_TOKENS,
+)
 from daemon.engines.gptsovits.layout import GsvParams
 from daemon.engines.gptsovits.t2s import CapacityError
 

@@ -6,7 +6,7 @@ Host side of shared/docs/gpt-sovits-v2pro.md §5.2 (B = 1, speed 1):
 - both padded into the static graph (FR frames x TT phones) with 0/1 masks;
 - prior noise ``randn * noise_scale`` drawn from the request's generator for the
   real frames only (padding stays zero, so the draw does not depend on FR);
-- HiFiGAN over overlapped windows (daemon.engine.windows), each window's audio
+- HiFiGAN over overlapped windows (daemon.engine.audio.windows), each window's audio
   yielded as soon as it is computed.
 """
 
@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from daemon.engine.ar.bound import BoundGraph
-from daemon.engine.bundle import BundleError
+from daemon.engine.audio.windows import decode_windowed
+from daemon.engine.bundles.manifest import BundleError
 from daemon.engine.cancel import CancelToken
-from daemon.engine.windows import decode_windowed
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.layout import GsvParams
 from daemon.engines.gptsovits.t2s import CapacityError

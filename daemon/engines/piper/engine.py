@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.engine.audio import shaped_segment
-from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.audio.shaping import shaped_segment
+from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
 from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions

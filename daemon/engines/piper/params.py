@@ -14,7 +14,7 @@ from typing import Annotated, Any, Final
 
 import msgspec
 
-from daemon.engine.bundle import BundleError
+from daemon.engine.bundles.manifest import BundleError
 from daemon.engine.reader import invalid, read
 
 # Piper's special symbols (piper/const.py): pad after every phoneme, BOS, EOS.

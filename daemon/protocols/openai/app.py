@@ -23,7 +23,7 @@ from typing import Final
 import numpy as np
 from aiohttp import HttpVersion11, web
 
-from daemon.engine.audio import to_int16
+from daemon.engine.audio.shaping import to_int16
 from daemon.engine.cancel import Cancelled
 from daemon.engine.requests import BadRequest, RequestError
 from daemon.protocols.openai import encoders as encode

@@ -19,7 +19,7 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.audio import StreamResampler, to_int16
+from daemon.engine.audio.shaping import StreamResampler, to_int16
 
 #: OpenAI: ``pcm`` is raw 24 kHz 16-bit signed little-endian mono (ecosystem §2.1).
 OPENAI_PCM_RATE: Final = 24000

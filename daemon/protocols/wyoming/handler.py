@@ -6,7 +6,7 @@ task plays the queued work in order.  One ``synthesize`` gives exactly one
 ``audio-start``/``audio-chunk``*/``audio-stop`` cycle; a
 ``synthesize-start``/``-chunk``/``-stop`` stream gives one cycle per complete
 sentence (``daemon.text.sentences``), each after the first led by the pause the engine
-puts between sentences (``daemon.engine.audio``), and always ends in
+puts between sentences (``daemon.engine.audio.shaping``), and always ends in
 ``synthesize-stopped``.  Audio is framed in ``playback.SAMPLES_PER_CHUNK``
 chunks; only the last chunk of a cycle is shorter.  Unknown events are ignored.
 Failures are ``error`` events; framing errors (malformed header, oversized data
@@ -35,7 +35,7 @@ from wyoming.tts import (
     SynthesizeStopped,
 )
 
-from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S
+from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
 from daemon.engine.requests import BadRequest, RequestError, SynthesisRequest
 from daemon.protocols.wyoming.input import (
     FramingError,

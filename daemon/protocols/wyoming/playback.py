@@ -15,7 +15,7 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error
 from wyoming.event import Event
 
-from daemon.engine.audio import Frames, to_int16
+from daemon.engine.audio.shaping import Frames, to_int16
 from daemon.engine.cancel import Cancelled
 from daemon.engine.requests import RequestError
 from daemon.protocols.wyoming.requests import error_event

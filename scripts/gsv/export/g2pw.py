@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper, version_converter
 
-from daemon.engines.gptsovits.frontend.g2pw import BODY_INPUTS, HEAD_FILES
+from daemon.engines.gptsovits.frontend.zh.g2pw import BODY_INPUTS, HEAD_FILES
 from scripts.common.onnx_int32 import narrow_int64
 from scripts.gsv.export.graphs import _fold_static_shapes
 

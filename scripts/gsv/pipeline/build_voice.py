@@ -20,8 +20,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from daemon.engine.bundle import pack
-from daemon.engine.bundle_verify import verify_bundle
+from daemon.engine.bundles.manifest import pack
+from daemon.engine.bundles.verify import verify_bundle
 from daemon.engines.gptsovits import layout
 from scripts.common import bundling
 from scripts.common.qnn_compile import TARGETS, CompileError, compile_onnx
@@ -53,7 +53,7 @@ CODE_ROOTS = tuple(
         "daemon/engine/graphs.py",
         # the references are phonemized by the engine's own frontend
         "daemon/engines/gptsovits/frontend",
-        "daemon/engine/windows.py",
+        "daemon/engine/audio/windows.py",
     )
 )
 

@@ -20,7 +20,7 @@ import torch
 
 from daemon.engines.gptsovits import layout
 from daemon.engines.gptsovits.frontend import CharVocab, G2pwResolver, TextFrontend
-from daemon.engines.gptsovits.frontend.g2pw import G2PW_ROWS, G2PW_TOKENS
+from daemon.engines.gptsovits.frontend.zh.g2pw import G2PW_ROWS, G2PW_TOKENS
 from scripts.gsv.export import graphs as export
 from scripts.gsv.export.bert import INPUTS as BERT_INPUTS
 from scripts.gsv.export.bert import OUTPUT as BERT_OUTPUT

@@ -3,7 +3,7 @@ torch modules run the way upstream runs them (exact lengths, no padding, growing
 KV cache, full-length vocoder). A failing gate raises GateError naming the graph,
 the metric and the threshold (issue 3, "Must have" 3).
 
-The vocoder windows come from daemon/engine/windows.py, the schedule the
+The vocoder windows come from daemon/engine/audio/windows.py, the schedule the
 runtime uses, so the gate measures exactly what the board will run.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from daemon.engine.windows import decode_windowed
+from daemon.engine.audio.windows import decode_windowed
 from daemon.engines.gptsovits import layout
 from scripts.common.parity import rel_error, snr_db
 from scripts.gsv.export.shapes import NOISE_SCALE, GraphShapes

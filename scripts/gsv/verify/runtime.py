@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from daemon.engine.bundle import TensorSpec, tensor_spec
+from daemon.engine.bundles.manifest import TensorSpec, tensor_spec
 from daemon.engine.graphs import CpuRunner, QnnRunner
 from daemon.engines.gptsovits import layout
 from daemon.engines.gptsovits.t2s import T2S, T2STables

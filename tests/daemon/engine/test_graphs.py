@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engine.graphs import GraphHost, expect
 from scripts.common import bundling
 

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 import yaml
 
-from daemon.engine.bundle import BundleError
+from daemon.engine.bundles.manifest import BundleError
 from daemon.engine.reader import INTERNAL, ReadError, describe, fail, invalid, read
 from daemon.engines.piper.params import PiperParams
 from daemon.protocols.openai.requests import SpeechBody

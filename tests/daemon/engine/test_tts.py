@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from daemon.engine.bundle import Bundle
+from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.cancel import Cancelled, CancelToken
 from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities
 from daemon.engine.local import open_engine

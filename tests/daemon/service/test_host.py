@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from daemon.engine.bundle import BundleError
+from daemon.engine.bundles.manifest import BundleError
 from daemon.engine.cancel import Cancelled
 from daemon.engine.requests import SynthesisRequest
 from daemon.service.config import ConfigError, LimitsConfig, ServeConfig, VoiceSource

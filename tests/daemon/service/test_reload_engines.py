@@ -19,7 +19,7 @@ import httpx
 import pytest
 import yaml
 
-from daemon.engine.bundle import BundleError
+from daemon.engine.bundles.manifest import BundleError
 from daemon.engine.requests import SynthesisRequest
 from daemon.service.config import ServeConfig, VoiceSource
 from daemon.service.host import EngineHost

@@ -11,7 +11,7 @@ import logging
 
 import pytest
 
-from daemon.engines.gptsovits.frontend.frontend import TextFrontend
+from daemon.engines.gptsovits.frontend.phonemizer import TextFrontend
 from daemon.engines.piper.params import PiperParams
 from daemon.engines.piper.text import PiperText, coverage
 from daemon.text.writing_systems import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from daemon.engine.audio import COMMA_PAUSE_S
+from daemon.engine.audio.shaping import COMMA_PAUSE_S
 from scripts.piper.oracle import (
     MEL_BANDS,
     N_FFT,

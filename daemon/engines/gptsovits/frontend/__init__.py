@@ -4,17 +4,21 @@
 word2ph and language tags; ``G2pwResolver`` resolves polyphones with the g2pw graph.
 """
 
-from daemon.engines.gptsovits.frontend.frontend import Phonemes, TextFrontend, TextPart
-from daemon.engines.gptsovits.frontend.g2pw import (
+from daemon.engines.gptsovits.frontend.phonemizer import (
+    Phonemes,
+    TextFrontend,
+    TextPart,
+)
+from daemon.engines.gptsovits.frontend.split import Segment, SegmentEnd, spoken_length
+from daemon.engines.gptsovits.frontend.symbols import phones_to_ids, symbol_ids, symbols
+from daemon.engines.gptsovits.frontend.vocab import CharVocab
+from daemon.engines.gptsovits.frontend.zh.g2pw import (
     G2pwBody,
     G2pwHead,
     G2pwResolver,
     G2pwTables,
 )
-from daemon.engines.gptsovits.frontend.polyphone import PolyphoneResolver
-from daemon.engines.gptsovits.frontend.split import Segment, SegmentEnd, spoken_length
-from daemon.engines.gptsovits.frontend.symbols import phones_to_ids, symbol_ids, symbols
-from daemon.engines.gptsovits.frontend.vocab import CharVocab
+from daemon.engines.gptsovits.frontend.zh.polyphone import PolyphoneResolver
 
 __all__ = [
     "CharVocab",

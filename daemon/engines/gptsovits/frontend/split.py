@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from daemon.engines.gptsovits.frontend.lang import has_han
-from daemon.engines.gptsovits.frontend.zh_normalize import verbalized_sentences
+from daemon.engines.gptsovits.frontend.zh.normalize import verbalized_sentences
 
 # Reference-port limits: ≤ 30 spoken chars per segment, merge pieces under 5.
 MAX_SEGMENT_LEN = 30

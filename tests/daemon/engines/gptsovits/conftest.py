@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.engine.bundle import Bundle
+from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.local import open_engine
 from daemon.engines.gptsovits.engine import GptSovitsEngine
 

@@ -12,8 +12,8 @@ import threading
 import numpy as np
 import pytest
 
-from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S
-from daemon.engine.bundle import Bundle, BundleError
+from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
+from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engine.cancel import Cancelled, CancelToken
 from daemon.engine.graphs import GraphHost
 from daemon.engine.registry import engine_class

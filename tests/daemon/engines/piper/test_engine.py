@@ -8,8 +8,8 @@ import pytest
 pytest.importorskip("piper")
 pytest.importorskip("onnxruntime")
 
-from daemon.engine.audio import SENTENCE_PAUSE_S  # noqa: E402
-from daemon.engine.bundle import Bundle, BundleError  # noqa: E402
+from daemon.engine.audio.shaping import SENTENCE_PAUSE_S  # noqa: E402
+from daemon.engine.bundles.manifest import Bundle, BundleError  # noqa: E402
 from daemon.engine.cancel import Cancelled  # noqa: E402
 from daemon.engine.local import open_engine
 from daemon.engine.registry import Engine, engine_class  # noqa: E402

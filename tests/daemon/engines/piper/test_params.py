@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.engine.bundle import BundleError
+from daemon.engine.bundles.manifest import BundleError
 from daemon.engines.piper.params import PiperParams, Scales
 
 GOOD = {

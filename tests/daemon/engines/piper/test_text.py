@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.engine.audio import COMMA_PAUSE_S, SENTENCE_PAUSE_S
+from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
 from daemon.engines.piper.params import PiperParams
 from daemon.engines.piper.text import PiperText
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from daemon.engine.audio import to_int16
+from daemon.engine.audio.shaping import to_int16
 from daemon.protocols.openai import encoders as encode
 
 

@@ -24,7 +24,7 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
-from daemon.engine.audio import SENTENCE_PAUSE_S
+from daemon.engine.audio.shaping import SENTENCE_PAUSE_S
 from daemon.protocols.wyoming.playback import SAMPLE_WIDTH, SAMPLES_PER_CHUNK
 from daemon.protocols.wyoming.server import PROJECT_URL
 from tests.daemon.conftest import LONG_WORDS, Daemon, words

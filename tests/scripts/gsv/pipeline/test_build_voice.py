@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from daemon.engine.bundle import Bundle
+from daemon.engine.bundles.manifest import Bundle
 from daemon.engines.gptsovits import layout
 from daemon.engines.gptsovits.frontend import G2pwHead, G2pwTables
 from scripts.gsv.export import aihub

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from daemon.cli.bundle import main as bundle_cli
-from daemon.engine.bundle import MANIFEST, Bundle
-from daemon.engine.bundle_verify import verify_bundle
+from daemon.engine.bundles.manifest import MANIFEST, Bundle
+from daemon.engine.bundles.verify import verify_bundle
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from daemon.engines.gptsovits.frontend import CharVocab, G2pwTables
-from daemon.engines.gptsovits.frontend.g2pw import BODY_INPUTS
+from daemon.engines.gptsovits.frontend.zh.g2pw import BODY_INPUTS
 from scripts.gsv.export import graphs as export
 from scripts.gsv.export.bert import BertFeatures, bert_inputs, load_bert
 from scripts.gsv.export.g2pw import SurgeryError, find_cut, split_g2pw

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from daemon.engines.gptsovits.frontend import en_numbers as words
+from daemon.engines.gptsovits.frontend.en import number_words as words
 
 # Upstream's english.rep_map escapes its regex keys, so only these three literal
 # replacements ever fire; other CJK punctuation is deleted by the final filter.

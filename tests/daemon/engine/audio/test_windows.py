@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from daemon.engine.windows import (
+from daemon.engine.audio.windows import (
     OVERLAP_FRAMES,
     WINDOW_FRAMES,
     Window,

@@ -16,7 +16,7 @@ from daemon.engines.gptsovits.frontend import (
     G2pwTables,
     TextFrontend,
 )
-from daemon.engines.gptsovits.frontend.g2pw import (
+from daemon.engines.gptsovits.frontend.zh.g2pw import (
     BODY_INPUTS,
     G2PW_ROWS,
     G2PW_TOKENS,

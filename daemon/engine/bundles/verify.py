@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from board.profile import Htp, Profile, available, load_profile
-from daemon.engine.bundle import (
+from daemon.engine.bundles.manifest import (
     MANIFEST,
     Bundle,
     BundleError,

@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.engines.gptsovits.frontend.en_g2p import EnglishG2P, Pron
-from daemon.engines.gptsovits.frontend.en_normalize import normalize_en
+from daemon.engines.gptsovits.frontend.en.g2p import EnglishG2P, Pron
+from daemon.engines.gptsovits.frontend.en.normalize import normalize_en
 from daemon.engines.gptsovits.frontend.lang import Lang, split_languages
-from daemon.engines.gptsovits.frontend.polyphone import PolyphoneResolver
 from daemon.engines.gptsovits.frontend.split import (
     MAX_SEGMENT_LEN,
     MIN_SEGMENT_LEN,
@@ -28,8 +27,9 @@ from daemon.engines.gptsovits.frontend.split import (
     split_text,
 )
 from daemon.engines.gptsovits.frontend.symbols import phones_to_ids
-from daemon.engines.gptsovits.frontend.zh_g2p import ChineseG2P
-from daemon.engines.gptsovits.frontend.zh_normalize import READ_SYMBOLS, normalize_zh
+from daemon.engines.gptsovits.frontend.zh.g2p import ChineseG2P
+from daemon.engines.gptsovits.frontend.zh.normalize import READ_SYMBOLS, normalize_zh
+from daemon.engines.gptsovits.frontend.zh.polyphone import PolyphoneResolver
 from daemon.text.writing_systems import HAN, LATIN, Coverage
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import yaml
 import qnnrt
 from board.profile import load_profile
 from daemon.cli.bundle import main as bundle_cli
-from daemon.engine.bundle import (
+from daemon.engine.bundles.manifest import (
     MANIFEST,
     Bundle,
     BundleError,
@@ -25,7 +25,7 @@ from daemon.engine.bundle import (
     unpack,
     write_manifest,
 )
-from daemon.engine.bundle_verify import TargetMismatch, detect_board, verify_bundle
+from daemon.engine.bundles.verify import TargetMismatch, detect_board, verify_bundle
 from daemon.engine.registry import engine_class
 from tests.bundle_edits import (
     compile_foreign,

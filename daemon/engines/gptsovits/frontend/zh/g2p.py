@@ -16,13 +16,13 @@ from pypinyin import Style, lazy_pinyin
 from pypinyin.contrib.tone_convert import to_finals_tone3, to_initials
 
 from daemon.engines.gptsovits.frontend._data import opencpop_strict, zh_rules
-from daemon.engines.gptsovits.frontend.polyphone import (
+from daemon.engines.gptsovits.frontend.symbols import PUNCTUATION, UNK
+from daemon.engines.gptsovits.frontend.zh.polyphone import (
     PolyphoneResolver,
     correct_pronunciation,
     pypinyin_readings,
 )
-from daemon.engines.gptsovits.frontend.symbols import PUNCTUATION, UNK
-from daemon.engines.gptsovits.frontend.tone_sandhi import ToneSandhi
+from daemon.engines.gptsovits.frontend.zh.tone_sandhi import ToneSandhi
 
 if TYPE_CHECKING:
     from daemon.engine.cancel import CancelToken

@@ -6,7 +6,7 @@ import pytest
 
 from daemon.engine.cancel import CancelToken
 from daemon.engines.gptsovits.frontend import TextFrontend
-from daemon.engines.gptsovits.frontend.polyphone import (
+from daemon.engines.gptsovits.frontend.zh.polyphone import (
     correct_pronunciation,
     pypinyin_readings,
 )

@@ -3,7 +3,7 @@
 Upstream reads every char of a sentence with pypinyin and lets g2pW (a BERT model)
 pick the reading of the chars it knows to be polyphonic. Here the model is optional:
 a ``PolyphoneResolver`` (the engine backs it with the ``g2pw`` NPU graph, see
-``daemon.engines.gptsovits.frontend.g2pw``) may overwrite the pypinyin
+``daemon.engines.gptsovits.frontend.zh.g2pw``) may overwrite the pypinyin
 readings; without one, pypinyin's sentence-level choice stands.
 """
 

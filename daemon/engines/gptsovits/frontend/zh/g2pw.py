@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.engines.gptsovits.frontend.polyphone import pypinyin_readings
 from daemon.engines.gptsovits.frontend.vocab import CharVocab
-from daemon.engines.gptsovits.frontend.zh_normalize import to_simplified
+from daemon.engines.gptsovits.frontend.zh.normalize import to_simplified
+from daemon.engines.gptsovits.frontend.zh.polyphone import pypinyin_readings
 
 if TYPE_CHECKING:
     from daemon.engine.cancel import CancelToken

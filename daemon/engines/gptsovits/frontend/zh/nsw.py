@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from daemon.engines.gptsovits.frontend import zh_numbers as num
+from daemon.engines.gptsovits.frontend.zh import digits as num
 
 _Rule = Callable[[re.Match[str]], str]
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from daemon.engines.gptsovits.frontend import TextFrontend, spoken_length
-from daemon.engines.gptsovits.frontend.zh_normalize import (
+from daemon.engines.gptsovits.frontend.zh.normalize import (
     normalize_zh,
     verbalized_sentences,
 )
@@ -144,7 +144,7 @@ def test_special_pause_chars_become_sp_symbols(frontend: TextFrontend) -> None:
 
 def test_fallback_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
     fe = TextFrontend()
-    logger = "daemon.engines.gptsovits.frontend.zh_g2p"
+    logger = "daemon.engines.gptsovits.frontend.zh.g2p"
     with caplog.at_level(logging.INFO, logger=logger):
         fe.phonemize("银行行长来了。")
         fe.phonemize("他长大了。")

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.engines.gptsovits.frontend.en_g2p import EnglishG2P
-from daemon.engines.gptsovits.frontend.en_normalize import normalize_en
+from daemon.engines.gptsovits.frontend.en.g2p import EnglishG2P
+from daemon.engines.gptsovits.frontend.en.normalize import normalize_en
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.engines.gptsovits.frontend import en_numbers as words
+from daemon.engines.gptsovits.frontend.en import number_words as words
 
 
 @pytest.mark.parametrize(

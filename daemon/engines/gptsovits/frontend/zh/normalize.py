@@ -11,7 +11,7 @@ import string
 
 from daemon.engines.gptsovits.frontend._data import traditional_to_simplified_map
 from daemon.engines.gptsovits.frontend.symbols import PUNCTUATION
-from daemon.engines.gptsovits.frontend.zh_nsw import verbalize
+from daemon.engines.gptsovits.frontend.zh.nsw import verbalize
 
 # Full-width ASCII letters/digits sit 0xFEE0 above their half-width forms (U+FF01..).
 _FULLWIDTH_OFFSET = 0xFEE0

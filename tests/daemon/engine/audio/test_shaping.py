@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from daemon.engine.audio import (
+from daemon.engine.audio.shaping import (
     COMMA_PAUSE_S,
     FADE_IN_S,
     FADE_OUT_S,

@@ -1,0 +1,4 @@
+"""Audio every engine shares.
+
+Shaping at segment edges and at the output edge; overlapped vocoder windows.
+"""

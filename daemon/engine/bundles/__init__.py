@@ -1,0 +1,2 @@
+"""Voice bundles: the manifest (read and written) and the one check behind verify.
+"""

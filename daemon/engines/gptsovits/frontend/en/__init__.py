@@ -1,0 +1,2 @@
+"""English text: normalization, number words and CMU-dictionary G2P, as upstream.
+"""
