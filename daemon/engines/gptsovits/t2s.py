@@ -62,7 +62,7 @@ class T2SParams(Protocol):
 
 @dataclass(frozen=True)
 class T2STables:
-    """The CPU-side T2S tables (``CpuTables`` has them too, from the bundle)."""
+    """The CPU-side T2S tables (``tables.CpuTables`` extends them with VITS's)."""
 
     text_emb: np.ndarray  # [phone_vocab, width]
     bert_w: np.ndarray  # [width, bert_dim]

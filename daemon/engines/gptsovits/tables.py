@@ -16,6 +16,7 @@ import numpy as np
 from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.layout import GsvParams
+from daemon.engines.gptsovits.t2s import T2STables
 
 
 def _load(bundle: Bundle, rel: str, shape: tuple[int | None, ...]) -> np.ndarray:
@@ -32,14 +33,9 @@ def _load(bundle: Bundle, rel: str, shape: tuple[int | None, ...]) -> np.ndarray
 
 
 @dataclass(frozen=True)
-class CpuTables:
-    text_emb: np.ndarray  # [phone_vocab, width]
-    bert_w: np.ndarray  # [width, bert_dim]
-    bert_b: np.ndarray  # [width]
-    audio_emb: np.ndarray  # [vocab, width]
-    text_pe: np.ndarray  # alpha_text * pe, [pe_rows, width]
-    audio_pe: np.ndarray  # alpha_audio * pe, [pe_rows, width]
-    predict: np.ndarray  # [vocab, width]
+class CpuTables(T2STables):
+    """Every CPU-side table of a bundle: the T2S ones, then the VITS ones."""
+
     vits_text_emb: np.ndarray  # [phone_vocab, vits_hidden]
     codebook: np.ndarray  # [codes, ssl_dim]
 
