@@ -9,7 +9,7 @@ engine lookups in this process.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 TONE_ENGINE: Final = "test-tone"
 VAD_ENGINE: Final = "test-vad"
@@ -30,3 +30,21 @@ def engine_site(site: Path) -> Path:
     lines = "".join(f"{name} = {ref}\n" for name, ref in TEST_ENGINES.items())
     (dist / "entry_points.txt").write_text(f"[hexvoice.engines]\n{lines}")
     return site
+
+
+def twins_bundle(root: Path, shared: Any) -> Path:
+    """A ``test-tone`` bundle in ``root`` whose graphs ``mm`` and ``mm_sigmoid``
+    are the two graphs of ONE binary (``tiny_models.twin_matmuls``)."""
+    from scripts.common import bundling
+
+    names = dict(zip(("mm", "mm_sigmoid"), shared.graphs, strict=True))
+    bundling.finish(
+        root,
+        engine=TONE_ENGINE,
+        name=root.name,
+        sample_rate=16000,
+        languages=("en",),
+        graphs=bundling.add_shared(root, root.name, shared.bin_path, names),
+        target="simulator",
+    )
+    return root

@@ -22,7 +22,7 @@ from daemon.engine.bundles.manifest import (
     tensor_spec,
     write_manifest,
 )
-from tests.engine_site import TONE_ENGINE, engine_site
+from tests.engine_site import TONE_ENGINE, engine_site, twins_bundle
 
 SERVICE_UID = 990  # the fake tree's hexvoice user; never the test runner's uid
 #: elf.h: ELFCLASS64, ELFDATA2LSB, EV_CURRENT; e_type ET_DYN; e_machine EM_AARCH64.
@@ -141,21 +141,8 @@ def twins_bin(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture
 def twins_voice(tmp_path: Path, twins_bin, tone_site: Path, monkeypatch) -> Path:
     """A bundle whose graphs ``mm`` and ``mm_sigmoid`` are both in one binary."""
-    from scripts.common import bundling
-
     monkeypatch.syspath_prepend(str(tone_site))
-    root = tmp_path / "twins"
-    names = dict(zip(("mm", "mm_sigmoid"), twins_bin.graphs, strict=True))
-    bundling.finish(
-        root,
-        engine=TONE_ENGINE,
-        name="twins",
-        sample_rate=16000,
-        languages=("en",),
-        graphs=bundling.add_shared(root, "twins", twins_bin.bin_path, names),
-        target="simulator",
-    )
-    return root
+    return twins_bundle(tmp_path / "twins", twins_bin)
 
 
 Run = Callable[..., list[Finding]]

@@ -17,10 +17,10 @@ from daemon.engine.requests import SynthesisRequest
 from daemon.service.config import ConfigError, LimitsConfig, ServeConfig, VoiceSource
 from daemon.service.host import EngineHost
 from daemon.service.jobs import Busy, Unavailable, Voice
-from daemon.service.metrics import Metrics
 from daemon.service.voiceset import no_room
 from qnnrt import QnnError
 from tests.daemon.conftest import LONG_WORDS, copy_voice, flip_byte, words
+from tests.daemon.service.hosts import loaded_host, with_limits
 
 LONG_TEXT_CHARS = 50_000
 
@@ -34,14 +34,6 @@ def cfg(test_voice, monkeypatch) -> ServeConfig:
     return ServeConfig(voices=(VoiceSource(test_voice.bundle),), limits=limits)
 
 
-def _limits(cfg: ServeConfig, **kw) -> ServeConfig:  # noqa: ANN003
-    return replace(cfg, limits=replace(cfg.limits, **kw))
-
-
-async def _host(cfg: ServeConfig) -> EngineHost:
-    host = EngineHost(cfg, Metrics())
-    await host.load(cfg)
-    return host
 
 
 async def _drain(job) -> int:  # noqa: ANN001
@@ -59,7 +51,7 @@ def _requests(host: EngineHost, outcome: str) -> float | None:
 
 def test_every_engine_call_runs_on_the_npu_worker(cfg):
     async def go() -> list[tuple[str, str]]:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         engine = host._set.engines[0]  # noqa: SLF001 - the test engine's call log
         await _drain(host.submit(_req("a b c", host.resolve()), "test"))
         await host.close()
@@ -78,7 +70,7 @@ def test_every_engine_call_runs_on_the_npu_worker(cfg):
 
 def test_full_queue_is_busy_and_fifo_order_holds(cfg):
     async def go() -> tuple[list[int], int]:
-        host = await _host(_limits(cfg, queue_size=1))
+        host = await loaded_host(with_limits(cfg, queue_size=1))
         v = host.resolve()
         first = host.submit(_req(words(40, "a"), v), "test")
         second = host.submit(_req(words(20, "b"), v), "test")
@@ -102,7 +94,7 @@ def test_full_queue_is_busy_and_fifo_order_holds(cfg):
 
 def test_cancelled_before_start_is_skipped(cfg):
     async def go() -> tuple[int, int, str]:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         v = host.resolve()
         long = host.submit(_req(words(LONG_WORDS), v), "test")
         waiting = host.submit(_req(words(500, "w"), v), "test")
@@ -125,7 +117,7 @@ def test_cancelled_before_start_is_skipped(cfg):
 
 def test_deadline_while_queued_is_reported_at_the_deadline(cfg):
     async def go() -> float:
-        host = await _host(_limits(cfg, request_timeout_s=0.3))
+        host = await loaded_host(with_limits(cfg, request_timeout_s=0.3))
         v = host.resolve()
         long = host.submit(_req(words(LONG_WORDS), v), "test")
         late = host.submit(_req("behind the long one", v), "test")
@@ -144,7 +136,7 @@ def test_deadline_while_queued_is_reported_at_the_deadline(cfg):
 
 def test_stalled_engine_step_is_unhealthy(cfg):
     async def go() -> list[tuple[bool, str]]:
-        host = await _host(_limits(cfg, stall_timeout_s=0.2))
+        host = await loaded_host(with_limits(cfg, stall_timeout_s=0.2))
         job = host.submit(_req("a [[stall:0.6]] b", host.resolve()), "test")
         seen = [host.health()]
         await asyncio.sleep(0.4)
@@ -165,7 +157,7 @@ def test_stalled_engine_step_is_unhealthy(cfg):
 
 def test_failed_reload_keeps_serving_the_old_voices(cfg):
     async def go() -> int:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         with pytest.raises(ConfigError, match="default_voice 'nope'"):
             await host.load(replace(cfg, default_voice="nope"))
         n = await _drain(host.submit(_req("still works", host.resolve()), "test"))
@@ -177,7 +169,7 @@ def test_failed_reload_keeps_serving_the_old_voices(cfg):
 
 def test_closed_host_refuses_and_its_worker_is_gone(cfg):
     async def go() -> EngineHost:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         await host.close()
         with pytest.raises(Unavailable, match="closed"):
             host.submit(_req("x", next(iter(host.voices.values()))), "test")
@@ -193,7 +185,7 @@ def test_failed_reload_leaves_the_old_set_untouched(cfg, test_voice, tmp_path):
     cfg = replace(cfg, voices=(VoiceSource(voice.bundle),))
 
     async def go() -> tuple[object, object, list[str], int]:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         old = host._set  # noqa: SLF001 - the very object that serves
         flip_byte(voice.bundle)
         with pytest.raises(BundleError, match="sha256 mismatch"):

@@ -24,9 +24,9 @@ from daemon.service import jobs
 from daemon.service.config import LimitsConfig, ServeConfig, VoiceSource
 from daemon.service.host import EngineHost
 from daemon.service.jobs import INPUT_CHUNKS, AsrJob, Busy, Job
-from daemon.service.metrics import Metrics
 from tests.daemon.conftest import LONG_WORDS, words
 from tests.daemon.engine.test_asr import BURST_FINALS, BURSTS
+from tests.daemon.service.hosts import loaded_host, with_limits
 from tests.daemon.vad_engine import MAX_AUDIO_S, burst_signal, write_bundle
 
 RATE = 16000
@@ -48,14 +48,6 @@ def cfg(test_voice, bins, onnx_dir, tmp_path, monkeypatch) -> ServeConfig:
     return ServeConfig(voices=sources, limits=limits)
 
 
-def _limits(cfg: ServeConfig, **kw) -> ServeConfig:  # noqa: ANN003
-    return replace(cfg, limits=replace(cfg.limits, **kw))
-
-
-async def _host(cfg: ServeConfig) -> EngineHost:
-    host = EngineHost(cfg, Metrics())
-    await host.load(cfg)
-    return host
 
 
 def _session(host: EngineHost) -> AsrJob:
@@ -101,7 +93,7 @@ async def _ended(job: Job, timeout: float = 5.0) -> None:
 
 def test_partials_then_finals_through_the_host_on_the_npu_worker(cfg):
     async def go() -> tuple[list, list[tuple[str, str]], object]:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         voice = host.voices[VAD]
         seen = await _transcribe(_session(host), burst_signal(BURSTS, RATE))
         calls = list(_engine_calls(host, "asr"))
@@ -121,7 +113,7 @@ def test_partials_then_finals_through_the_host_on_the_npu_worker(cfg):
 
 def test_a_session_holds_its_place_in_the_one_fifo_queue(cfg):
     async def go() -> tuple[bool, list, int, int]:
-        host = await _host(_limits(cfg, queue_size=1))
+        host = await loaded_host(with_limits(cfg, queue_size=1))
         session = _session(host)  # runs: the worker waits for its audio
         spoken = _say(host, "behind the session")  # waits behind it
         with pytest.raises(Busy) as busy:
@@ -146,7 +138,7 @@ def test_a_session_holds_its_place_in_the_one_fifo_queue(cfg):
 
 def test_cancel_between_feeds_stops_after_at_most_one_more_feed(cfg):
     async def go() -> tuple[int, int, float | None]:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         job = _session(host)
         pcm = burst_signal(BURSTS, RATE)
         calls = _engine_calls(host, "asr")
@@ -172,7 +164,7 @@ def test_a_session_waiting_for_audio_wakes_at_once_when_cancelled(cfg, monkeypat
     monkeypatch.setattr(jobs, "INPUT_POLL_S", SLOW_POLL_S)
 
     async def go() -> float:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         job = _session(host)
         await job.feed(np.zeros(CHUNK, np.float32))
         await asyncio.sleep(0.2)  # the worker now waits for more audio
@@ -191,7 +183,7 @@ def test_a_session_waiting_for_audio_wakes_at_once_when_cancelled(cfg, monkeypat
 @pytest.mark.parametrize("how", ["task cancelled", "loop left"])
 def test_the_consumer_leaving_cancels_the_session(cfg, how):
     async def go() -> tuple[str, float | None]:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         job = _session(host)
         pcm = burst_signal(BURSTS, RATE)
         for chunk in _chunks(pcm)[:12]:  # up to the first partials
@@ -218,7 +210,7 @@ def test_the_consumer_leaving_cancels_the_session(cfg, how):
 
 def test_feeding_after_finish_is_a_clear_error(cfg):
     async def go() -> list:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         job = _session(host)
         await job.feed(np.zeros(CHUNK, np.float32))
         job.finish()
@@ -237,7 +229,7 @@ def test_feeding_after_finish_is_a_clear_error(cfg):
 
 def test_bad_and_too_long_audio_is_refused_where_it_enters(cfg):
     async def go() -> tuple[str, str]:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         job = _session(host)
         with pytest.raises(BadRequest, match="mono float32") as bad:
             await job.feed(np.zeros(CHUNK, np.int16))
@@ -257,7 +249,7 @@ def test_bad_and_too_long_audio_is_refused_where_it_enters(cfg):
 
 def test_a_session_past_its_deadline_is_cancelled(cfg):
     async def go() -> float:
-        host = await _host(_limits(cfg, request_timeout_s=0.3))
+        host = await loaded_host(with_limits(cfg, request_timeout_s=0.3))
         job = _session(host)
         t0 = time.monotonic()
         with pytest.raises(Cancelled, match="deadline passed"):
@@ -274,7 +266,7 @@ def test_a_session_past_its_deadline_is_cancelled(cfg):
 
 def test_waiting_for_a_clients_audio_is_not_a_stall(cfg):
     async def go() -> tuple[bool, str]:
-        host = await _host(_limits(cfg, stall_timeout_s=0.2))
+        host = await loaded_host(with_limits(cfg, stall_timeout_s=0.2))
         job = _session(host)
         await asyncio.sleep(0.5)  # the worker waits for audio all this time
         health = host.health()
@@ -289,7 +281,7 @@ def test_waiting_for_a_clients_audio_is_not_a_stall(cfg):
 
 def test_audio_waits_for_room_while_the_session_is_queued(cfg):
     async def go() -> int:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         long = _say(host, words(LONG_WORDS))  # holds the worker
         job = _session(host)  # queued behind it: nothing is taken
         for _ in range(INPUT_CHUNKS):
@@ -311,7 +303,7 @@ def test_audio_waits_for_room_while_the_session_is_queued(cfg):
 
 def test_voices_resolve_by_task(cfg):
     async def go() -> tuple[str, str, str, str, str]:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         bare = host.open_session(TranscriptionRequest(sample_rate=RATE), "test")
         by_language = host.open_session(
             TranscriptionRequest(language="en", sample_rate=RATE), "test"
@@ -340,7 +332,7 @@ def test_protocols_offer_only_speech_voices_for_speech(cfg):
     from daemon.service.admission import Admission
 
     async def go() -> tuple[list[str], list[str], list[str]]:
-        host = await _host(cfg)
+        host = await loaded_host(cfg)
         info = WyomingServer(host, Admission(4)).info()
         wyoming = [v.name for program in info.tts for v in program.voices]
         async with TestClient(TestServer(make_app(host))) as client:

@@ -33,7 +33,7 @@ from tests.bundle_edits import (
     linked_copy,
     swap_binary,
 )
-from tests.engine_site import TONE_ENGINE, engine_site
+from tests.engine_site import TONE_ENGINE, engine_site, twins_bundle
 
 
 @pytest.fixture(autouse=True)
@@ -374,20 +374,7 @@ def twins(tmp_path_factory):
 @pytest.fixture
 def twins_dir(tmp_path: Path, twins) -> Path:
     """Graphs ``mm`` and ``mm_sigmoid`` of ONE binary, for the test-tone engine."""
-    from scripts.common import bundling
-
-    root = tmp_path / "twins"
-    names = dict(zip(("mm", "mm_sigmoid"), twins.graphs, strict=True))
-    bundling.finish(
-        root,
-        engine=TONE_ENGINE,
-        name="twins",
-        sample_rate=16000,
-        languages=("en",),
-        graphs=bundling.add_shared(root, "twins", twins.bin_path, names),
-        target="simulator",
-    )
-    return root
+    return twins_bundle(tmp_path / "twins", twins)
 
 
 def test_two_graphs_of_one_binary_verify_and_are_hashed_once(twins_dir: Path):
