@@ -158,7 +158,9 @@ class GptSovitsEngine:
         ]
 
     def capabilities(self) -> Capabilities:
-        """Voices are references, not speakers; speed is fixed (options.py)."""
+        """Voices are references, not speakers.  Speed is fixed: upstream
+        stretches the latent inside enc_p before the flow, and the static
+        vits_enc graph has no such input."""
         s = self.loaded
         return Capabilities(
             task="tts",

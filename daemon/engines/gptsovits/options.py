@@ -57,17 +57,12 @@ class Request:
         default_voice: str,
         token_cap: int,
     ) -> Request:
-        """Everything checked before the first graph call (ValueError)."""
+        """The engine's own knobs (``extra``), checked before the first graph
+        call (ValueError)."""
         extra = read(options.extra, Extra, where=ENGINE_ID)
+        # The voice and the speed were checked at the edge against the
+        # engine's capabilities (daemon.engine.requests.check), not again here.
         name = options.voice or default_voice
-        if name not in voices:
-            raise ValueError(
-                f"{ENGINE_ID}: unknown voice {name!r}; this bundle has {sorted(voices)}"
-            )
-        if options.speed != 1.0:
-            # Upstream stretches the latent inside enc_p before the flow; the
-            # static vits_enc graph has no such input.
-            raise ValueError(f"{ENGINE_ID}: speed must be 1.0, got {options.speed}")
         given = {
             k: v for k, v in msgspec.structs.asdict(extra).items() if v is not None
         }

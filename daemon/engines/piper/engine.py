@@ -116,7 +116,6 @@ class PiperEngine:
         """Chunks as soon as each decoder window is done; a segment per piece."""
         options = options or SynthesisOptions()
         graphs, phonemizer = self._loaded()
-        self._check_voice(options.voice)
         scales = Scales.for_request(graphs.params, options.speed, options.extra)
         # Validate everything before the first graph call, so bad input never
         # leaves a request half-spoken.
@@ -151,14 +150,6 @@ class PiperEngine:
     def close(self) -> None:
         self._graphs = self._text = None
         self._bundle = None
-
-    def _check_voice(self, voice: str | None) -> None:
-        assert self._bundle is not None
-        if voice not in (None, self._bundle.name):
-            raise ValueError(
-                f"piper-vits: unknown voice {voice!r}; this bundle speaks "
-                f"{self._bundle.name!r}"
-            )
 
     def _loaded(self) -> tuple[PiperGraphs, PiperText]:
         if self._graphs is None or self._text is None:

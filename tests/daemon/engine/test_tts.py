@@ -11,6 +11,7 @@ from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.cancel import Cancelled, CancelToken
 from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities
 from daemon.engine.local import open_engine
+from daemon.engine.requests import BadRequest, SynthesisRequest, check
 from daemon.engine.tts import MAX_TEXT_CHARS, SynthesisOptions, TtsEngine
 
 
@@ -50,5 +51,8 @@ def test_gpt_sovits_declares_a_fixed_speed(gsv_voice):
     with open_engine(bundle, "cpu") as (engine, _):
         caps = _declares_its_bundle(engine, bundle)
         assert caps.speakers == () and caps.speed_range is None
-        with pytest.raises(ValueError, match="speed must be 1.0"):
-            engine.synthesize("你好。", SynthesisOptions(speed=1.5))
+        # what it declares is what the one request check refuses
+        with pytest.raises(BadRequest) as err:
+            check(SynthesisRequest("你好。", speed=1.5), caps)
+        assert str(err.value) == "speed: expected 1.0 (a fixed speed), found 1.5"
+        check(SynthesisRequest("你好。"), caps)
