@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, TextIO
 
+from daemon.engine.targets import Profile, ProfileError, available, load_profile
+
 from .bundle_checks import BundleIntact, BundleTarget, NpuRun
 from .checks import (
     ERROR,
@@ -42,7 +44,6 @@ from .checks import (
 )
 from .device_checks import DeviceAccess
 from .memory_check import QnnMemory
-from .profile import Profile, ProfileError, available, load_profile
 from .qnn_checks import (
     CONTEXT_LOAD_FACTOR,
     AdspPath,

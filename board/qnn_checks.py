@@ -19,11 +19,11 @@ import yaml
 import qnnrt
 from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engine.bundles.verify import verify_bundle
+from daemon.engine.targets import ADSP_SEPARATOR, Profile
 from qnnrt import ENV_LIB_DIR  # $QNN_LIB_DIR, as qnnrt.load_library reads it
 from qnnrt.dsp import DSP_ENV
 
 from .checks import Check, Finding, Target, error, ok, parse_version, skip, warning
-from .profile import ADSP_SEPARATOR, Profile
 
 #: Written by board/install.sh next to the libraries it copied (which lib/<flavour>).
 MARKER: Final = "hexvoice-qnn.yaml"

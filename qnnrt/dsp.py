@@ -26,7 +26,8 @@ from .errors import QnnError
 
 _LOGGER = logging.getLogger(__name__)
 
-#: QCS8550's HTP (board/profiles/qcs8550.yaml), the only board hexvoice targets.
+#: QCS8550's HTP (daemon/engine/target_profiles/qcs8550.yaml), the only board
+#: hexvoice targets.
 HTP_ARCH: Final = 73
 STUB: Final = f"libQnnHtpV{HTP_ARCH}Stub.so"
 SKEL: Final = f"libQnnHtpV{HTP_ARCH}Skel.so"

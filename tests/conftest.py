@@ -41,7 +41,7 @@ def build_model(name: str, path: Path) -> Path:
 #: ``python -m tests.qnnrt.board_bundle DIR``.
 BOARD_BUNDLE_ENV = "HEXVOICE_BOARD_BUNDLE"
 #: FastRPC device nodes: Ubuntu/QLI images, and upstream fastrpc / Debian images
-#: (board/profiles/qcs8550.yaml).
+#: (daemon/engine/target_profiles/qcs8550.yaml).
 FASTRPC_NODES = ("adsprpc-smd", "fastrpc-*")
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from board.profile import (
+from board.profile import shell_variables
+from daemon.engine.targets import (
     PROFILE_DIR,
     ProfileError,
     available,
     from_dict,
     load_profile,
-    shell_variables,
 )
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping, Set
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from board.profile import Htp, Profile, available, load_profile
 from daemon.engine.bundles.manifest import (
     MANIFEST,
     Bundle,
@@ -27,6 +26,7 @@ from daemon.engine.bundles.manifest import (
     sha256_file,
     tensor_spec,
 )
+from daemon.engine.targets import Htp, Profile, available, load_profile
 
 if TYPE_CHECKING:
     import qnnrt

@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 import qnnrt
-from board.profile import load_profile
 from daemon.cli.bundle import main as bundle_cli
 from daemon.engine.bundles.manifest import (
     MANIFEST,
@@ -27,6 +26,7 @@ from daemon.engine.bundles.manifest import (
 )
 from daemon.engine.bundles.verify import TargetMismatch, detect_board, verify_bundle
 from daemon.engine.registry import engine_class
+from daemon.engine.targets import load_profile
 from tests.bundle_edits import (
     compile_foreign,
     edit_manifest,
