@@ -23,12 +23,6 @@ if TYPE_CHECKING:
 
 BACKENDS: Final = ("qnn", "cpu")
 
-#: tensor name -> the shape the engine feeds or reads (None: any shape)
-TensorNeeds = Mapping[str, tuple[int, ...] | None]
-#: graph key -> its tensors: every graph an engine runs (``Engine.requirements``)
-GraphNeeds = Mapping[str, TensorNeeds]
-
-
 #: Called between the steps of a load; raises to stop it (a stopping service).
 Checkpoint = Callable[[], None]
 
@@ -199,49 +193,6 @@ _ORT_DTYPES: Final = {
 def _spec(arg: Any) -> TensorSpec:
     shape = tuple(int(d) if isinstance(d, int) else -1 for d in arg.shape)
     return TensorSpec(arg.name, _ORT_DTYPES.get(arg.type, arg.type), shape)
-
-
-def expect(
-    runner: Runner, tensors: Mapping[str, tuple[int, ...] | None]
-) -> dict[str, np.dtype]:
-    """Dtypes of the named inputs/outputs; at load, a BundleError naming graph and
-    tensor unless each exists with the shape the engine uses (None: any shape)."""
-    have = {t.name: t for t in (*runner.inputs, *runner.outputs)}
-    out = {}
-    for name, shape in tensors.items():
-        t = have.get(name)
-        if t is None:
-            raise BundleError(f"graph {runner.key}: no tensor {name!r}; it has "
-                              f"{sorted(have)}")  # fmt: skip
-        if shape is not None and tuple(t.shape) != tuple(shape):
-            raise BundleError(
-                f"graph {runner.key}: {name!r} is {list(t.shape)}, the engine "
-                f"uses {list(shape)}"
-            )
-        out[name] = np.dtype(t.dtype)
-    return out
-
-
-def unmet(needs: GraphNeeds, graphs: Mapping[str, Any]) -> list[str]:
-    """What ``graphs`` lack of ``needs``: missing graphs, then each graph's first
-    missing or mis-shaped tensor.  ``graphs`` are runners (``load``) or the
-    manifest's ``GraphSpec``s (``verify_bundle``): both have key/inputs/outputs."""
-    missing = [key for key in needs if key not in graphs]
-    problems = [f"graph {key!r} is missing (the engine runs it)" for key in missing]
-    for key, tensors in needs.items():
-        if key in graphs:
-            try:
-                expect(graphs[key], tensors)
-            except BundleError as exc:
-                problems.append(str(exc))
-    return problems
-
-
-def require(needs: GraphNeeds, graphs: Mapping[str, Any]) -> None:
-    """At load: a BundleError naming every unmet need (see :func:`unmet`)."""
-    problems = unmet(needs, graphs)
-    if problems:
-        raise BundleError("; ".join(problems))
 
 
 def _graph(context: qnnrt.Context, spec: GraphSpec) -> qnnrt.Graph:

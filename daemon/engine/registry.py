@@ -17,7 +17,8 @@ from daemon.engine.capabilities import TASKS, Capabilities, Task, VoiceInfo
 
 if TYPE_CHECKING:
     from daemon.engine.bundles.manifest import Bundle
-    from daemon.engine.graphs import GraphNeeds, Runner
+    from daemon.engine.bundles.needs import GraphNeeds
+    from daemon.engine.graphs import Runner
 
 #: Entry-point group under which engines register (pyproject entry-points).
 ENTRY_POINT_GROUP: Final = "hexvoice.engines"
@@ -41,8 +42,8 @@ class Engine(Protocol):
     @classmethod
     def requirements(cls, bundle: Bundle) -> GraphNeeds:
         """Every graph ``load`` runs, with the tensors and shapes it uses (from the
-        bundle's params); ``load`` checks exactly these (``graphs.require``) and
-        ``Bundle.verify`` checks the manifest against them.  BundleError if the
+        bundle's params); ``load`` checks exactly these (``bundles.needs.require``)
+        and ``bundles.verify`` checks the manifest against them.  BundleError if the
         params are invalid."""
 
     def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.engine.graphs import expect
+from daemon.engine.bundles.needs import expect
 
 if TYPE_CHECKING:
     from daemon.engine.graphs import Runner

@@ -26,6 +26,7 @@ from daemon.engine.bundles.manifest import (
     sha256_file,
     tensor_spec,
 )
+from daemon.engine.bundles.needs import unmet
 from daemon.engine.targets import Htp, Profile, available, load_profile
 
 if TYPE_CHECKING:
@@ -231,7 +232,6 @@ def target_problems(
 # --- what the engine runs ----------------------------------------------------
 def engine_problems(bundle: Bundle, skip: Set[str] = frozenset()) -> list[str]:
     """The manifest's graphs (but ``skip``) against the engine's requirements."""
-    from daemon.engine.graphs import unmet
     from daemon.engine.registry import engine_class
 
     where = f"{MANIFEST} ({bundle.engine})"

@@ -25,9 +25,9 @@ import numpy as np
 from daemon.engine.ar.draws import request_rng
 from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
 from daemon.engine.bundles.manifest import Bundle, BundleError
+from daemon.engine.bundles.needs import require
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import Capabilities, VoiceInfo
-from daemon.engine.graphs import require
 from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from daemon.engines.gptsovits.frontend import Phonemes, Segment
 from daemon.engines.gptsovits.layout import ENGINE_ID, GsvParams, graph_needs
@@ -39,7 +39,8 @@ from daemon.engines.gptsovits.text import TextStack, build_text
 from daemon.engines.gptsovits.vits import Vits
 
 if TYPE_CHECKING:
-    from daemon.engine.graphs import GraphNeeds, Runner
+    from daemon.engine.bundles.needs import GraphNeeds
+    from daemon.engine.graphs import Runner
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,8 @@ from daemon.engines.piper.pipeline import PiperGraphs
 from daemon.engines.piper.text import Piece, PiperText
 
 if TYPE_CHECKING:
-    from daemon.engine.graphs import GraphNeeds, Runner
+    from daemon.engine.bundles.needs import GraphNeeds
+    from daemon.engine.graphs import Runner
 
 ENGINE_ID = "piper-vits"
 # Warm-up text: a short sentence that makes espeak-ng load its voice data.

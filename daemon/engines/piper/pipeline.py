@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from daemon.engine.audio.windows import decode_windowed, windows
+from daemon.engine.bundles.needs import require
 from daemon.engine.cancel import CancelToken
-from daemon.engine.graphs import require
 from daemon.engines.piper.cpu import (
     DurationPredictor,
     durations,

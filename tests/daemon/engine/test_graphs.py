@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from daemon.engine.bundles.manifest import Bundle, BundleError
-from daemon.engine.graphs import GraphHost, expect
+from daemon.engine.bundles.needs import expect
+from daemon.engine.graphs import GraphHost
 from scripts.common import bundling
 
 
