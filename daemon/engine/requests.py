@@ -25,8 +25,9 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from daemon.engine.capabilities import Capabilities
-from daemon.engine.reader import ReadError, read, shown
+from daemon.engine.reader import ReadError, read
 from daemon.engine.tts import SynthesisOptions
+from daemon.engine.wording import shown
 
 T = TypeVar("T")
 

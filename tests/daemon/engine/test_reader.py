@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.reader import INTERNAL, ReadError, describe, fail, invalid, read
+from daemon.engine.reader import INTERNAL, ReadError, fail, invalid, read
+from daemon.engine.wording import describe
 from daemon.engines.piper.params import PiperParams
 from daemon.protocols.openai.requests import SpeechBody
 from daemon.service.config import ConfigError, load_config
