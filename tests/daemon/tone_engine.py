@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from typing import Final
@@ -29,6 +28,7 @@ from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
 from daemon.engine.graphs import Runner
 from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
+from tests.daemon.mm_engine import MmEngine
 
 ENGINE_ID: Final = "test-tone"
 WORD_SECONDS: Final = 0.12
@@ -40,26 +40,16 @@ SPEAKERS: Final = ("0", "1")
 _STALL = re.compile(r"\[\[stall:([0-9.]+)\]\]")
 
 
-class ToneEngine:
+class ToneEngine(MmEngine):
     engine_id = ENGINE_ID
     task = "tts"
     #: loaded, not yet closed, in this process (for ``params.max_loaded``)
     live: int = 0
 
     def __init__(self) -> None:
-        self._mm: Runner | None = None
+        super().__init__()
         self._rate = 0
-        self._voice: VoiceInfo | None = None
         self._calls = 1
-        #: (method, thread name) of every call, for the one-NPU-thread test
-        self.calls: list[tuple[str, str]] = []
-
-    def _note(self, method: str) -> None:
-        self.calls.append((method, threading.current_thread().name))
-
-    @classmethod
-    def requirements(cls, bundle: Bundle) -> dict[str, dict[str, None]]:
-        return {"mm": {"x": None, "y": None}}
 
     def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
         self._note("load")

@@ -20,7 +20,6 @@ it under ``hexvoice.engines`` (tests/engine_site.py).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
@@ -32,6 +31,7 @@ from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import Capabilities, VoiceInfo
 from daemon.engine.graphs import Runner
+from tests.daemon.mm_engine import MmEngine
 
 ENGINE_ID: Final = "test-vad"
 #: Analysis frame (WebRTC's VAD takes 10, 20 or 30 ms frames).
@@ -183,24 +183,11 @@ class VadSession:
         self._levels.clear()
 
 
-class VadEngine:
+class VadEngine(MmEngine):
     """The ``test-vad`` engine: one voice (the bundle's name), any input rate."""
 
     engine_id = ENGINE_ID
     task = "asr"
-
-    def __init__(self) -> None:
-        self._mm: Runner | None = None
-        self._voice: VoiceInfo | None = None
-        #: (method, thread name) of every call, for the one-NPU-thread test
-        self.calls: list[tuple[str, str]] = []
-
-    def _note(self, method: str) -> None:
-        self.calls.append((method, threading.current_thread().name))
-
-    @classmethod
-    def requirements(cls, bundle: Bundle) -> dict[str, dict[str, None]]:
-        return {"mm": {"x": None, "y": None}}
 
     def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
         self._note("load")

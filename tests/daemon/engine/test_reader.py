@@ -18,6 +18,7 @@ from daemon.engine.wording import describe
 from daemon.engines.piper.params import PiperParams
 from daemon.protocols.openai.requests import SpeechBody
 from daemon.service.config import ConfigError, load_config
+from tests.daemon.engines.piper.test_text import _params as piper_params
 
 Count = Annotated[int, msgspec.Meta(ge=1)]
 
@@ -171,21 +172,8 @@ def test_descriptions():
 # --- one shape everywhere: config YAML, voice.yaml params, a JSON request -------
 
 #: Each source with a good document, where its messages start, and how to read it.
-PIPER = {
-    "phoneme_type": "espeak",
-    "espeak_voice": "en-us",
-    "phoneme_id_map": {"_": [0], "^": [1], "$": [2]},
-    "noise_scale": 0.667,
-    "length_scale": 1,
-    "noise_w": 0.8,
-    "hop": 256,
-    "channels": 192,
-    "phoneme_buckets": [64],
-    "frame_buckets": [128],
-    "flow_context": 32,
-    "window": {"frames": 96, "overlap": 12},
-    "sdp": "cpu/sdp.npz",
-}
+#: a good voice.yaml ``params`` mapping (the Piper tests' own tiny voice)
+PIPER = piper_params().to_dict()
 SPEECH = {"model": "tts-1", "input": "Hello.", "voice": "alloy"}
 #: (source, mistake) -> (change to the good document, path, found)
 MISTAKES = {
