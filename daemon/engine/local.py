@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from daemon.engine.bundles.manifest import Bundle, BundleError
-from daemon.engine.bundles.verify import verify_bundle
+from daemon.engine.bundles.verify import engine_for, verify_bundle
 from daemon.engine.graphs import GraphHost, Runner
-from daemon.engine.registry import Engine, engine_class
+from daemon.engine.registry import Engine
 
 
 class LocalEngine(NamedTuple):
@@ -39,7 +39,7 @@ def open_engine(
         problems = verify_bundle(bundle, binaries=False)
         if problems:
             raise BundleError(f"{bundle.root}: " + "; ".join(problems))
-    cls = engine_class(bundle.engine)
+    cls = engine_for(bundle)  # an engine of another task refuses the bundle
     host = GraphHost(backend, threads=threads)
     engine: Engine | None = None
     try:

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Final
 
 from daemon.engine.bundles.manifest import BundleError
+from daemon.engine.bundles.verify import engine_for
 from daemon.engine.graphs import Checkpoint, GraphHost, go_on
-from daemon.engine.registry import Engine, engine_class
+from daemon.engine.registry import Engine
 from daemon.service.bundles import Checked, LoadedEngine, Settings, settings
 from daemon.service.config import ServeConfig
 from daemon.service.jobs import Voice
@@ -95,7 +96,7 @@ class VoiceSet:
         engine: Engine | None = None
         try:
             checkpoint()
-            engine = engine_class(c.source.engine or c.bundle.engine)()
+            engine = engine_for(c.bundle, c.source.engine)()
             engine.load(c.bundle, runners)
             voices = self._voices(engine, besides)
         except BaseException:

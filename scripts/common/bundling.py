@@ -18,6 +18,7 @@ from daemon.engine.bundles.manifest import (
     tensor_spec,
     write_manifest,
 )
+from daemon.engine.capabilities import Task
 
 
 def add_graph(
@@ -115,6 +116,7 @@ def finish(
     voices: Mapping[str, Mapping[str, Any]] | None = None,
     qnn_sdk: str | None = None,
     target: str | None = None,
+    task: Task = "tts",
 ) -> Bundle:
     """Write ``voice.yaml`` for everything now in ``root`` and return the bundle."""
     bundle = Bundle(
@@ -129,6 +131,7 @@ def finish(
         voices={k: dict(v) for k, v in (voices or {}).items()},
         qnn_sdk=qnn_sdk,
         target=target,
+        task=task,
     )
     write_manifest(bundle)
     return bundle

@@ -239,5 +239,6 @@ def write_bundle(root: Path, mm_bin: Path, mm_onnx: Path, name: str = "vad") -> 
         sample_rate=WARMUP_RATE,
         languages=("en_US",),
         graphs=graphs,
+        task="asr",
     )
     return root

@@ -28,6 +28,7 @@ from typing import Annotated, Any, Final, Literal
 import msgspec
 import yaml
 
+from daemon.engine.capabilities import Task
 from daemon.engine.reader import INTERNAL, invalid, read
 
 BUNDLE_FORMAT: Final = 1
@@ -104,6 +105,9 @@ class Bundle:
     voices: Mapping[str, Mapping[str, Any] | None] = field(default_factory=dict)
     qnn_sdk: Text | None = None
     target: Text | None = None
+    #: the job its engine does; manifests from before ASR bundles say nothing
+    #: and are TTS (verify refuses an engine of another task)
+    task: Task = "tts"
     #: the only manifest format there is (a new one gets a new number)
     format: Literal[1] = BUNDLE_FORMAT
     #: the bundle's directory (where the manifest was found, not a field)
@@ -141,6 +145,7 @@ class Bundle:
         return {
             "format": BUNDLE_FORMAT,
             "engine": self.engine,
+            "task": self.task,
             "name": self.name,
             "sample_rate": self.sample_rate,
             "languages": list(self.languages),

@@ -7,7 +7,8 @@ verify``, ``serve``'s start check and ``hexvoice doctor --bundle``.
    name, exactly one graph) with the manifest's I/O; each binary is compiled for
    the HTP the bundle declares (``target``, a board profile name) and, on a
    board, for this board (its profile, detected from the SoC id);
-3. the manifest has every graph, tensor and shape its engine runs
+3. the manifest's ``task`` is its engine's (a TTS engine never loads an ASR
+   bundle), and the manifest has every graph, tensor and shape its engine runs
    (``Engine.requirements``, the declaration the engine's ``load`` checks).
 """
 
@@ -31,6 +32,7 @@ from daemon.engine.targets import Htp, Profile, available, load_profile
 
 if TYPE_CHECKING:
     import qnnrt
+    from daemon.engine.registry import Engine
 
 _MB: Final = 1 << 20
 
@@ -230,13 +232,29 @@ def target_problems(
 
 
 # --- what the engine runs ----------------------------------------------------
-def engine_problems(bundle: Bundle, skip: Set[str] = frozenset()) -> list[str]:
-    """The manifest's graphs (but ``skip``) against the engine's requirements."""
+def engine_for(bundle: Bundle, engine_id: str | None = None) -> type[Engine]:
+    """The engine class registered for ``engine_id`` (default: the manifest's
+    ``engine``), refusing one whose task is not the manifest's ``task``: a
+    BundleError naming both (LookupError/ImportError: no such engine)."""
     from daemon.engine.registry import engine_class
 
+    engine_id = engine_id or bundle.engine
+    cls = engine_class(engine_id)
+    if cls.task != bundle.task:
+        raise BundleError(
+            f"{MANIFEST}: task {bundle.task!r}, but engine {engine_id!r} does "
+            f"{cls.task!r}: it cannot load this bundle"
+        )
+    return cls
+
+
+def engine_problems(bundle: Bundle, skip: Set[str] = frozenset()) -> list[str]:
+    """The manifest's task and graphs (but ``skip``) against its engine's."""
     where = f"{MANIFEST} ({bundle.engine})"
     try:
-        cls = engine_class(bundle.engine)
+        cls = engine_for(bundle)
+    except BundleError as exc:
+        return [str(exc)]
     except LookupError as exc:
         return [f"{MANIFEST}: {exc}"]
     except ImportError as exc:
