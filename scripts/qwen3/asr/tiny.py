@@ -1,0 +1,235 @@
+"""A tiny random Qwen3-ASR checkpoint, written by upstream's own classes.
+
+``write_tiny_model(dir)`` lays out a Hugging Face directory as
+Qwen/Qwen3-ASR-0.6B has it (config.json, model.safetensors, tokenizer files,
+preprocessor_config.json, chat template, generation_config.json), with tiny dims
+(the team contract) and a byte-level BPE trained with ``tokenizers`` on a fixed
+English + Chinese corpus. The same seed gives the same bytes. Tests and scripts
+only: it imports qwen_asr (the ``oracle`` extra), never the board runtime.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Final
+
+#: The special tokens of the Qwen3 family (docs/qwen3.md §6), appended after the
+#: BPE vocabulary in this order, as the real vocabulary has them after its merges.
+SPECIAL_TOKENS: Final = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|audio_start|>",
+    "<|audio_end|>",
+    "<|audio_pad|>",
+    "<tts_pad>",
+    "<tts_text_bos>",
+    "<tts_text_eod>",
+)
+#: Added but NOT special: upstream decodes with skip_special_tokens=True and then
+#: splits at this tag (inference/utils.py:parse_asr_output).
+ASR_TEXT_TAG: Final = "<asr_text>"
+#: BPE size before the added tokens: 256 byte symbols plus some merges.
+BPE_VOCAB: Final = 400
+#: Qwen2's pre-tokenizer split (tokenizer.json of the Qwen2/Qwen3 checkpoints).
+_QWEN2_SPLIT: Final = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+"
+    r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+#: The checkpoint chat template as upstream renders it (docs/qwen3.md §1.3): a
+#: system turn with the context (may be empty), a user turn whose audio item is
+#: <|audio_start|><|audio_pad|><|audio_end|>, then the generation prompt.
+CHAT_TEMPLATE: Final = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' }}"
+    "{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for item in message['content'] %}"
+    "{% if item['type'] == 'audio' %}"
+    "{{ '<|audio_start|><|audio_pad|><|audio_end|>' }}"
+    "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}"
+    "{{ '<|im_end|>\\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+#: What the tokenizer learns from: the prompt words, every upstream language
+#: name (``language X``), and short English and Chinese sentences.
+_CORPUS: Final = (
+    "system user assistant language None",
+    "The quick brown fox jumps over the lazy dog.",
+    "Hello, how are you today? I am fine, thank you.",
+    "Please turn on the kitchen lights and set the timer for ten minutes.",
+    "What is the weather like in Berlin tomorrow morning?",
+    "This is a test of the speech recognition system, one two three.",
+    "今天天气很好，我们去公园散步吧。",
+    "你好，请问现在几点了？",
+    "我喜欢听音乐，也喜欢看书。",
+    "请把客厅的灯打开，谢谢。",
+    "语音识别系统正在测试中，一二三四五。",
+)
+#: Tiny dims (team contract): 13 tokens per 100-frame chunk, 4 chunks a window.
+AUDIO_DIMS: Final[dict[str, Any]] = {
+    "num_mel_bins": 128,
+    "encoder_layers": 2,
+    "encoder_attention_heads": 4,
+    "encoder_ffn_dim": 128,
+    "d_model": 64,
+    "downsample_hidden_size": 16,
+    "n_window": 50,  # the length formula hard-codes 100-frame chunks (§6)
+    "n_window_infer": 400,
+    "max_source_positions": 1500,
+    "output_dim": 64,
+}
+TEXT_DIMS: Final[dict[str, Any]] = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "rope_theta": 1_000_000.0,
+    # M-RoPE sections sum to head_dim / 2; None breaks upstream's rotary init (§6)
+    "rope_scaling": {
+        "rope_type": "default",
+        "mrope_section": [2, 3, 3],
+        "interleaved": True,
+        "mrope_interleaved": True,
+    },
+    "max_position_embeddings": 4096,
+    "tie_word_embeddings": False,
+}
+#: Init scales (docs/qwen3.md §5: the default init gives near-constant outputs):
+#: weights variance-preserving, norms 1 + N(0, NORM_JITTER), biases N(0, BIAS_STD);
+#: the LM head gets HEAD_GAIN so the logits spread over several units.
+NORM_JITTER: Final = 0.1
+BIAS_STD: Final = 0.05
+HEAD_GAIN: Final = 4.0
+EMBED_STD: Final = 1.0
+
+
+def train_tokenizer() -> Any:
+    """The tiny byte-level BPE in Qwen2TokenizerFast, with upstream's extras."""
+    from qwen_asr.inference.utils import SUPPORTED_LANGUAGES
+    from tokenizers import (
+        AddedToken,
+        Regex,
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        trainers,
+    )
+    from transformers import Qwen2TokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.normalizer = normalizers.NFC()
+    bpe.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(_QWEN2_SPLIT), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=BPE_VOCAB,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    corpus = [*_CORPUS, *(f"language {name}" for name in SUPPORTED_LANGUAGES)]
+    bpe.train_from_iterator(corpus, trainer=trainer)
+    bpe.add_special_tokens([AddedToken(t, special=True) for t in SPECIAL_TOKENS])
+    bpe.add_tokens([AddedToken(ASR_TEXT_TAG, special=False)])
+    return Qwen2TokenizerFast(
+        tokenizer_object=bpe,
+        bos_token=None,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        unk_token=None,
+        extra_special_tokens={
+            "audio_token": "<|audio_pad|>",
+            "audio_bos_token": "<|audio_start|>",
+            "audio_eos_token": "<|audio_end|>",
+        },
+    )
+
+
+def _perturb(model: Any, seed: int) -> None:
+    """Re-draw every parameter from one generator, so nothing is trivially 0/1."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters()):
+            noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
+            if name.endswith("bias"):
+                p.copy_(BIAS_STD * noise)
+            elif p.ndim == 1:  # LayerNorm / RMSNorm gains
+                p.copy_(1.0 + NORM_JITTER * noise)
+            elif "embed_tokens" in name:
+                p.copy_(EMBED_STD * noise)
+            else:
+                fan_in = p[0].numel()
+                gain = HEAD_GAIN if name.endswith("lm_head.weight") else 1.0
+                p.copy_(gain * noise / fan_in**0.5)
+
+
+def build(seed: int = 0) -> tuple[Any, Any]:
+    """The tiny (model, processor), fp32 and eval, not yet saved."""
+    from qwen_asr.core.transformers_backend import (
+        Qwen3ASRConfig,
+        Qwen3ASRForConditionalGeneration,
+        Qwen3ASRProcessor,
+    )
+    from qwen_asr.inference.utils import SUPPORTED_LANGUAGES
+    from transformers import WhisperFeatureExtractor
+
+    tok = train_tokenizer()
+    ids = {t: tok.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
+    text = {**TEXT_DIMS, "vocab_size": len(tok)}
+    config = Qwen3ASRConfig(
+        thinker_config={
+            "audio_config": dict(AUDIO_DIMS),
+            "text_config": text,
+            "audio_token_id": ids["<|audio_pad|>"],
+            "audio_start_token_id": ids["<|audio_start|>"],
+        },
+        support_languages=list(SUPPORTED_LANGUAGES),
+        torch_dtype="float32",
+    )
+    model = Qwen3ASRForConditionalGeneration(config).float().eval()
+    _perturb(model, seed)
+    eos = [ids["<|im_end|>"], ids["<|endoftext|>"]]
+    gen = model.generation_config
+    gen.eos_token_id, gen.pad_token_id, gen.do_sample = eos, eos[1], False
+    fe = WhisperFeatureExtractor(feature_size=AUDIO_DIMS["num_mel_bins"])
+    processor = Qwen3ASRProcessor(
+        feature_extractor=fe, tokenizer=tok, chat_template=CHAT_TEMPLATE
+    )
+    return model, processor
+
+
+def write_tiny_model(out: Path | str, seed: int = 0) -> Path:
+    """Write the tiny checkpoint directory ``out`` and return it."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    model, processor = build(seed)
+    model.save_pretrained(out, safe_serialization=True)
+    processor.save_pretrained(out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="the model directory to write")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    out = write_tiny_model(args.out, args.seed)
+    for path in sorted(out.iterdir()):
+        print(f"{path.stat().st_size:>10}  {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
