@@ -13,6 +13,9 @@ import pytest
 if TYPE_CHECKING:
     from scripts.common.qnn_compile import Compiled
 
+#: Fixture plugins of model families (session fixtures shared across test dirs).
+pytest_plugins = ["tests.qwen3_fixtures"]
+
 #: The tiny graphs every QNN test compiles (tests/qnnrt/tiny_models.py).
 _MODELS: tuple[str, ...] = ("matmul_tanh", "multi_io", "qdq8", "qdq16", "kv_decode")
 
