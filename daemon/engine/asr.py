@@ -1,20 +1,31 @@
 """The ``AsrEngine`` protocol every speech-to-text engine implements: a session.
 
 ``engine.open(options, cancel)`` starts one utterance stream; the caller then
-``feed``s mono float32 PCM as it arrives, as often as it likes, and calls
-``finish`` once at the end.  Each call returns the transcripts it made ready:
-partials (``final=False``, the open stretch so far, may still change) and finals
-(``final=True``, a stretch settled for good).  The transcript of the whole
-stream is the finals' texts in order.  The session checks its cancel token
-between any two graph calls (``Cancelled``).  Like every engine it is a plain
-synchronous object: the host calls it on its NPU worker thread only, and runs
-one session from ``open`` to ``finish`` with nothing else on the NPU meanwhile,
-so a session may keep state bound to its engine's graphs (a KV cache).
+``feed``s float32 PCM as it arrives, as often as it likes, and calls ``finish``
+once at the end.  ``feed`` takes ``[n]`` (mono) or ``[n, channels]``
+(interleaved frames) at any positive rate; rate and channels stay fixed for a
+session, and the engine normalises them itself (e.g. downmix, resample).
+
+``feed`` and ``finish`` return an *iterable* of transcripts: partials
+(``final=False``, the open stretch so far; its text only grows, a partial is
+never retracted) and finals (``final=True``, a stretch settled for good).  The
+transcript of the whole stream is the finals' texts in order.  A list is fine;
+a generator streams: the host takes one item at a time, hands it to the client
+as it is yielded, and may run other work (another request's graph calls) on
+the NPU between two items.  The host drains each returned iterable before the
+next ``feed``/``finish``, or closes it (``generator.close()``) when the session
+is cancelled, and calls ``close`` at the end either way.
+
+The session checks its cancel token between any two graph calls
+(``Cancelled``).  Like every engine it is a plain synchronous object: the host
+calls it on its NPU worker thread only, and keeps at most one session per
+engine open at a time, so a session may keep state bound to its engine's graphs
+(a KV cache).  Other engines' requests may run between two calls (or items).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -55,14 +66,19 @@ class Transcript:
 def pcm_problem(pcm: object, sample_rate: object) -> str | None:
     """Why ``pcm``/``sample_rate`` is no valid ``feed`` input, or None.
 
-    ``feed`` takes one-dimensional float32 samples (mono, nominally in
-    [-1, 1]) at a positive integer rate.  Checked once, where audio enters
-    the service.
+    ``feed`` takes float32 samples, nominally in [-1, 1]: ``[n]`` (mono) or
+    ``[n, channels]`` (frames of interleaved channels), at a positive integer
+    rate.  Checked once, where audio enters the service (which also bounds
+    channels and rate, ``daemon.engine.requests``).
     """
     if not isinstance(pcm, np.ndarray):
         return f"pcm must be a numpy array, got {type(pcm).__name__}"
-    if pcm.dtype != np.float32 or pcm.ndim != 1:
-        return f"pcm must be mono float32 (1-D), got {pcm.dtype} {list(pcm.shape)}"
+    shaped = pcm.ndim == 1 or (pcm.ndim == 2 and pcm.shape[1] >= 1)
+    if pcm.dtype != np.float32 or not shaped:
+        return (
+            "pcm must be float32 [n] or [n, channels], "
+            f"got {pcm.dtype} {list(pcm.shape)}"
+        )
     if not np.isfinite(pcm).all():
         return "pcm holds NaN or infinite samples"
     if (
@@ -74,16 +90,30 @@ def pcm_problem(pcm: object, sample_rate: object) -> str | None:
     return None
 
 
+def channels_of(pcm: np.ndarray) -> int:
+    """Channels of ``feed`` input: 1 for ``[n]``, else ``pcm.shape[1]``."""
+    return 1 if pcm.ndim == 1 else int(pcm.shape[1])
+
+
+def downmix(pcm: np.ndarray) -> np.ndarray:
+    """``feed`` input as mono float32 ``[n]``: the mean of its channels (as
+    qwen-asr's ``to_mono`` and most ASR front ends do)."""
+    if pcm.ndim == 1:
+        return pcm
+    return np.mean(pcm, axis=-1).astype(np.float32)
+
+
 @runtime_checkable
 class AsrSession(Protocol):
     """One open utterance stream of an :class:`AsrEngine`."""
 
-    def feed(self, pcm: np.ndarray, sample_rate: int) -> list[Transcript]:
-        """Take the next samples; return what became ready (``SessionFinished``
-        after ``finish``; ``Cancelled`` when the token fired)."""
+    def feed(self, pcm: np.ndarray, sample_rate: int) -> Iterable[Transcript]:
+        """Take the next samples (float32 ``[n]`` or ``[n, channels]``); return
+        what became ready (``SessionFinished`` after ``finish``; ``Cancelled``
+        when the token fired; ``ValueError`` if rate or channels changed)."""
 
-    def finish(self) -> list[Transcript]:
-        """End of input: return the last transcripts, every open one final."""
+    def finish(self) -> Iterable[Transcript]:
+        """End of input: the last transcripts, every open one final."""
 
     def close(self) -> None:
         """Free the session's state (idempotent; also after a failure)."""

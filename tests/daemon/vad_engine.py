@@ -8,7 +8,9 @@ stretch of speech starts at a voiced frame and ends once ``HANGOVER_S`` of
 unvoiced frames follow; it is reported from its first to its last voiced frame.
 Stretches shorter than ``MIN_SPEECH_S`` are clicks, not speech, and are dropped.
 While a stretch is open, each ``feed`` that moved its end returns it as a
-partial; the stretch is final once it ended (or at ``finish``).
+partial; the stretch is final once it ended (or at ``finish``).  ``feed`` and
+``finish`` are generators (each transcript is yielded as its frame is analysed),
+and ``[n, channels]`` input is downmixed to the channels' mean first.
 
 Every ``GRAPH_FRAMES`` frames the session also runs the bundle's ``mm`` graph
 (y = tanh(x @ W)) on the block's frame levels: the stand-in for an acoustic
@@ -20,13 +22,19 @@ it under ``hexvoice.engines`` (tests/engine_site.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
 import numpy as np
 
-from daemon.engine.asr import SessionFinished, Transcript, TranscriptionOptions
+from daemon.engine.asr import (
+    SessionFinished,
+    Transcript,
+    TranscriptionOptions,
+    channels_of,
+    downmix,
+)
 from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import Capabilities, VoiceInfo
@@ -85,7 +93,7 @@ class VadSession:
     ) -> None:
         self._mm, self._language, self._cancel = mm, language, cancel
         self._note = note  # the engine's call log
-        self._rate = 0
+        self._rate = self._channels = 0
         self._frame = 0  # samples per frame, once the rate is known
         self._rest = np.zeros(0, np.float32)  # samples of an incomplete frame
         self._index = 0  # frames analysed so far
@@ -96,36 +104,39 @@ class VadSession:
         #: graph calls made by this session
         self.graph_calls = 0
 
-    def feed(self, pcm: np.ndarray, sample_rate: int) -> list[Transcript]:
+    def feed(self, pcm: np.ndarray, sample_rate: int) -> Iterator[Transcript]:
         self._note("feed")
         self._check_open()
+        shape = (sample_rate, channels_of(pcm))
         if not self._rate:
-            self._rate, self._frame = sample_rate, round(FRAME_S * sample_rate)
-        elif sample_rate != self._rate:
+            self._rate, self._channels = shape
+            self._frame = round(FRAME_S * sample_rate)
+        elif shape != (self._rate, self._channels):
             raise ValueError(
-                f"{ENGINE_ID}: sample rate changed from {self._rate} to "
-                f"{sample_rate} Hz within one session"
+                f"{ENGINE_ID}: audio changed from {self._rate} Hz x "
+                f"{self._channels} to {sample_rate} Hz x {shape[1]} within one session"
             )
-        samples = np.concatenate([self._rest, pcm])
+        samples = np.concatenate([self._rest, downmix(pcm)])
         whole = len(samples) // self._frame * self._frame
         self._rest = samples[whole:]
-        out = self._frames(samples[:whole].reshape(-1, self._frame))
+        yield from self._frames(samples[:whole].reshape(-1, self._frame))
         partial = self._partial()
-        return out + ([partial] if partial is not None else [])
+        if partial is not None:
+            yield partial
 
-    def finish(self) -> list[Transcript]:
+    def finish(self) -> Iterator[Transcript]:
         self._note("finish")
         self._check_open()
         self._done = True
-        out = self._frames(self._rest[None, :]) if len(self._rest) else []
+        if len(self._rest):
+            yield from self._frames(self._rest[None, :])
         self._rest = self._rest[:0]
         self._run_graph()  # the last, partial block
         if self._open is not None:
             final = self._transcript(*self._open, final=True)
             self._open = None
             if final is not None:
-                out.append(final)
-        return out
+                yield final
 
     def close(self) -> None:
         self._done = True
@@ -137,9 +148,8 @@ class VadSession:
         if self._cancel is not None:
             self._cancel.check()
 
-    def _frames(self, frames: np.ndarray) -> list[Transcript]:
+    def _frames(self, frames: np.ndarray) -> Iterator[Transcript]:
         hang = round(HANGOVER_S / FRAME_S)
-        out = []
         for frame in frames:
             k, db = self._index, level_db(frame)
             self._index += 1
@@ -153,8 +163,7 @@ class VadSession:
                 final = self._transcript(*self._open, final=True)
                 self._open = None
                 if final is not None:
-                    out.append(final)
-        return out
+                    yield final
 
     def _partial(self) -> Transcript | None:
         if self._open is None or self._open[1] == self._shown:
@@ -218,8 +227,8 @@ class VadEngine(MmEngine):
     def warmup(self) -> None:
         self._note("warmup")
         session = self.open(TranscriptionOptions())
-        session.feed(burst_signal(WARMUP_PARTS, WARMUP_RATE), WARMUP_RATE)
-        session.finish()
+        list(session.feed(burst_signal(WARMUP_PARTS, WARMUP_RATE), WARMUP_RATE))
+        list(session.finish())
         session.close()
 
     def close(self) -> None:

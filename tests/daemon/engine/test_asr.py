@@ -12,6 +12,8 @@ from daemon.engine.asr import (
     AsrSession,
     SessionFinished,
     TranscriptionOptions,
+    channels_of,
+    downmix,
     pcm_problem,
 )
 from daemon.engine.cancel import Cancelled, CancelToken
@@ -126,13 +128,13 @@ def test_cancel_between_feeds_stops_at_the_next_feed(vad):
     token = CancelToken()
     session = vad.open(TranscriptionOptions(), token)
     pcm = burst_signal(BURSTS, RATE)
-    session.feed(pcm[:RATE], RATE)
+    list(session.feed(pcm[:RATE], RATE))
     calls = session.graph_calls
     token.cancel("client went away")
     with pytest.raises(Cancelled, match="client went away"):
-        session.feed(pcm[RATE:], RATE)
+        list(session.feed(pcm[RATE:], RATE))
     with pytest.raises(Cancelled):
-        session.finish()
+        list(session.finish())
     assert session.graph_calls == calls  # nothing ran after the cancel
     session.close()
 
@@ -144,28 +146,55 @@ def test_cancel_inside_a_feed_stops_between_two_graph_calls(vad):
     long = burst_signal(((10.0, 0.3),), RATE)
     assert len(long) / RATE / FRAME_S / GRAPH_FRAMES >= 10
     with pytest.raises(Cancelled):
-        session.feed(long, RATE)
+        list(session.feed(long, RATE))
     assert session.graph_calls == 1
     session.close()
 
 
 def test_feeding_after_finish_is_a_clear_error(vad):
     session = vad.open(TranscriptionOptions())
-    session.feed(np.zeros(1600, np.float32), RATE)
-    session.finish()
+    list(session.feed(np.zeros(1600, np.float32), RATE))
+    list(session.finish())
     with pytest.raises(SessionFinished, match="session is finished"):
-        session.feed(np.zeros(1600, np.float32), RATE)
+        list(session.feed(np.zeros(1600, np.float32), RATE))
     with pytest.raises(SessionFinished):
-        session.finish()
+        list(session.finish())
     session.close()
     session.close()  # idempotent
 
 
-def test_one_session_keeps_one_rate(vad):
+def test_one_session_keeps_one_rate_and_channel_count(vad):
     session = vad.open(TranscriptionOptions())
-    session.feed(np.zeros(1600, np.float32), RATE)
-    with pytest.raises(ValueError, match="sample rate changed from 16000 to 8000"):
-        session.feed(np.zeros(800, np.float32), 8000)
+    list(session.feed(np.zeros(1600, np.float32), RATE))
+    with pytest.raises(ValueError, match="from 16000 Hz x 1 to 8000 Hz x 1"):
+        list(session.feed(np.zeros(800, np.float32), 8000))
+    with pytest.raises(ValueError, match="from 16000 Hz x 1 to 16000 Hz x 2"):
+        list(session.feed(np.zeros((800, 2), np.float32), RATE))
+    session.close()
+
+
+@pytest.mark.parametrize("channels", [2, 8])
+def test_channels_are_downmixed_to_their_mean(vad, channels):
+    mono = burst_signal(BURSTS, RATE)
+    # the burst on every channel but the first, which is silent: the mean is
+    # the burst at (channels - 1) / channels of its level, still speech
+    frames = np.repeat(mono[:, None], channels, axis=1)
+    frames[:, 0] = 0.0
+    seen = _run(vad, frames, RATE, 1600)
+    assert _finals(seen) == BURST_FINALS
+
+
+def test_feed_streams_its_transcripts_as_a_generator(vad):
+    session = vad.open(TranscriptionOptions())
+    pcm = burst_signal(BURSTS, RATE)
+    items = session.feed(pcm, RATE)
+    assert session.graph_calls == 0  # nothing runs until the host takes an item
+    first = next(iter(items))
+    assert first.final and first.text == BURST_FINALS[0]
+    calls = session.graph_calls
+    rest = list(items)
+    assert session.graph_calls > calls  # the rest ran as it was taken
+    assert [t.text for t in rest if t.final] == BURST_FINALS[1:]
     session.close()
 
 
@@ -176,13 +205,13 @@ def test_sessions_are_independent(vad):
     for chunk in _chunks(pcm, 1600):  # interleaved feeds of two streams
         seen_a += a.feed(chunk, RATE)
         seen_b += b.feed(np.zeros_like(chunk), RATE)
-    assert _finals(seen_a + a.finish()) == BURST_FINALS
-    assert b.finish() == [] and seen_b == []
+    assert _finals(seen_a + list(a.finish())) == BURST_FINALS
+    assert list(b.finish()) == [] and seen_b == []
 
 
 def test_language_hint_is_carried_by_the_transcripts(vad):
     session = vad.open(TranscriptionOptions(language="en"))
-    seen = session.feed(burst_signal(BURSTS, RATE), RATE) + session.finish()
+    seen = [*session.feed(burst_signal(BURSTS, RATE), RATE), *session.finish()]
     assert seen and {t.language for t in seen} == {"en"}
 
 
@@ -190,8 +219,10 @@ def test_language_hint_is_carried_by_the_transcripts(vad):
     ("pcm", "rate", "match"),
     [
         ([0.0, 0.1], RATE, "numpy array"),
-        (np.zeros(4, np.int16), RATE, "mono float32"),
-        (np.zeros((2, 4), np.float32), RATE, "mono float32"),
+        (np.zeros(4, np.int16), RATE, "float32 [n] or [n, channels]"),
+        (np.zeros((2, 4, 1), np.float32), RATE, "float32 [n] or [n, channels]"),
+        (np.zeros((4, 0), np.float32), RATE, "float32 [n] or [n, channels]"),
+        (np.array([[0.0, np.nan]], np.float32), RATE, "NaN"),
         (np.array([0.0, np.nan], np.float32), RATE, "NaN"),
         (np.zeros(4, np.float32), 0, "positive integer"),
         (np.zeros(4, np.float32), 16000.0, "positive integer"),
@@ -205,3 +236,14 @@ def test_bad_pcm_is_described(pcm, rate, match):
 
 def test_good_pcm_has_no_problem():
     assert pcm_problem(np.zeros(4, np.float32), RATE) is None
+    assert pcm_problem(np.zeros((4, 8), np.float32), 192000) is None
+    assert channels_of(np.zeros(4, np.float32)) == 1
+    assert channels_of(np.zeros((4, 3), np.float32)) == 3
+
+
+def test_downmix_is_the_channel_mean():
+    frames = np.array([[1.0, 0.0], [0.5, -0.5]], np.float32)
+    mono = downmix(frames)
+    assert mono.dtype == np.float32 and mono.tolist() == [0.5, 0.0]
+    same = np.zeros(3, np.float32)
+    assert downmix(same) is same
