@@ -22,6 +22,10 @@ SUBCOMMANDS: Final[dict[str, tuple[str, str]]] = {
         "daemon.cli.say",
         "speak TEXT into a WAV (service, or --bundle in-process)",
     ),
+    "transcribe": (
+        "daemon.cli.transcribe",
+        "speech in an audio FILE to text (service, or --bundle in-process)",
+    ),
     "voices": ("daemon.cli.voices", "list the running service's voices"),
 }
 

@@ -33,6 +33,12 @@ from daemon.engine.requests import BadRequest, BadValue, Found, refuse
 
 #: The request field the file arrives in (OpenAI's multipart ``file``).
 FIELD: Final = "file"
+#: Where a transcription request's audio fields come from: the file's header.
+FIELDS: Final = {
+    "sample_rate": f"{FIELD}.sample_rate",
+    "channels": f"{FIELD}.channels",
+    "audio": FIELD,
+}
 #: Decoded per block: long enough to make few calls, short enough that a long
 #: file reaches the engine's encoder windows while it is still being decoded.
 BLOCK_S: Final = 1.0
@@ -115,9 +121,10 @@ def read_header(data: bytes, max_seconds: float) -> AudioFile:
     return audio
 
 
-def scan(audio: AudioFile) -> AudioFile:
+def scan(audio: AudioFile, max_seconds: float) -> AudioFile:
     """``audio`` decoded once: refuses NaN/infinite samples, a stream that
-    breaks off and no samples; returns it with ``frames`` as decoded."""
+    breaks off, no samples, and more than ``max_seconds`` (a header may
+    understate the length); returns it with ``frames`` as decoded."""
     import soundfile as sf
 
     frames = 0
@@ -131,6 +138,7 @@ def scan(audio: AudioFile) -> AudioFile:
                 found = Found(f"{what} at {at:.3f} s (channel {ch})")
                 raise refuse(BadAudio, FIELD, "finite samples", found)
             frames += len(block)
+            _check_length(frames / audio.sample_rate, max_seconds, "decoded so far")
     except sf.SoundFileError as exc:  # FLAC "lost sync", a damaged Ogg page
         why = str(exc).removeprefix("Error : ").rstrip(".")
         found = Found(f"a {audio.kind} stream that breaks off ({why})")
@@ -159,9 +167,11 @@ def blocks(audio: AudioFile, seconds: float = BLOCK_S) -> Iterator[np.ndarray]:
 _READABLE: Final = "an audio file (WAV, FLAC, OGG, MP3)"
 
 
-def _check_length(seconds: float, max_seconds: float) -> None:
+def _check_length(
+    seconds: float, max_seconds: float, how: str = "from the file's header"
+) -> None:
     if seconds > max_seconds:
-        found = Found(f"{seconds:.2f} s (from the file's header)")
+        found = Found(f"{seconds:.2f} s ({how})")
         raise refuse(AudioTooLong, FIELD, f"at most {max_seconds:g} s of audio", found)
 
 

@@ -6,8 +6,10 @@ still get a proper OpenAI error (400/429/503/504), and the first audio bytes
 leave with them.  ``flac``/``mp3``/``opus``, and ``wav``/``pcm`` with
 ``"stream": false``, are one file encoded after synthesis; the response header
 ``X-Hexvoice-Streaming`` says which (``during-synthesis``/``after-synthesis``).
-Also ``GET /v1/models``, ``/v1/audio/models``, ``/v1/audio/voices``, ``/health``
-and ``/metrics``.  Every error uses OpenAI's envelope (``requests.ApiError``).
+``POST /v1/audio/transcriptions`` is transcriptions.py.  Also ``GET /v1/models``
+(the speech and transcription model ids, and the loaded ASR models' names),
+``/v1/audio/models``, ``/v1/audio/voices``, ``/health`` and ``/metrics``.  Every
+error uses OpenAI's envelope (``requests.ApiError``).
 """
 
 from __future__ import annotations
@@ -28,16 +30,17 @@ from daemon.engine.cancel import Cancelled
 from daemon.engine.requests import BadRequest, RequestError
 from daemon.protocols.openai import encoders as encode
 from daemon.protocols.openai.requests import (
-    MODELS,
     ApiError,
     Speech,
     bad_request,
     job_error,
     json_object,
+    model_ids,
     parse_speech,
     sse_delta,
     sse_done,
 )
+from daemon.protocols.openai.transcriptions import Transcriptions
 from daemon.service.admission import Acceptor, Admission, Tracked
 from daemon.service.host import EngineHost
 from daemon.service.jobs import Busy, Job
@@ -110,6 +113,7 @@ def make_app(host: EngineHost) -> web.Application:
     app[_IN_FLIGHT] = set()
     api = _Api(host)
     app.router.add_post("/v1/audio/speech", api.speech)
+    app.router.add_post("/v1/audio/transcriptions", Transcriptions(host).handle)
     app.router.add_get("/v1/models", api.models)
     app.router.add_get("/v1/audio/models", api.audio_models)
     app.router.add_get("/v1/audio/voices", api.voices)
@@ -258,15 +262,18 @@ class _Api:
         await resp.write_eof()
         return resp
 
+    def _model_ids(self) -> list[str]:
+        return model_ids(n for n, v in self.host.voices.items() if v.task == "asr")
+
     async def models(self, request: web.Request) -> web.Response:
         data = [
             {"id": m, "object": "model", "created": _CREATED, "owned_by": "hexvoice"}
-            for m in MODELS
+            for m in self._model_ids()
         ]
         return web.json_response({"object": "list", "data": data})
 
     async def audio_models(self, request: web.Request) -> web.Response:
-        return web.json_response({"models": [{"id": m} for m in MODELS]})
+        return web.json_response({"models": [{"id": m} for m in self._model_ids()]})
 
     async def voices(self, request: web.Request) -> web.Response:
         voices = [

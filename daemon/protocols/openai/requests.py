@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
@@ -29,6 +30,14 @@ from daemon.engine.requests import (
 
 #: Model ids accepted (stock OpenAI clients send tts-1 / tts-1-hd).
 MODELS: Final = ("hexvoice", "tts-1", "tts-1-hd", "gpt-4o-mini-tts")
+#: OpenAI's transcription model ids: stock clients send them; they select the
+#: default ASR model, as ``tts-1`` selects the default voice.
+ASR_MODELS: Final = (
+    "hexvoice",
+    "whisper-1",
+    "gpt-4o-transcribe",
+    "gpt-4o-mini-transcribe",
+)
 #: OpenAI's built-in voice names; they select the default voice so stock
 #: clients work unchanged (ecosystem.md §2.1).
 OPENAI_VOICES: Final = frozenset(
@@ -128,6 +137,12 @@ def parse_speech(body: dict[str, Any]) -> Speech:
         format=b.response_format,
     )
     return Speech(request, b.stream_format, b.stream)
+
+
+def model_ids(asr_names: Iterable[str]) -> list[str]:
+    """What ``/v1/models`` lists: the speech and transcription model ids, then
+    the loaded ASR models' own names."""
+    return list(dict.fromkeys([*MODELS, *ASR_MODELS, *sorted(asr_names)]))
 
 
 def bad_request(exc: BadRequest) -> ApiError:

@@ -21,7 +21,7 @@ from tests.daemon.protocols.audio_samples import (
 
 
 def _read(data: bytes, cap: float = CAP_S) -> audio_files.AudioFile:
-    return scan(read_header(data, cap))
+    return scan(read_header(data, cap), cap)
 
 
 @pytest.mark.parametrize(
@@ -67,6 +67,13 @@ def test_a_wav_streamed_with_unset_sizes_reads_to_its_end():
     at = data.index(b"data") + 4
     data[at : at + 4] = b"\xff\xff\xff\xff"
     assert _read(bytes(data)).frames == len(speech())
+
+
+def test_a_header_that_understates_the_length_is_caught_while_decoding():
+    with pytest.raises(
+        audio_files.AudioTooLong, match=r"found 2\.00 s \(decoded so far"
+    ):
+        scan(read_header(speech_wav(), CAP_S), 1.5)
 
 
 def test_silence_is_valid_audio():

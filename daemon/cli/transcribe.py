@@ -1,0 +1,126 @@
+"""``hexvoice transcribe FILE``: speech to text, through the service or in-process.
+
+Through the running service, the file goes to its OpenAI-compatible HTTP
+socket (``POST /v1/audio/transcriptions``; ``--socket``: a Unix socket path, or
+an ``http://HOST:PORT`` URL for a ``tcp_http`` listener), which answers in the
+format asked for.  With ``--bundle DIR`` the bundle's ASR engine runs in this
+process instead (transcribe_local.py), with the same checks and the same
+output.  The transcript goes to standard output (or ``-o FILE``).  Exit codes:
+0 done, 1 refused or failed (the reason on standard error), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from daemon.protocols.openai.transcripts import RESPONSE_FORMATS
+from daemon.service.config import DEFAULT_RUNTIME_DIR
+
+DEFAULT_SOCKET: Final = str(DEFAULT_RUNTIME_DIR / "http.sock")
+#: The service answers a queued request within its request timeout (120 s by
+#: default); a long file transcribes for longer than it plays on a slow board.
+READ_TIMEOUT_S: Final = 3600.0
+CONNECT_TIMEOUT_S: Final = 5.0
+DEFAULT_FORMAT: Final = "text"
+#: The model id that selects the service's default ASR model.
+DEFAULT_MODEL: Final = "hexvoice"
+
+
+class TranscribeError(RuntimeError):
+    """The file could not be transcribed; the message says why."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        data = args.file.read_bytes()
+        if args.bundle is not None:
+            from daemon.cli.transcribe_local import transcribe_local
+
+            text = transcribe_local(data, args)
+        else:
+            text = asyncio.run(_via_service(data, args))
+    except (OSError, TranscribeError) as exc:
+        print(f"hexvoice transcribe: {exc}", file=sys.stderr)
+        return 1
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="hexvoice transcribe", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("file", type=Path, help="audio file (WAV, FLAC, OGG, MP3)")
+    p.add_argument("--language", help="language spoken, e.g. en, zh (default: any)")
+    p.add_argument("--prompt", help="text that steers the transcript (names, terms)")
+    p.add_argument(
+        "--format", choices=RESPONSE_FORMATS, default=DEFAULT_FORMAT, help="output"
+    )
+    p.add_argument("-o", "--output", default="-", help="output file, '-' = stdout")
+    p.add_argument("--model", help="ASR model of the service (default: its default)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--socket",
+        default=DEFAULT_SOCKET,
+        help=f"the service's HTTP socket, or http://HOST:PORT ({DEFAULT_SOCKET})",
+    )
+    where.add_argument("--bundle", type=Path, help="run this ASR bundle in-process")
+    p.add_argument(
+        "--backend",
+        choices=("qnn", "cpu"),
+        default="qnn",
+        help="with --bundle: qnn (NPU or simulator) or cpu (onnxruntime)",
+    )
+    return p
+
+
+async def _via_service(data: bytes, args: argparse.Namespace) -> str:
+    import aiohttp
+
+    socket: str = args.socket
+    if "://" in socket:
+        connector, base = aiohttp.TCPConnector(), socket.rstrip("/")
+    else:
+        connector, base = aiohttp.UnixConnector(path=socket), "http://localhost"
+    form = aiohttp.FormData()
+    form.add_field("file", data, filename=args.file.name)
+    form.add_field("model", args.model or DEFAULT_MODEL)
+    form.add_field("response_format", args.format)
+    for name in ("language", "prompt"):
+        if getattr(args, name) is not None:
+            form.add_field(name, getattr(args, name))
+    timeout = aiohttp.ClientTimeout(
+        sock_connect=CONNECT_TIMEOUT_S, total=READ_TIMEOUT_S
+    )
+    try:
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as s:
+            url = f"{base}/v1/audio/transcriptions"
+            async with s.post(url, data=form) as resp:
+                body = await resp.text()
+                if resp.status != 200:
+                    raise TranscribeError(_refusal(resp.status, body))
+                return body if body.endswith("\n") else body + "\n"
+    except (aiohttp.ClientConnectionError, asyncio.TimeoutError) as exc:
+        raise TranscribeError(
+            f"cannot reach hexvoice at {socket}: {exc or type(exc).__name__} "
+            "(is `hexvoice serve` running?)"
+        ) from None
+
+
+def _refusal(status: int, body: str) -> str:
+    """The service's error message (OpenAI's envelope), else the raw body."""
+    try:
+        message = json.loads(body)["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        message = body.strip() or "no details"
+    return f"service error (HTTP {status}): {message}"

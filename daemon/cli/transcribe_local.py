@@ -1,0 +1,66 @@
+"""``hexvoice transcribe FILE --bundle DIR``: an ASR engine in this process.
+
+No service involved: the bundle's graphs open on ``--backend``, the file is
+checked as the service checks it (audio_files.py, then the one request check
+against the engine's capabilities), fed to one session block by block, and the
+finals are rendered as the HTTP API renders them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Final
+
+from daemon.cli.transcribe import TranscribeError
+from daemon.engine.asr import AsrEngine, Transcript, TranscriptionOptions
+from daemon.engine.bundles.manifest import BundleError
+from daemon.engine.cancel import Cancelled
+from daemon.engine.local import open_engine
+from daemon.engine.requests import BadRequest, TranscriptionRequest, check
+from daemon.protocols import audio_files
+from daemon.protocols.openai.transcripts import Transcription
+
+#: The service's default ``limits.max_audio_s``: the same file is refused alike.
+MAX_AUDIO_S: Final = 1800.0
+
+
+def transcribe_local(data: bytes, args: argparse.Namespace) -> str:
+    """``data`` (an audio file's bytes) transcribed by ``args.bundle``'s engine,
+    rendered in ``args.format``; ``TranscribeError`` says why not."""
+    try:
+        with open_engine(args.bundle, args.backend, verify=True) as (engine, _):
+            if not isinstance(engine, AsrEngine):
+                raise TranscribeError(
+                    f"{args.bundle}: engine {engine.engine_id!r} does not "
+                    "recognise speech (a text-to-speech voice?)"
+                )
+            finals, seconds = _run(engine, data, args)
+    except BadRequest as exc:
+        field = audio_files.FIELDS.get(exc.field or "", exc.field)
+        raise TranscribeError(exc.at(field)) from None
+    except (BundleError, LookupError, ValueError, Cancelled) as exc:
+        raise TranscribeError(str(exc)) from None
+    return Transcription(tuple(finals), seconds, args.language).render(args.format)
+
+
+def _run(
+    engine: AsrEngine, data: bytes, args: argparse.Namespace
+) -> tuple[list[Transcript], float]:
+    caps = engine.capabilities()
+    cap = min(MAX_AUDIO_S, caps.max_input)
+    audio = audio_files.read_header(data, cap)
+    request = TranscriptionRequest(
+        None, args.language, audio.sample_rate, audio.channels, args.prompt
+    )
+    check(request, caps)  # the one check, as the service makes it
+    audio = audio_files.scan(audio, cap)
+    options = TranscriptionOptions(language=args.language, prompt=args.prompt)
+    session = engine.open(options)
+    finals: list[Transcript] = []
+    try:
+        for block in audio_files.blocks(audio):
+            finals += [t for t in session.feed(block, audio.sample_rate) if t.final]
+        finals += [t for t in session.finish() if t.final]
+    finally:
+        session.close()
+    return finals, audio.seconds
