@@ -1,0 +1,249 @@
+"""Qwen3-ASR Hugging Face directory -> static NPU graphs -> verified bundle.
+
+    scripts/build_asr MODEL_DIR --target qcs8550|simulator --out DIR \\
+        [--prefill-buckets 512] [--kv-buckets 1024]
+
+Steps (each skipped when its inputs, options and code are unchanged; state in
+<work>/state.json): export the graphs to ONNX (encoder window, prefill per
+prompt bucket, decode step per KV bucket; fp32 for the CPU backend, fp16 K/V
+for the NPU), CPU parity gates against upstream's torch modules, CPU tables
+(embed_tokens, tokenizer) and params, compile each graph for the target (one
+graph per binary), simulator gates on the binaries (default for --target
+simulator; --sim-gates for qcs8550: the binaries are the same HTP v73 code),
+then the bundle directory + .tar, verified as `hexvoice bundle verify` does.
+A failed gate stops the run naming graph, metric and threshold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from scripts.common.qnn_compile import TARGETS, CompileError, compile_onnx
+from scripts.gsv.pipeline.steps import Steps, code_hash, hash_path
+from scripts.qwen3.asr.pipeline import finish, gating, report
+from scripts.qwen3.asr.pipeline.context import BuildContext
+from scripts.qwen3.asr.pipeline.prompt import PromptError
+from scripts.qwen3.asr.pipeline.source import ModelDirError, read_model_dir
+
+log = logging.getLogger(__name__)
+
+ROOT: Final = Path(__file__).resolve().parents[3]
+#: qwen3.md §4: one bucket per role until weight sharing lands (issue 15): a
+#: 30 s utterance is 390 audio + ~15 text tokens; 1024 rows hold it and the
+#: 512-token answer upstream allows
+PREFILL_BUCKETS: Final = (512,)
+KV_BUCKETS: Final = (1024,)
+#: Sources whose change must redo the steps.
+CODE_ROOTS: Final = tuple(
+    ROOT / rel
+    for rel in (
+        "scripts/qwen3/__init__.py",
+        "scripts/qwen3/decoder.py",
+        "scripts/qwen3/graph_export.py",
+        "scripts/qwen3/asr/encoder.py",
+        "scripts/qwen3/asr/export.py",
+        "scripts/qwen3/asr/gates.py",
+        "scripts/qwen3/asr/build.py",
+        "scripts/qwen3/asr/pipeline",
+        "scripts/common/qnn_compile.py",
+        "scripts/common/bundling.py",
+        "scripts/common/onnx_surgery.py",
+        "scripts/common/parity.py",
+        "scripts/gsv/export/graphs.py",  # graph_spec reads the exported I/O
+        # the schema the params are checked with, and the gates' runtime pieces
+        "daemon/engines/qwen3asr/params.py",
+        "daemon/engine/ar",
+        "daemon/engine/graphs.py",
+    )
+)
+
+
+class BuildError(RuntimeError):
+    """The pipeline stopped; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    model: Path
+    target: str
+    out: Path
+    prefill_buckets: tuple[int, ...] = PREFILL_BUCKETS
+    kv_buckets: tuple[int, ...] = KV_BUCKETS
+    name: str | None = None
+    work: Path | None = None
+    qnn_cache: Path | None = None
+    #: None: on for --target simulator, off for a board target
+    sim_gates: bool | None = None
+
+    def validate(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"--target must be one of {sorted(TARGETS)}")
+        for flag, sizes in (("--prefill-buckets", self.prefill_buckets),
+                            ("--kv-buckets", self.kv_buckets)):  # fmt: skip
+            if not sizes or min(sizes) < 1:
+                raise ValueError(f"{flag}: expected positive sizes, found {sizes}")
+        if max(self.kv_buckets) <= max(self.prefill_buckets):
+            raise ValueError(
+                f"--kv-buckets: the largest ({max(self.kv_buckets)}) must exceed the "
+                f"largest prefill bucket ({max(self.prefill_buckets)}): decoding "
+                "continues after the prompt"
+            )
+
+    @property
+    def run_sim_gates(self) -> bool:
+        return self.target == "simulator" if self.sim_gates is None else self.sim_gates
+
+
+@dataclass
+class BuildReport:
+    bundle: Path
+    tar: Path
+    results: dict[str, dict] = field(default_factory=dict)
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def build(opts: BuildOptions) -> BuildReport:
+    opts.validate()
+    src = read_model_dir(opts.model)
+    work = Path(opts.work or opts.out.with_name(opts.out.name + ".work"))
+    prefill = tuple(sorted(set(opts.prefill_buckets)))
+    kv = tuple(sorted(set(opts.kv_buckets)))
+    ctx = BuildContext(src, work, prefill, kv)
+    keys = ctx.graph_keys()
+    total = 4 + len(keys) + (1 if opts.run_sim_gates else 0)
+    steps = Steps(work, total, code_hash(CODE_ROOTS))
+    log.info("hashing %d model files in %s", len(src.files), src.root)
+    model = {p.name: hash_path(p) for p in src.files}
+    buckets = {"prefill": list(prefill), "kv": list(kv)}
+    res: dict[str, dict] = {}
+
+    res["export"] = steps.run(
+        "export", {"model": model, "buckets": buckets}, ctx.export_outputs(), ctx.export
+    )
+    res["gates_cpu"] = steps.run(
+        "gates_cpu",
+        {"model": model, "onnx": ctx.onnx_dir, "npu": ctx.npu_dir},
+        [],
+        lambda: gating.cpu_gates(ctx),
+    )
+    res["tables"] = steps.run(
+        "tables",
+        {"model": model, "buckets": buckets},
+        ctx.table_outputs(),
+        ctx.write_tables,
+    )
+    compiled = {}
+    for key in keys:
+        source = ctx.npu_onnx(key)
+        compiled[key] = steps.run(
+            f"compile {key}",
+            {"onnx": source, "target": opts.target},
+            [ctx.bin_path(key)],
+            lambda key=key, source=source: _compile(ctx, opts, key, source),
+        )
+    res["compile"] = compiled
+    if opts.run_sim_gates:
+        res["gates_sim"] = steps.run(
+            "gates_sim",
+            {"model": model, "bins": ctx.bin_dir, "onnx": ctx.onnx_dir},
+            [],
+            lambda: gating.sim_gates(ctx),
+        )
+    tar = opts.out.with_name(opts.out.name + ".tar")
+    res["bundle"] = steps.run(
+        "bundle",
+        {
+            "stage": ctx.stage,
+            "bins": ctx.bin_dir,
+            "onnx": ctx.onnx_dir,
+            "compile": compiled,
+            "tables": res["tables"],
+            "name": opts.name or src.root.name,
+            "target": opts.target,
+            "out": str(opts.out),
+        },
+        [opts.out / "voice.yaml", tar],
+        lambda: _bundle(ctx, opts, res, tar),
+    )
+    return BuildReport(opts.out, tar, res, steps.ran, steps.skipped)
+
+
+def _compile(ctx: BuildContext, opts: BuildOptions, key: str, source: Path) -> dict:
+    result = compile_onnx(
+        source, ctx.bin_dir, name=key, target=opts.target, cache_dir=opts.qnn_cache
+    )
+    return {
+        "compile_seconds": result.seconds,
+        "qnn_sdk": result.qnn_sdk_version,
+        "bytes": result.bin_path.stat().st_size,
+    }
+
+
+def _bundle(ctx: BuildContext, opts: BuildOptions, res: dict, tar: Path) -> dict:
+    problems, files = finish.write_bundle(
+        ctx, opts.out, tar, opts.name or ctx.src.root.name, opts.target, res
+    )
+    if problems:
+        raise BuildError("bundle verify failed: " + "; ".join(problems))
+    return {"files": files}
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated sizes, e.g. 512 or 256,512; found {text!r}"
+        ) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="scripts/build_asr", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("model", type=Path, help="Hugging Face model directory")
+    p.add_argument("--target", choices=sorted(TARGETS), required=True)
+    p.add_argument("--out", type=Path, required=True, help="bundle directory")
+    p.add_argument("--prefill-buckets", type=_sizes, default=PREFILL_BUCKETS,
+                   help="prompt-length buckets (default 512)")  # fmt: skip
+    p.add_argument("--kv-buckets", type=_sizes, default=KV_BUCKETS,
+                   help="KV-cache buckets (default 1024)")  # fmt: skip
+    p.add_argument("--name", help="bundle name (default: the model dir's name)")
+    p.add_argument("--work", type=Path, help="work dir (default: OUT.work)")
+    p.add_argument("--qnn-cache", type=Path, help="content-keyed compile cache")
+    sim = p.add_mutually_exclusive_group()
+    sim.add_argument("--sim-gates", action="store_true", default=None,
+                     help="run the simulator gates (default for --target "
+                          "simulator)")  # fmt: skip
+    sim.add_argument("--no-sim-gates", dest="sim_gates", action="store_false")
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="  %(message)s", stream=sys.stderr)
+    opts = BuildOptions(
+        a.model, a.target, a.out, a.prefill_buckets, a.kv_buckets, a.name, a.work,
+        a.qnn_cache, a.sim_gates,
+    )  # fmt: skip
+    try:
+        rep = build(opts)
+    except (
+        ModelDirError,
+        PromptError,
+        gating.GateError,
+        CompileError,
+        BuildError,
+        ValueError,
+    ) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(report.summary(rep.results))
+    print(f"bundle: {rep.bundle}\ntar:    {rep.tar}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""The build's parity gates: what they are fed and what stops the build.
+
+The gates themselves (metrics, thresholds, the decode driver on the runtime's
+runners) are scripts/qwen3/asr/gates.py; this module picks one deterministic
+input and runs them over every graph the build made:
+
+- the gate clip: a chirp in noise of 1.25 attention windows (so the encoder's
+  multi-window path runs), shortened until its prompt fits the smallest prefill
+  bucket; its mel from upstream's processor, its prompt upstream's own
+  (the checkpoint's chat template, audio pads expanded by the processor);
+- the audio rows: upstream's windowed encoder (oracle.encode_windowed);
+- the teacher-forced tokens: upstream's greedy trajectory over its full forward.
+
+CPU: encoder graph vs upstream; every (prefill, decode) pair that covers each
+bucket, fp32 (rel error and argmax) and with the NPU's fp16 K/V (argmax).
+Simulator: the compiled binaries vs the fp32 graphs on the CPU backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from daemon.engines.qwen3asr import params as layout
+from scripts.qwen3.asr import encoder, gates
+from scripts.qwen3.asr.pipeline.context import BuildContext
+from scripts.qwen3.asr.pipeline.source import SAMPLE_RATE
+
+#: attention windows of audio in the gate clip (more than one: the window loop)
+CLIP_WINDOWS: Final = 1.25
+#: greedy steps teacher-forced on the CPU, and of those on the simulator (each
+#: simulator call of a full-size decode step takes seconds)
+CPU_STEPS: Final = 16
+SIM_STEPS: Final = 6
+#: the clip's fixed seed and level: the gates see the same input every build
+CLIP_SEED: Final = 1234
+CLIP_LEVEL: Final = 0.3
+#: tokens per second of audio: 100 mel frames per second, 13 tokens per chunk
+_TOKENS_PER_S: Final = encoder.CHUNK_TOKENS
+
+
+class GateError(RuntimeError):
+    """A gate failed; the message names graph, metric, value and threshold."""
+
+
+@dataclass(frozen=True)
+class GateInputs:
+    mel: np.ndarray  # [M, F]
+    prompt: np.ndarray  # [n, H] embeddings, audio rows scattered in
+    tokens: list[int]  # the greedy trajectory after the prompt
+
+
+def gate_clip(seconds: float) -> np.ndarray:
+    """A deterministic float32 clip at 16 kHz: a 200-3000 Hz chirp in noise."""
+    t = np.arange(int(seconds * SAMPLE_RATE)) / SAMPLE_RATE
+    sweep = 200.0 * t + (2800.0 / (2 * seconds)) * t**2
+    noise = np.random.default_rng(CLIP_SEED).standard_normal(t.size)
+    return (CLIP_LEVEL * (np.sin(2 * np.pi * sweep) + 0.3 * noise)).astype(np.float32)
+
+
+def gate_inputs(ctx: BuildContext, steps: int = CPU_STEPS) -> GateInputs:
+    """Mel, prompt embeddings and tokens of the gate clip (see module doc)."""
+    from scripts.qwen3.asr.oracle import encode_windowed
+
+    seconds = CLIP_WINDOWS * ctx.src.audio.window_chunks
+    ids, mel = _features(ctx, seconds)
+    room = min(ctx.prefill_buckets) - (len(ids) - _TOKENS_PER_S * seconds)
+    if len(ids) > min(ctx.prefill_buckets):  # shorten to whole seconds that fit
+        seconds = float(room // _TOKENS_PER_S)
+        if seconds < 1:
+            raise GateError(
+                f"prefill bucket {min(ctx.prefill_buckets)}: no room for one second "
+                f"of audio after the {len(ids)} prompt tokens"
+            )
+        ids, mel = _features(ctx, seconds)
+    audio = np.asarray(encode_windowed(ctx.model, mel), np.float32)
+    prompt = gates.prompt_embeddings(ctx.model, ids, audio)
+    budget = min(steps, min(ctx.kv_buckets) - len(ids) - 1)
+    return GateInputs(mel, prompt, _greedy(ctx.model, prompt, budget))
+
+
+def _features(ctx: BuildContext, seconds: float) -> tuple[list[int], np.ndarray]:
+    """(prompt ids with the audio pads expanded, mel [M, F]) as upstream's
+    processor makes them for the gate clip."""
+    from scripts.qwen3.asr import oracle
+
+    out = oracle.inputs(ctx.asr.processor, gate_clip(seconds))
+    frames = int(out["feature_attention_mask"][0].sum())
+    mel = out["input_features"][0, :, :frames].numpy().astype(np.float32)
+    return [int(i) for i in out["input_ids"][0]], mel
+
+
+def _greedy(model: Any, prompt: np.ndarray, steps: int) -> list[int]:
+    tokens: list[int] = []
+    for _ in range(max(steps, 0)):
+        tokens.append(int(gates.upstream_logits(model, prompt, tokens)[-1].argmax()))
+    return tokens
+
+
+def _pairs(ctx: BuildContext) -> list[tuple[int, int]]:
+    """(P, L) pairs covering every bucket: each prefill with the largest KV
+    bucket, each KV bucket with the smallest prefill."""
+    pairs = [(p, max(ctx.kv_buckets)) for p in ctx.prefill_buckets]
+    pairs += [(min(ctx.prefill_buckets), n) for n in ctx.kv_buckets]
+    return sorted(set(pairs))
+
+
+def _record(out: dict, keys: Iterable[str], results: Iterable[gates.GateResult]):
+    for r in results:
+        entry = {**asdict(r), "passed": r.passed}
+        for key in keys:
+            out.setdefault(key, []).append(entry)
+        if not r.passed:
+            raise GateError(f"gate failed: {', '.join(keys)}: {r}")
+
+
+def cpu_gates(ctx: BuildContext) -> dict:
+    """Every graph's CPU gate: graph key -> its gate results."""
+    x = gate_inputs(ctx)
+    out: dict[str, list] = {}
+    enc = gates.gate_encoder(ctx.model, ctx.onnx(layout.ENCODER), x.mel)
+    _record(out, [layout.ENCODER], [enc])
+    for p, n in _pairs(ctx):
+        keys = [layout.prefill_key(p), layout.decode_key(n)]
+        fp32 = gates.gate_decoder(
+            ctx.model, ctx.onnx(keys[0]), ctx.onnx(keys[1]), x.prompt, x.tokens
+        )
+        _record(out, keys, fp32)
+        kv16 = gates.gate_decoder(
+            ctx.model, ctx.npu_onnx(keys[0]), ctx.npu_onnx(keys[1]), x.prompt,
+            x.tokens,
+        )  # fmt: skip
+        # fp16 K/V cannot meet the fp32 error bound; the argmax must still agree
+        _record(out, keys, [_renamed(r, "fp16 K/V") for r in kv16 if r.at_least])
+    return {"gates": out, "tokens": len(x.tokens), "prompt": len(x.prompt)}
+
+
+def _renamed(r: gates.GateResult, note: str) -> gates.GateResult:
+    return gates.GateResult(r.name, f"{r.metric} ({note})", r.value, r.threshold,
+                            r.at_least)  # fmt: skip
+
+
+def sim_gates(ctx: BuildContext) -> dict:
+    """The compiled binaries on the x86 HTP simulator against the fp32 graphs on
+    the CPU backend: graph key -> its gate results (+ seconds per call)."""
+    from scripts.gsv.verify.runtime import Simulator, cpu_runner
+
+    x = gate_inputs(ctx, SIM_STEPS)
+    dims = encoder.EncoderDims.of(ctx.model.thinker.audio_tower)
+    out: dict[str, list] = {}
+    secs: dict[str, float] = {}
+    sim = Simulator()
+    try:
+        enc = sim.runner(ctx.bin_path(layout.ENCODER), layout.ENCODER)
+        ref = gates.encode_windows(cpu_runner(ctx.onnx(layout.ENCODER)), x.mel, dims)
+        got = gates.encode_windows(enc, x.mel, dims)
+        _record(out, [layout.ENCODER], gates.sim_gate("encoder", [ref], [got], False))
+        _seconds(secs, layout.ENCODER, enc)
+        for p, n in _pairs(ctx):
+            keys = [layout.prefill_key(p), layout.decode_key(n)]
+            run = sim.open({k: ctx.bin_path(k) for k in keys})
+            got = gates.decoder_logits(*(run[k] for k in keys), ctx.model, x.prompt,
+                                       x.tokens)  # fmt: skip
+            ref = gates.decoder_logits(
+                *(cpu_runner(ctx.onnx(k)) for k in keys), ctx.model, x.prompt, x.tokens
+            )
+            _record(out, keys, gates.sim_gate("decoder", [ref], [got]))
+            for k in keys:
+                _seconds(secs, k, run[k])
+    finally:
+        sim.close()
+    return {"gates": out, "seconds": secs}
+
+
+def _seconds(secs: dict, key: str, runner: Any) -> None:
+    """Mean simulator seconds per call of ``key`` (the summary's last column)."""
+    if runner.stats.calls:
+        secs[key] = round(runner.stats.seconds / runner.stats.calls, 4)
