@@ -1,0 +1,52 @@
+"""Session fixtures: the tiny Qwen3-ASR model (upstream's classes, loaded from the
+`tiny_asr_model` directory) and its graphs exported once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: small buckets: a 20-token prompt and a few forced steps fit; the simulator
+#: stays fast
+PREFILL = 32
+KV = 48
+
+
+@dataclass(frozen=True)
+class AsrGraphs:
+    """fp32 graphs (the CPU backend's) and fp16-K/V ones (compiled for the NPU)."""
+
+    encoder: Path
+    prefill: Path
+    decode: Path
+    prefill_npu: Path
+    decode_npu: Path
+
+
+@pytest.fixture(scope="session")
+def asr_model(tiny_asr_model: Path) -> Any:
+    pytest.importorskip("qwen_asr")
+    from qwen_asr.core.transformers_backend import Qwen3ASRForConditionalGeneration
+
+    model = Qwen3ASRForConditionalGeneration.from_pretrained(tiny_asr_model)
+    return model.float().eval()
+
+
+@pytest.fixture(scope="session")
+def asr_graphs(asr_model: Any, tmp_path_factory: pytest.TempPathFactory) -> AsrGraphs:
+    import torch
+
+    from scripts.qwen3.asr import export
+
+    d = tmp_path_factory.mktemp("qwen3_asr_onnx")
+    f16 = torch.float16
+    return AsrGraphs(
+        encoder=export.export_encoder(asr_model, d / "encoder.onnx"),
+        prefill=export.export_prefill(asr_model, PREFILL, d / "prefill.onnx"),
+        decode=export.export_decode(asr_model, KV, d / "decode.onnx"),
+        prefill_npu=export.export_prefill(asr_model, PREFILL, d / "p16.onnx", f16),
+        decode_npu=export.export_decode(asr_model, KV, d / "d16.onnx", f16),
+    )
