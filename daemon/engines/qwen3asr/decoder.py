@@ -1,0 +1,181 @@
+"""The text decoder: prefill at the smallest prompt bucket, then KV-cached steps.
+
+Qwen3's decoder (qwen3.md §1.4) with the CPU's share: token embeddings, RoPE
+cos/sin (plain 1-D RoPE: upstream's M-RoPE rows are equal for audio-only
+prompts, so its interleaving is the identity) with the rope init's attention
+scaling, the additive masks, and the K/V write-back (daemon/engine/ar/kv.py).
+The engine's free run and the parity tests' teacher forcing both go through
+:meth:`Decoder.start` and its ``feed``, so a test measures the code that runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from daemon.engine.ar import loop, masks
+from daemon.engine.ar.bound import BoundGraph
+from daemon.engine.ar.kv import CapacityError, KvBuckets, KvGraph
+from daemon.engines.qwen3asr.params import (
+    AsrParams,
+    decode_io,
+    decode_key,
+    prefill_io,
+    prefill_key,
+)
+
+if TYPE_CHECKING:
+    from daemon.engine.graphs import Runner
+
+
+def free_steps(
+    logits: np.ndarray,
+    choose: loop.Choose,
+    feed: loop.Feed,
+    limit: int,
+    cancel: loop.Checkpoint | None = None,
+) -> Iterator[int]:
+    """``loop.free_run`` as a generator: each chosen token as soon as it is
+    chosen, so the caller streams text between graph calls (same stops, same
+    limit: the last token is not fed; ``cancel`` checked before each step)."""
+    count = 0
+    while True:
+        token, stop = choose(logits)
+        if stop:
+            return
+        count += 1
+        yield token
+        if count == limit:
+            return
+        if cancel is not None:
+            cancel.check()
+        logits = feed(token)
+
+
+def rope_tables(p: AsrParams, positions: int) -> tuple[np.ndarray, np.ndarray]:
+    """cos, sin [positions, head_dim] in float32 as upstream's default rope
+    (``inv_freq = 1 / theta^(2i/d)``, ``cat(freqs, freqs)``, times the scaling)."""
+    d = p.head_dim
+    exponent = np.arange(0, d, 2).astype(np.float32) / np.float32(d)
+    inv_freq = np.float32(1.0) / (np.float32(p.rope_theta) ** exponent)
+    freqs = np.arange(positions, dtype=np.float32)[:, None] * inv_freq[None, :]
+    emb = np.concatenate([freqs, freqs], axis=-1)
+    scale = np.float32(p.rope_scaling_factor)
+    return np.cos(emb) * scale, np.sin(emb) * scale
+
+
+@dataclass
+class DecodeStats:
+    """Host-side accounting of decode steps (benchmarks, tests)."""
+
+    steps: int = 0
+    step_seconds: float = 0.0  # whole steps, choosing the token included
+    graph_seconds: float = 0.0  # inside Runner.execute
+    prefill_seconds: float = 0.0
+    #: when set, each step's host seconds are appended (benchmarks)
+    host_steps: list[float] | None = None
+
+    @property
+    def host_seconds_per_step(self) -> float:
+        return (self.step_seconds - self.graph_seconds) / max(self.steps, 1)
+
+
+class Decoder:
+    """Prefill + decode steps over a bundle's ``prefill_<P>`` / ``decode_<L>``."""
+
+    def __init__(
+        self, p: AsrParams, embed: np.ndarray, graphs: Mapping[str, Runner]
+    ) -> None:
+        self.p, self.embed = p, embed
+        self.prefills = {
+            n: BoundGraph(graphs[prefill_key(n)], prefill_io(p, n))
+            for n in p.prefill_buckets
+        }
+        self.buckets = KvBuckets(
+            {
+                n: KvGraph(graphs[decode_key(n)], decode_io(p, n), n, p.mask_value)
+                for n in p.kv_buckets
+            }
+        )
+        self.cos, self.sin = rope_tables(p, p.kv_buckets[-1])
+        self.stats = DecodeStats()
+
+    @property
+    def max_prompt(self) -> int:
+        return self.p.prefill_buckets[-1]
+
+    @property
+    def max_positions(self) -> int:
+        return self.p.kv_buckets[-1]
+
+    def prefill(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Logits [V] at the last of the prompt's ``x`` [S, H] rows, and k, v."""
+        s = len(x)
+        size = next((n for n in self.prefills if s <= n), None)
+        if size is None:
+            raise CapacityError(
+                f"a {s}-token prompt exceeds the largest prefill bucket "
+                f"{self.max_prompt}"
+            )
+        graph = self.prefills[size]
+        b = graph.bind()
+        b["x"][0, :s] = x
+        b["x"][0, s:] = 0.0
+        masks.causal(b["mask"], s, self.p.mask_value)
+        b["cos"][0, :s], b["sin"][0, :s] = self.cos[:s], self.sin[:s]
+        b["cos"][0, s:], b["sin"][0, s:] = 0.0, 0.0
+        b["last"][...] = 0.0
+        b["last"][0, s - 1] = 1.0
+        t0 = time.perf_counter()
+        graph.execute()
+        self.stats.prefill_seconds += time.perf_counter() - t0
+        return np.array(b["logits"][0], np.float32), b["k"], b["v"]
+
+    def start(self, x: np.ndarray, tokens: int) -> tuple[np.ndarray, loop.Feed]:
+        """Prefill ``x`` [S, H] in the smallest KV bucket holding S + ``tokens``
+        positions: the prefill's logits and the step on a token
+        (``loop.free_run`` / ``loop.teacher_forced``)."""
+        s = len(x)
+        bucket = self.buckets.for_positions(s + tokens)
+        logits, k, v = self.prefill(x)
+        bucket.start(k, v, s)
+        return logits, self._feed(bucket)
+
+    def _feed(self, bucket: KvGraph) -> loop.Feed:
+        b = bucket.bind()
+        x, cos, sin, out = b["x"][0, 0], b["cos"][0, 0], b["sin"][0, 0], b["logits"][0]
+        stats, embed = self.stats, self.embed
+        t0 = time.perf_counter()
+
+        def feed(token: int) -> np.ndarray:
+            nonlocal t0
+            pos = bucket.filled  # the token's position: right after the cache
+            x[...] = embed[token]
+            cos[...], sin[...] = self.cos[pos], self.sin[pos]
+            bucket.step()
+            t1 = time.perf_counter()
+            stats.steps += 1
+            stats.step_seconds += t1 - t0
+            stats.graph_seconds += bucket.graph_seconds
+            if stats.host_steps is not None:
+                stats.host_steps.append(t1 - t0 - bucket.graph_seconds)
+            t0 = t1
+            return out
+
+        return feed
+
+    def warmup(self) -> None:
+        """One prefill per bucket and one step per KV bucket."""
+        x = np.zeros((1, self.p.hidden), np.float32)
+        for graph in self.prefills.values():
+            graph.bind()
+        _, k, v = self.prefill(x)
+        for n in list(self.prefills)[1:]:
+            self.prefill(np.zeros((n, self.p.hidden), np.float32))
+        for bucket in self.buckets.values():
+            bucket.start(k, v, 1)
+            self._feed(bucket)(0)
