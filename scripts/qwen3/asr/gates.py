@@ -65,7 +65,7 @@ class GateResult:
         op = ">=" if self.at_least else "<"
         verdict = "pass" if self.passed else "FAIL"
         bound = f"{op} {self.threshold:g}"
-        return f"{self.name}: {self.metric} {self.value:.4g} ({bound}) {verdict}"
+        return f"{self.name}: {self.metric} {self.value:.6g} ({bound}) {verdict}"
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
