@@ -119,7 +119,10 @@ class Qwen3Layer(nn.Module):
         q, k, v = self._qkv(x, cos, sin)
         q = q.reshape(self.kv_heads, self.groups, self.head_dim)
         length = k_cache.shape[1]
-        cached = torch.matmul(q, k_cache.transpose(-1, -2)) * self.scale + mask
+        # K·q ([Kh,L,hd] @ [Kh,hd,g]) as T2S: only the small [Kh,L,g] result is
+        # transposed, never the cache (a decode step streams it once).
+        cached = torch.matmul(k_cache, q.transpose(-1, -2)).transpose(-1, -2)
+        cached = cached * self.scale + mask
         own = (q * k).sum(dim=-1, keepdim=True) * self.scale
         probs = torch.softmax(torch.cat([cached, own], dim=-1), dim=-1)
         p_cache, p_own = probs.split([length, 1], dim=-1)
