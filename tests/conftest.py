@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from scripts.common.qnn_compile import Compiled
 
 #: Fixture plugins of model families (session fixtures shared across test dirs).
-pytest_plugins = ["tests.qwen3_fixtures"]
+pytest_plugins = ["tests.qwen3_fixtures", "tests.qwen3_bundles"]
 
 #: The tiny graphs every QNN test compiles (tests/qnnrt/tiny_models.py).
 _MODELS: tuple[str, ...] = ("matmul_tanh", "multi_io", "qdq8", "qdq16", "kv_decode")

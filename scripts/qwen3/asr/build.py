@@ -57,6 +57,7 @@ CODE_ROOTS: Final = tuple(
         "scripts/gsv/export/graphs.py",  # graph_spec reads the exported I/O
         # the schema the params are checked with, and the gates' runtime pieces
         "daemon/engines/qwen3asr/params.py",
+        "daemon/engines/qwen3asr/prompt.py",  # the manifest's language codes
         "daemon/engine/ar",
         "daemon/engine/graphs.py",
     )

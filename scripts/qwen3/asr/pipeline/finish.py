@@ -19,6 +19,7 @@ from typing import Any, Final
 from daemon.engine.bundles.manifest import pack
 from daemon.engine.bundles.verify import verify_bundle
 from daemon.engines.qwen3asr import params as layout
+from daemon.engines.qwen3asr.prompt import language_code
 from scripts.common import bundling
 from scripts.qwen3.asr.pipeline.context import BuildContext
 from scripts.qwen3.asr.pipeline.source import SAMPLE_RATE
@@ -50,7 +51,8 @@ def write_bundle(
         engine=layout.ENGINE_ID,
         name=name,
         sample_rate=SAMPLE_RATE,
-        languages=tuple(tables["params"]["languages"]),
+        # the codes clients see (the engine's capabilities), e.g. "en", "zh"
+        languages=tuple(language_code(n) for n in tables["params"]["languages"]),
         graphs=graphs,
         params=tables["params"],
         qnn_sdk=",".join(sorted(sdks)),

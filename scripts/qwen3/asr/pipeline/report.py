@@ -6,14 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-#: short names of the gates' metrics in the table
-_SHORT: Final = {
-    "rel error (CPU fp32)": "rel",
-    "teacher-forced argmax agreement": "argmax",
-    "teacher-forced argmax agreement (fp16 K/V)": "argmax16",
-    "simulator cosine (min)": "cos",
-    "simulator top-1": "top1",
-}
+#: short names of the gates' metrics in the table, by how the metric starts
+#: (most specific first), with the digits that tell the values apart
+_SHORT: Final = (
+    ("rel error", "rel", ".2g"),
+    ("teacher-forced argmax agreement (fp16 K/V)", "argmax16", ".3g"),
+    ("teacher-forced argmax", "argmax", ".3g"),
+    ("simulator cosine", "cos", ".6f"),
+    ("simulator top-1", "top1", ".3g"),
+)
 HEADER: Final = ("graph", "bucket", "bin MB", "compile s", "CPU gate", "sim gate",
                  "sim s/call")  # fmt: skip
 
@@ -21,12 +22,16 @@ HEADER: Final = ("graph", "bucket", "bin MB", "compile s", "CPU gate", "sim gate
 def _gates(entries: list[Mapping[str, Any]] | None) -> str:
     if not entries:
         return "-"
-    seen: dict[str, float] = {}
+    seen: dict[str, tuple[float, str]] = {}
     for e in entries:  # a graph gated in several pairs: its worst value
-        name = _SHORT.get(e["metric"], e["metric"])
+        name, digits = next(
+            ((n, d) for start, n, d in _SHORT if e["metric"].startswith(start)),
+            (e["metric"], ".4g"),
+        )
         worst = min if e["at_least"] else max
-        seen[name] = worst(seen.get(name, e["value"]), e["value"])
-    return " ".join(f"{k} {v:.3g}" for k, v in seen.items())
+        value = worst(seen.get(name, (e["value"], ""))[0], e["value"])
+        seen[name] = (value, digits)
+    return " ".join(f"{k} {v:{d}}" for k, (v, d) in seen.items())
 
 
 def _bucket(key: str) -> str:

@@ -1,0 +1,102 @@
+"""build_asr on the tiny checkpoint: an ASR bundle that verifies like a voice,
+its gates recorded; progress lines, the summary table, and a rerun that skips
+every step."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from daemon.cli.bundle import main as bundle_cli
+from daemon.engine.bundles.manifest import Bundle
+from daemon.engine.bundles.verify import verify_bundle
+from daemon.engines.qwen3asr.params import EMBED_TOKENS, TOKENIZER, AsrParams
+from scripts.gsv.pipeline.steps import STATE_FILE
+from scripts.qwen3.asr.build import main as build_asr
+from scripts.qwen3.asr.pipeline.report import HEADER
+from tests.qwen3_bundles import TINY_KV, TINY_PREFILL
+
+KEYS = ("encoder", f"prefill_{TINY_PREFILL[0]}", f"decode_{TINY_KV[0]}")
+
+
+def test_the_tiny_bundle_is_an_asr_bundle_that_verifies(tiny_asr_bundle: Path,
+                                                        capsys):  # fmt: skip
+    bundle = Bundle.load(tiny_asr_bundle)
+    assert (bundle.engine, bundle.task, bundle.sample_rate) == ("qwen3-asr", "asr",
+                                                                16000)  # fmt: skip
+    assert bundle.target == "simulator" and bundle.languages[:2] == ("zh", "en")
+    assert tuple(bundle.graphs) == KEYS
+    for key, g in bundle.graphs.items():
+        assert g.file == f"graphs/{key}.bin" and g.onnx == f"onnx/{key}.onnx"
+    assert verify_bundle(bundle) == []
+    assert bundle_cli(["verify", str(tiny_asr_bundle)]) == 0
+    assert "OK (5 files, 3 graphs)" in capsys.readouterr().out
+    assert tiny_asr_bundle.with_name("bundle.tar").is_file()
+    p = AsrParams.from_mapping(bundle.params)
+    assert (p.prefill_buckets, p.kv_buckets) == (TINY_PREFILL, TINY_KV)
+    assert (p.hidden, p.layers, p.kv_heads, p.head_dim, p.vocab) == (64, 2, 2, 16,
+                                                                     410)  # fmt: skip
+
+
+def test_the_cpu_tables_are_upstreams(tiny_asr_bundle: Path, tiny_asr_model: Path):
+    tokenizers = pytest.importorskip("tokenizers")
+    from scripts.qwen3.asr import oracle
+
+    model, processor = oracle.load(tiny_asr_model)
+    embed = np.load(tiny_asr_bundle / EMBED_TOKENS)
+    want = model.thinker.model.embed_tokens.weight.detach().numpy()
+    assert embed.dtype == np.float32  # tiny: bit-exact CPU parity
+    np.testing.assert_array_equal(embed, want)
+    tok = tokenizers.Tokenizer.from_file(str(tiny_asr_bundle / TOKENIZER))
+    text = "language English<asr_text>The quick brown fox. 小孩儿在玩儿。"
+    assert tok.encode(text).ids == processor.tokenizer(text)["input_ids"]
+
+
+def test_gates_passed_and_are_recorded(tiny_asr_bundle: Path):
+    state = json.loads((tiny_asr_bundle.parent / "work" / STATE_FILE).read_text())
+    cpu = state["gates_cpu"]["result"]["gates"]
+    sim = state["gates_sim"]["result"]["gates"]
+    assert set(cpu) == set(sim) == set(KEYS)
+    for gates in (*cpu.values(), *sim.values()):
+        assert gates and all(g["passed"] for g in gates)
+    assert {g["metric"] for g in sim["decode_192"]} >= {"simulator cosine (min)"}
+
+
+def test_progress_table_and_a_rerun_that_skips_everything(
+    tiny_asr_model: Path, tmp_path: Path, qnn_cache: Path, capsys
+):
+    """A fresh build (no simulator gates: the fixture runs those), then the same
+    command again: every step says it is up to date, nothing is redone."""
+    argv = [str(tiny_asr_model), "--target", "simulator", "--out",
+            str(tmp_path / "tiny"), "--prefill-buckets", "128", "--kv-buckets",
+            "192", "--qnn-cache", str(qnn_cache), "--no-sim-gates"]  # fmt: skip
+    assert build_asr(argv) == 0
+    out, err = capsys.readouterr()
+    steps = ["export", "gates_cpu", "tables", *(f"compile {k}" for k in KEYS),
+             "bundle"]  # fmt: skip
+    for i, name in enumerate(steps, 1):
+        assert f"[{i}/{len(steps)}] {name} ...\n" in err
+        assert f"[{i}/{len(steps)}] {name}: done in " in err
+    table = out.splitlines()
+    assert table[0].split() == " ".join(HEADER).split()
+    rows = {line.split()[0]: line for line in table[1 : 1 + len(KEYS)]}
+    assert set(rows) == set(KEYS)
+    assert "rel " in rows["encoder"] and "not run" in rows["encoder"]
+    assert "argmax 1" in rows["decode_192"]
+    assert table[len(KEYS) + 1].startswith("total binaries: ")
+    assert Bundle.load(tmp_path / "tiny").task == "asr"
+
+    start = time.monotonic()
+    assert build_asr(argv) == 0
+    seconds = time.monotonic() - start
+    out2, err2 = capsys.readouterr()
+    for i, name in enumerate(steps, 1):
+        assert f"[{i}/{len(steps)}] {name}: up to date, skipped" in err2
+    assert " ...\n" not in err2 and out2.splitlines()[: len(KEYS) + 1] == table[
+        : len(KEYS) + 1
+    ]
+    assert seconds < 30, f"a fully resumed build took {seconds:.1f} s"
