@@ -66,14 +66,21 @@ def test_gates_passed_and_are_recorded(tiny_asr_bundle: Path):
     assert {g["metric"] for g in sim["decode_192"]} >= {"simulator cosine (min)"}
 
 
-def test_progress_table_and_a_rerun_that_skips_everything(
-    tiny_asr_model: Path, tmp_path: Path, qnn_cache: Path, capsys
-):
-    """A fresh build (no simulator gates: the fixture runs those), then the same
-    command again: every step says it is up to date, nothing is redone."""
-    argv = [str(tiny_asr_model), "--target", "simulator", "--out",
-            str(tmp_path / "tiny"), "--prefill-buckets", "128", "--kv-buckets",
-            "192", "--qnn-cache", str(qnn_cache), "--no-sim-gates"]  # fmt: skip
+@pytest.fixture(scope="module")
+def fresh(tiny_asr_model: Path, qnn_cache: Path, tmp_path_factory) -> list[str]:
+    """build_asr's command line for a fresh build in a directory of its own (no
+    simulator gates: the session fixture runs those)."""
+    out = tmp_path_factory.mktemp("fresh") / "tiny"
+    return [str(tiny_asr_model), "--target", "simulator", "--out", str(out),
+            "--prefill-buckets", "128", "--kv-buckets", "192",
+            "--qnn-cache", str(qnn_cache), "--no-sim-gates"]  # fmt: skip
+
+
+def test_progress_table_and_a_rerun_that_skips_everything(fresh: list[str], capsys):
+    """A fresh build, then the same command again: every step says it is up to
+    date, nothing is redone."""
+    argv = fresh
+    out_dir = Path(argv[argv.index("--out") + 1])
     assert build_asr(argv) == 0
     out, err = capsys.readouterr()
     steps = ["export", "gates_cpu", "tables", *(f"compile {k}" for k in KEYS),
@@ -88,7 +95,7 @@ def test_progress_table_and_a_rerun_that_skips_everything(
     assert "rel " in rows["encoder"] and "not run" in rows["encoder"]
     assert "argmax 1" in rows["decode_192"]
     assert table[len(KEYS) + 1].startswith("total binaries: ")
-    assert Bundle.load(tmp_path / "tiny").task == "asr"
+    assert Bundle.load(out_dir).task == "asr"
 
     start = time.monotonic()
     assert build_asr(argv) == 0
@@ -96,7 +103,29 @@ def test_progress_table_and_a_rerun_that_skips_everything(
     out2, err2 = capsys.readouterr()
     for i, name in enumerate(steps, 1):
         assert f"[{i}/{len(steps)}] {name}: up to date, skipped" in err2
-    assert " ...\n" not in err2 and out2.splitlines()[: len(KEYS) + 1] == table[
-        : len(KEYS) + 1
-    ]
+    assert (
+        " ...\n" not in err2
+        and out2.splitlines()[: len(KEYS) + 1] == table[: len(KEYS) + 1]
+    )
     assert seconds < 30, f"a fully resumed build took {seconds:.1f} s"
+
+
+def test_a_graph_off_upstream_fails_its_gate_naming_it(fresh: list[str], capsys):
+    """The decode graph's LM head nudged after export: the CPU gate reruns (its
+    input changed), fails naming the graphs, the metric and the bound, and the
+    build exits 1."""
+    import onnx
+    from onnx import numpy_helper
+
+    work = Path(fresh[fresh.index("--out") + 1] + ".work")
+    path = work / "onnx" / f"decode_{TINY_KV[0]}.onnx"
+    model = onnx.load(str(path))
+    big = max(model.graph.initializer, key=lambda t: np.prod(t.dims))
+    weight = numpy_helper.to_array(big)
+    big.CopyFrom(numpy_helper.from_array(weight * np.float32(1.01), big.name))
+    onnx.save(model, str(path))
+    assert build_asr(fresh) == 1
+    err = capsys.readouterr().err
+    assert "[2/7] gates_cpu ...\n" in err
+    assert "error: gate failed: prefill_128, decode_192: decoder: rel error " in err
+    assert "(< 0.0001) FAIL" in err
