@@ -16,13 +16,15 @@ Padding, as upstream sees it:
   the next conv see exactly those zeros;
 - `key_mask` blocks the padding tokens as keys (0 valid, MASK_VALUE padding);
   the outputs of padding tokens are garbage the CPU drops.
+
+The engine fills these inputs (daemon/engines/qwen3asr/encoder.py
+`WindowEncoder`); the gates run that code on this graph.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -68,14 +70,6 @@ class EncoderDims:
             d_model=cfg.d_model,
             out_dim=cfg.output_dim,
         )
-
-
-def stem_lengths(frames: int) -> tuple[int, int, int]:
-    """Valid conv1, conv2 and conv3 (token) frames of a chunk of `frames` mel
-    frames (each conv: k3, s2, p1, so n → (n - 1) // 2 + 1)."""
-    one = (frames - 1) // 2 + 1
-    two = (one - 1) // 2 + 1
-    return one, two, (two - 1) // 2 + 1
 
 
 class EncoderWindow(nn.Module):
@@ -145,44 +139,3 @@ def window_args(dims: EncoderDims) -> tuple[Tensor, ...]:
 
 INPUTS = ("mel", "stem_mask1", "stem_mask2", "key_mask")
 OUTPUTS = ("audio",)
-
-
-@dataclass(frozen=True)
-class WindowInputs:
-    """One window's graph inputs and which output rows are real tokens."""
-
-    feeds: dict[str, np.ndarray]
-    valid: np.ndarray  # bool [W]: rows of `audio` that are tokens (in order)
-
-
-def window_inputs(
-    mel: np.ndarray, window: int, dims: EncoderDims, mask_value: float
-) -> WindowInputs:
-    """Inputs of window `window` of an utterance's mel [M, F] (upstream's chunks
-    and windows: chunk j = frames 100j.., window k = chunks kC..)."""
-    frames = mel.shape[1]
-    c = dims.chunks
-    feeds = {name: a.numpy() for name, a in zip(INPUTS, window_args(dims))}
-    feeds["key_mask"][...] = mask_value
-    valid = np.zeros(dims.tokens, bool)
-    for i in range(c):
-        start = (window * c + i) * CHUNK_FRAMES
-        n = min(frames - start, CHUNK_FRAMES)
-        if n <= 0:  # past the utterance: a padding chunk
-            feeds["stem_mask1"][i] = feeds["stem_mask2"][i] = 0.0
-            continue
-        feeds["mel"][i, 0, :, :n] = mel[:, start : start + n]
-        one, two, tokens = stem_lengths(n)
-        if frames < CHUNK_FRAMES:  # upstream pads nothing: conv padding sees zeros
-            feeds["stem_mask1"][i, ..., one:] = 0.0
-            feeds["stem_mask2"][i, ..., two:] = 0.0
-        rows = slice(i * CHUNK_TOKENS, i * CHUNK_TOKENS + tokens)
-        feeds["key_mask"][..., rows] = 0.0
-        valid[rows] = True
-    return WindowInputs(feeds, valid)
-
-
-def window_count(frames: int, dims: EncoderDims) -> int:
-    """Windows upstream makes of `frames` mel frames."""
-    chunks = -(-frames // CHUNK_FRAMES)
-    return -(-chunks // dims.chunks)

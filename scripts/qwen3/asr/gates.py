@@ -5,9 +5,12 @@ graphs.py `CpuRunner`) against upstream's torch modules: relative error < 1e-4,
 teacher-forced argmax 100 %. The encoder's reference is upstream's audio tower
 with upstream's own window mask (scripts/qwen3/asr/oracle.py `encode_windowed`);
 the decoder's is one full-sequence upstream forward, which equals upstream's
-greedy `generate` logits (qwen3.md §5: 1.8e-7). The decoder runs through the AR
-toolkit's caches, masks and loop (daemon/engine/ar), so the decode driver here
-works on any Runner: CPU sessions now, simulator binaries in the pipeline.
+greedy `generate` logits (qwen3.md §5: 1.8e-7).
+
+The graphs are driven by the engine's own code (style.md §5: no twin loops):
+its WindowEncoder per window, its Decoder (CPU embeddings and RoPE, the AR
+toolkit's caches, masks and loop) for prefill and steps. Both take any Runner:
+CPU sessions here, simulator binaries in the pipeline's simulator gates.
 
 Simulator gates (`sim_gate`): cosine ≥ 0.999 and top-1 ≥ 99 % of compiled
 graphs' outputs against the CPU graphs'.
@@ -16,22 +19,20 @@ graphs' outputs against the CPU graphs'.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from daemon.engine.ar import loop, masks
-from daemon.engine.ar.bound import BoundGraph
-from daemon.engine.ar.kv import KvGraph
+from daemon.engine.ar import loop
 from daemon.engine.graphs import Runner
+from daemon.engines.qwen3asr.decoder import Decoder
+from daemon.engines.qwen3asr.encoder import WindowEncoder
+from daemon.engines.qwen3asr.params import AsrParams, decode_key, prefill_key
 from scripts.common.parity import cosine, rel_error
-from scripts.gsv.export.shapes import MASK_VALUE
 from scripts.gsv.verify.runtime import cpu_runner
-from scripts.qwen3.asr import encoder
-from scripts.qwen3.asr.export import decode_name, graph_io, prefill_name
 
 #: issue 12 must-have 1: CPU parity per graph, and the simulator gates
 CPU_MAX_REL_ERR = 1e-4
@@ -77,26 +78,24 @@ def _argmax_agreement(reference: np.ndarray, test: np.ndarray) -> float:
 
 
 # ------------------------------------------------------------------ encoder
-def encode_windows(
-    runner: Runner, mel: np.ndarray, dims: encoder.EncoderDims
-) -> np.ndarray:
-    """The audio tokens [N, D] of mel [M, F]: each window through the graph,
-    the real token rows kept, in order."""
-    rows = []
-    for w in range(encoder.window_count(mel.shape[1], dims)):
-        inputs = encoder.window_inputs(mel, w, dims, MASK_VALUE)
-        (audio,) = runner.run(inputs.feeds)
-        rows.append(np.asarray(audio, np.float32)[inputs.valid])
+def encode_windows(params: AsrParams, runner: Runner, mel: np.ndarray) -> np.ndarray:
+    """The audio rows [N, D] of mel [M, F] as the engine makes them: its
+    WindowEncoder on each of upstream's windows, rows concatenated."""
+    window = WindowEncoder(params, runner)
+    frames, step = mel.shape[1], params.mel.window_frames
+    feats = np.ascontiguousarray(mel.T, np.float32)
+    rows = [window.encode(feats[s : s + step], frames) for s in range(0, frames, step)]
     return np.concatenate(rows)
 
 
-def gate_encoder(model: Any, onnx_path: Path, mel: np.ndarray) -> GateResult:
+def gate_encoder(
+    model: Any, params: AsrParams, onnx_path: Path, mel: np.ndarray
+) -> GateResult:
     """The encoder graph on mel [M, F] against upstream's windowed encoder."""
     from scripts.qwen3.asr.oracle import encode_windowed
 
-    dims = encoder.EncoderDims.of(model.thinker.audio_tower)
     want = np.asarray(encode_windowed(model, mel), np.float32)
-    got = encode_windows(cpu_runner(Path(onnx_path)), mel, dims)
+    got = encode_windows(params, cpu_runner(Path(onnx_path)), mel)
     if got.shape != want.shape:
         raise ValueError(f"encoder tokens {got.shape} vs upstream {want.shape}")
     err = rel_error(reference=want, test=got)
@@ -105,67 +104,28 @@ def gate_encoder(model: Any, onnx_path: Path, mel: np.ndarray) -> GateResult:
 
 # ------------------------------------------------------------------ decoder
 def _shape(runner: Runner, name: str) -> tuple[int, ...]:
-    """A runner's input shape by name (backends order their inputs differently)."""
+    """A runner's tensor shape by name (backends order their inputs differently)."""
     (spec,) = [t for t in runner.inputs if t.name == name]
     return tuple(spec.shape)
 
 
-class Rope:
-    """cos/sin rows [n, hd] from upstream's rotary module at plain positions
-    (all three M-RoPE rows equal: exact, qwen3.md §1.4)."""
-
-    def __init__(self, model: Any, positions: int) -> None:
-        rotary = model.thinker.model.rotary_emb
-        ids = torch.arange(positions).reshape(1, 1, -1).expand(3, 1, -1)
-        with torch.no_grad():
-            cos, sin = rotary(torch.zeros(1, dtype=torch.float32), ids)
-        self.cos, self.sin = _np(cos[0]), _np(sin[0])
-
-
 def decoder_logits(
+    params: AsrParams,
+    model: Any,
     prefill: Runner,
     decode: Runner,
-    model: Any,
     prompt: np.ndarray,
     tokens: Sequence[int],
 ) -> np.ndarray:
     """Logits [1 + T, V]: the prefill's over `prompt` [n, H] (embeddings, audio
-    rows scattered in), then one decode step per token of `tokens`."""
+    rows scattered in), then one decode step per token of `tokens`, run by the
+    engine's Decoder on this (prefill, decode) pair of graphs."""
+    p, length = _shape(prefill, "x")[1], _shape(decode, "k_cache")[2]
+    pair = replace(params, prefill_buckets=(p,), kv_buckets=(length,))
     embed = _np(model.thinker.model.embed_tokens.weight)
-    p = _shape(prefill, "x")[1]
-    length = _shape(decode, "k_cache")[2]
-    io = graph_io(model.config, (p,), (length,))
-    pre_io, dec_io = io[prefill_name(p)], io[decode_name(length)]
-    n = len(prompt)
-    if n > p or n + len(tokens) > length:
-        raise ValueError(f"{n} + {len(tokens)} positions do not fit P={p}, L={length}")
-    rope = Rope(model, max(p, length))
-    pre = BoundGraph(prefill, {t.name: t.shape for t in pre_io.inputs + pre_io.outputs})
-    b = pre.bind()
-    b["x"][...] = 0.0
-    b["x"][0, :n] = prompt
-    masks.causal(b["mask"][0, 0], n, MASK_VALUE)
-    b["cos"][0], b["sin"][0] = rope.cos[:p], rope.sin[:p]
-    b["last"][...] = 0.0
-    b["last"][0, n - 1] = 1.0
-    pre.execute()
-    kv = KvGraph(
-        decode,
-        {t.name: t.shape for t in dec_io.inputs + dec_io.outputs},
-        length,
-        MASK_VALUE,
-    )
-    kv.start(b["k"], b["v"], n)
-    d = kv.buffers
-
-    def feed(token: int) -> np.ndarray:
-        pos = kv.filled
-        d["x"][0, 0] = embed[token]
-        d["cos"][0, 0], d["sin"][0, 0] = rope.cos[pos], rope.sin[pos]
-        kv.step()
-        return d["logits"][0]
-
-    return loop.teacher_forced(b["logits"][0], feed, tokens)
+    graphs = {prefill_key(p): prefill, decode_key(length): decode}
+    logits, feed = Decoder(pair, embed, graphs).start(prompt, len(tokens))
+    return loop.teacher_forced(logits, feed, tokens)
 
 
 def upstream_logits(
@@ -185,6 +145,7 @@ def upstream_logits(
 
 def gate_decoder(
     model: Any,
+    params: AsrParams,
     prefill_onnx: Path,
     decode_onnx: Path,
     prompt: np.ndarray,
@@ -194,9 +155,10 @@ def gate_decoder(
     against upstream's full forward: rel error and argmax agreement."""
     want = upstream_logits(model, prompt, tokens)
     got = decoder_logits(
+        params,
+        model,
         cpu_runner(Path(prefill_onnx)),
         cpu_runner(Path(decode_onnx)),
-        model,
         prompt,
         tokens,
     )

@@ -1,5 +1,5 @@
 """Session fixtures: the tiny Qwen3-ASR model (upstream's classes, loaded from the
-`tiny_asr_model` directory) and its graphs exported once."""
+`tiny_asr_model` directory), its bundle params and its graphs exported once."""
 
 from __future__ import annotations
 
@@ -27,12 +27,29 @@ class AsrGraphs:
 
 
 @pytest.fixture(scope="session")
-def asr_model(tiny_asr_model: Path) -> Any:
+def asr_build(tiny_asr_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The build's context over the tiny model (it loads upstream's model and
+    processor once, and makes the bundle params the engine reads)."""
     pytest.importorskip("qwen_asr")
-    from qwen_asr.core.transformers_backend import Qwen3ASRForConditionalGeneration
+    from scripts.qwen3.asr.pipeline.context import BuildContext
+    from scripts.qwen3.asr.pipeline.source import read_model_dir
 
-    model = Qwen3ASRForConditionalGeneration.from_pretrained(tiny_asr_model)
-    return model.float().eval()
+    work = tmp_path_factory.mktemp("qwen3_asr_build")
+    return BuildContext(read_model_dir(tiny_asr_model), work, (PREFILL,), (KV,))
+
+
+@pytest.fixture(scope="session")
+def asr_model(asr_build: Any) -> Any:
+    """Upstream's Qwen3ASRForConditionalGeneration (fp32, eval)."""
+    return asr_build.model
+
+
+@pytest.fixture(scope="session")
+def asr_params(asr_build: Any) -> Any:
+    """The engine's AsrParams of a bundle with buckets PREFILL and KV."""
+    from daemon.engines.qwen3asr.params import AsrParams
+
+    return AsrParams.from_mapping(asr_build.params())
 
 
 @pytest.fixture(scope="session")

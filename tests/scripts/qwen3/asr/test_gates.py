@@ -12,7 +12,6 @@ import pytest
 import torch
 
 from scripts.qwen3.asr import export, gates
-from scripts.qwen3.asr.encoder import EncoderDims
 from tests.scripts.qwen3.conftest import KV
 
 #: a 20-token prompt with 8 audio rows, then forced tokens
@@ -38,32 +37,36 @@ def prompt(asr_model: Any) -> tuple[np.ndarray, list[int]]:
 
 
 def test_the_encoder_gate_passes_over_three_windows(
-    asr_model: Any, asr_graphs: Any
+    asr_model: Any, asr_params: Any, asr_graphs: Any
 ) -> None:
     """987 frames = 3 windows (the last one partial, its tail chunk 87 frames),
     against upstream's windowed encoder."""
-    result = gates.gate_encoder(asr_model, asr_graphs.encoder, _mel(987))
+    result = gates.gate_encoder(asr_model, asr_params, asr_graphs.encoder, _mel(987))
     assert result.passed, result
     assert result.value < 1e-5
 
 
-def test_the_decoder_gate_passes(asr_model: Any, asr_graphs: Any, prompt: Any) -> None:
+def test_the_decoder_gate_passes(
+    asr_model: Any, asr_params: Any, asr_graphs: Any, prompt: Any
+) -> None:
     results = gates.gate_decoder(
-        asr_model, asr_graphs.prefill, asr_graphs.decode, *prompt
+        asr_model, asr_params, asr_graphs.prefill, asr_graphs.decode, *prompt
     )
     assert [r.passed for r in results] == [True, True], results
     assert results[0].value < 1e-5
 
 
 def test_the_decoder_gate_fails_a_wrong_graph(
-    asr_model: Any, asr_graphs: Any, prompt: Any, tmp_path: Path
+    asr_model: Any, asr_params: Any, asr_graphs: Any, prompt: Any, tmp_path: Path
 ) -> None:
     """A decode graph of slightly different weights (one norm off by 1 %) is caught."""
     other = copy.deepcopy(asr_model)
     with torch.no_grad():
         other.thinker.model.layers[1].post_attention_layernorm.weight.mul_(1.01)
     wrong = export.export_decode(other, KV, tmp_path / "wrong.onnx")
-    rel, _ = gates.gate_decoder(asr_model, asr_graphs.prefill, wrong, *prompt)
+    rel, _ = gates.gate_decoder(
+        asr_model, asr_params, asr_graphs.prefill, wrong, *prompt
+    )
     assert not rel.passed
     assert "FAIL" in str(rel)
 
@@ -97,7 +100,12 @@ def test_an_argmax_miss_is_excused_only_inside_fp16_precision() -> None:
 
 @pytest.mark.simulator
 def test_compiled_graphs_pass_the_simulator_gates(
-    asr_model: Any, asr_graphs: Any, prompt: Any, qnn_cache: Path, tmp_path: Path
+    asr_model: Any,
+    asr_params: Any,
+    asr_graphs: Any,
+    prompt: Any,
+    qnn_cache: Path,
+    tmp_path: Path,
 ) -> None:
     """fp16 binaries (fp16 K/V) on the x86 HTP simulator: one encoder window and
     a prefill + a few teacher-forced steps, against the fp32 CPU graphs."""
@@ -113,20 +121,17 @@ def test_compiled_graphs_pass_the_simulator_gates(
         )
     }
     x, tokens = prompt
-    dims = EncoderDims.of(asr_model.thinker.audio_tower)
+    params, steps = asr_params, tokens[:SIM_STEPS]
     mel = _mel(300)
-    want_audio = gates.encode_windows(cpu_runner(asr_graphs.encoder), mel, dims)
-    want = gates.decoder_logits(
-        cpu_runner(asr_graphs.prefill), cpu_runner(asr_graphs.decode),
-        asr_model, x, tokens[:SIM_STEPS],
-    )  # fmt: skip
+    want_audio = gates.encode_windows(params, cpu_runner(asr_graphs.encoder), mel)
+    cpu = [cpu_runner(asr_graphs.prefill), cpu_runner(asr_graphs.decode)]
+    want = gates.decoder_logits(params, asr_model, *cpu, x, steps)
     sim = Simulator()
     try:
         runners = sim.open(bins)
-        got_audio = gates.encode_windows(runners["encoder"], mel, dims)
-        got = gates.decoder_logits(
-            runners["prefill"], runners["decode"], asr_model, x, tokens[:SIM_STEPS]
-        )
+        got_audio = gates.encode_windows(params, runners["encoder"], mel)
+        sim_pair = [runners["prefill"], runners["decode"]]
+        got = gates.decoder_logits(params, asr_model, *sim_pair, x, steps)
     finally:
         sim.close()
     results = gates.sim_gate("encoder", [want_audio], [got_audio], rows=False)
