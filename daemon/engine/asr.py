@@ -103,6 +103,12 @@ def downmix(pcm: np.ndarray) -> np.ndarray:
     return np.mean(pcm, axis=-1).astype(np.float32)
 
 
+def stream_text(transcripts: Iterable[Transcript]) -> str:
+    """The text of a whole stream: its finals' texts joined as they are (as
+    qwen-asr joins the texts of the chunks it cut an utterance into)."""
+    return "".join(t.text for t in transcripts if t.final)
+
+
 @runtime_checkable
 class AsrSession(Protocol):
     """One open utterance stream of an :class:`AsrEngine`."""

@@ -31,8 +31,13 @@ from daemon.engine.wording import shown
 
 T = TypeVar("T")
 
-#: Input channels an ASR request may announce: engines are fed mono.
-ASR_CHANNELS: Final = 1
+#: Channels a transcription request may carry: from mono up to 7.1 surround.
+#: (qwen-asr's ``to_mono`` also takes at most 8 channels as frames' width.)
+MAX_ASR_CHANNELS: Final = 8
+#: Input rates a transcription request may carry (Hz): telephone-band 8 kHz up
+#: to studio 192 kHz; engines resample (soxr) to their own rate.
+MIN_ASR_RATE: Final = 8000
+MAX_ASR_RATE: Final = 192000
 #: The reader's ``where``: a protocol's message starts at the field path instead.
 _WHERE: Final = "request"
 
@@ -158,7 +163,7 @@ class TranscriptionRequest:
     voice: str | None = None
     language: str | None = None
     sample_rate: int = 16000
-    channels: int = ASR_CHANNELS
+    channels: int = 1
     #: text that steers the transcript (names, spelling), if the engine takes one
     prompt: str | None = None
 
@@ -291,10 +296,28 @@ def _check_transcription(request: TranscriptionRequest, caps: Capabilities) -> N
     _check_language(request.language, caps.languages)
     rates = caps.sample_rates_in
     rate = request.sample_rate
-    if not isinstance(rate, int) or rate <= 0 or (rates and rate not in rates):
-        expected = f"one of {list(rates)}" if rates else "a positive integer"
+    if rates:
+        ok, expected = rate in rates, f"one of {list(rates)}"
+    else:
+        ok = MIN_ASR_RATE <= rate <= MAX_ASR_RATE
+        expected = f"an integer rate in [{MIN_ASR_RATE}, {MAX_ASR_RATE}] Hz"
+    if not _integer(rate) or not ok:
         raise refuse(BadValue, "sample_rate", expected, rate)
-    if request.channels != ASR_CHANNELS:
-        raise refuse(BadValue, "channels", f"{ASR_CHANNELS} (mono)", request.channels)
+    channels = request.channels
+    if not _integer(channels) or not 1 <= channels <= MAX_ASR_CHANNELS:
+        expected = f"an integer number of channels in [1, {MAX_ASR_CHANNELS}]"
+        raise refuse(BadValue, "channels", expected, channels)
     if request.prompt is not None:
         _check_text(request.prompt, math.inf, blank_ok=True)
+
+
+def check_duration(seconds: float, limit: float) -> None:
+    """Refuse audio of ``seconds`` when it is longer than ``limit`` (the lower of
+    the service's ``limits.max_audio_s`` and the engine's ``max_input``)."""
+    if seconds > limit:
+        found = Found(f"{seconds:.2f} s")
+        raise refuse(BadValue, "audio", f"at most {limit:g} s of audio", found)
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -58,6 +58,9 @@ DEFAULT_HEADER_TIMEOUT_S: Final = 10.0
 #: An announced body (HTTP Content-Length, Wyoming data/payload) must arrive in
 #: this: 256 KiB at well under 10 KiB/s.
 DEFAULT_BODY_TIMEOUT_S: Final = 30.0
+#: Longest audio one transcription takes (s): half an hour, a long meeting
+#: segment; an engine may declare less (its ``max_input``).
+DEFAULT_MAX_AUDIO_S: Final = 1800.0
 #: Home Assistant's Wyoming TTS convention (ecosystem.md §0).
 WYOMING_TCP_PORT: Final = 10200
 LOG_LEVELS: Final = ("debug", "info", "warning", "error")
@@ -154,6 +157,9 @@ class LimitsConfig:
     """Requests that may wait behind the running one; more get "busy"."""
     max_input_chars: Count = OPENAI_MAX_INPUT_CHARS
     """Longest text one request may carry (both protocols)."""
+    max_audio_s: Seconds = DEFAULT_MAX_AUDIO_S
+    """Longest audio one transcription may carry (both protocols); the lower
+    of it and the engine's own limit applies, refused when it is reached."""
     request_timeout_s: Seconds = DEFAULT_REQUEST_TIMEOUT_S
     """Queue wait + synthesis; past it the request is cancelled."""
     stall_timeout_s: Seconds = DEFAULT_STALL_TIMEOUT_S

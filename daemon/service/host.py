@@ -124,7 +124,9 @@ class EngineHost:
         while a load or eviction runs on the worker."""
         self._loading_since = time.monotonic()
         try:
-            return await load
+            # After the open sessions: none may have its engine closed under it.
+            async with self.jobs.turns.every():
+                return await load
         finally:
             self._loading_since = None
             self._publish()
@@ -204,18 +206,35 @@ class EngineHost:
         options = request.options(voice.name)
         return self.jobs.tts(voice, request.text, options, protocol)
 
+    def check_session(self, request: TranscriptionRequest) -> Voice:
+        """The model ``request`` asks for, once the request passed the one check
+        against its capabilities (nothing is admitted)."""
+        voice = self.resolve(request.voice, request.language, "asr")
+        check(request, capabilities(voice))
+        return voice
+
+    def max_audio_s(self, voice: Voice) -> float:
+        """Longest audio one session of ``voice`` takes (s): the lower of the
+        service's ``limits.max_audio_s`` and the engine's ``max_input``."""
+        return min(self.cfg.limits.max_audio_s, capabilities(voice).max_input)
+
     def open_session(self, request: TranscriptionRequest, protocol: str) -> AsrJob:
         """Check and admit a transcription session without waiting (raises as
         ``submit``); the caller feeds its audio: ``await job.feed(pcm)``, then
         ``job.finish()``, and reads ``async for transcript in job``."""
         if self.state != "ready":
             raise Unavailable(f"service is {self.state}")
-        voice = self.resolve(request.voice, request.language, "asr")
-        check(request, capabilities(voice))
+        voice = self.check_session(request)
         options = TranscriptionOptions(
             voice=voice.name, language=request.language, prompt=request.prompt
         )
-        return self.jobs.asr(voice, options, request.sample_rate, protocol)
+        return self.jobs.asr(
+            voice,
+            options,
+            (request.sample_rate, request.channels),
+            self.max_audio_s(voice),
+            protocol,
+        )
 
     def cancel(self, job: Job, reason: str) -> None:
         self.jobs.cancel(job, reason)
@@ -269,6 +288,7 @@ class EngineHost:
         self._stopping.set()  # a load still running gives up at its next step
         self.jobs.cancel_all(reason)
         limit = self.cfg.limits.stall_timeout_s
+        await self.jobs.settle(limit)  # sessions closed before their engines
         try:
             await asyncio.wait_for(
                 asyncio.wrap_future(self._worker.submit(self._unload)), limit

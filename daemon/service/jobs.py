@@ -3,30 +3,38 @@
 A ``Job``'s output crosses from the NPU worker to the event loop: the worker
 pushes audio chunks or transcripts with ``call_soon_threadsafe``; the event loop
 iterates them and may cancel (a consumer that stops iterating cancels the job).
-An ``AsrJob`` also carries input the other way: the loop feeds audio into a
-bounded channel, the worker takes it.  A job's cancel token's ``check()``
-(called by engines between graph calls) doubles as the worker's heartbeat for
-the systemd watchdog.
+An ``AsrJob`` also carries input the other way: the client's protocol feeds
+audio into a bounded channel, the session's driver (``sessions.py``, on the
+event loop) takes it and hands each feed to the worker.  A job's cancel
+token's ``check()`` (called by engines between graph calls) doubles as the
+worker's heartbeat for the systemd watchdog.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import queue
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 import numpy as np
 
-from daemon.engine.asr import SessionFinished, Transcript, pcm_problem
+from daemon.engine.asr import SessionFinished, Transcript, channels_of, pcm_problem
 from daemon.engine.cancel import Cancelled, CancelToken
 from daemon.engine.capabilities import Capabilities, Task, VoiceInfo
 from daemon.engine.registry import Engine
-from daemon.engine.requests import BadRequest, BadValue, Found, RequestError, refuse
+from daemon.engine.requests import (
+    BadRequest,
+    BadValue,
+    Found,
+    RequestError,
+    check_duration,
+    refuse,
+)
 from daemon.engine.tts import AudioChunk
 
 DEADLINE_REASON: Final = "deadline passed"
@@ -35,13 +43,8 @@ CONSUMER_LEFT: Final = "the consumer stopped reading"
 #: waits, so a client is read no faster than the NPU transcribes.  About 2 s of
 #: wyoming-satellite's default chunks (1024 samples at 16 kHz).
 INPUT_CHUNKS: Final = 32
-#: How often a worker waiting for a session's audio checks its token (s).  A
-#: cancel wakes it at once; this bounds how late it sees a deadline, and keeps
-#: its heartbeat fresh (waiting for a client's audio is not a stalled NPU).
-INPUT_POLL_S: Final = 0.1
 _END: Final = object()
 _FINISH: Final = object()  # input: no more audio
-_WAKE: Final = object()  # input: look at the token now
 T = TypeVar("T")
 
 
@@ -75,6 +78,8 @@ class Voice:
     #: what its engine declared (``engine.capabilities()``); None: derived from
     #: the fields above by the host (engines that declare nothing)
     capabilities: Capabilities | None = None
+    #: which loaded engine serves it (sessions take turns per engine)
+    engine_key: Hashable = field(default=0, compare=False, repr=False)
 
     @classmethod
     def of(cls, info: VoiceInfo, engine: Engine) -> Voice:
@@ -89,6 +94,7 @@ class Voice:
             tuple(info.speakers),
             (info.attribution[0], info.attribution[1]),
             caps,
+            id(engine),
         )
 
     @property
@@ -143,6 +149,10 @@ class Job:
         except RuntimeError:  # the loop closed under us during shutdown
             self.token.cancel("service stopped")
 
+    def put(self, item: Transcript) -> None:
+        """Hand a transcript to the consumer (event loop: the session driver)."""
+        self._queue.put_nowait(item)
+
     def end(self, exc: BaseException | None) -> None:
         """End the output stream, with an error or cleanly (event loop)."""
         self.done, self.error = True, exc
@@ -183,79 +193,93 @@ class AsrJob(Job):
     """One admitted transcription session: ``await job.feed(pcm)`` as audio
     arrives, then ``job.finish()``; ``async for transcript in job`` meanwhile."""
 
-    #: the rate every ``feed`` is at (announced by the request, checked there)
+    #: the rate and channels every ``feed`` is at (announced by the request)
     sample_rate: int = 0
-    #: the engine's ``max_input``: the longest audio (s) one session takes
+    channels: int = 1
+    #: the longest audio (s) one session takes (host.max_audio_s)
     max_input_s: float = math.inf
-    fed_s: float = 0.0  # accepted so far (event loop)
+    fed_s: float = 0.0  # accepted so far
     finished: bool = False
-    _input: queue.Queue[Any] = field(default_factory=queue.Queue)
-    _waiting: int = 0  # chunks queued, not yet taken by the worker (event loop)
+    _input: deque[Any] = field(default_factory=deque)
+    _arrived: asyncio.Event = field(default_factory=asyncio.Event)
     _taken: asyncio.Event = field(default_factory=asyncio.Event)
+    _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def feed(self, pcm: np.ndarray) -> None:
-        """Queue the next samples (mono float32 at ``sample_rate``) for the
-        worker, waiting while ``INPUT_CHUNKS`` are queued.  Raises
-        ``BadRequest`` for audio that is malformed or past ``max_input_s`` (the
-        session is cancelled), ``SessionFinished`` after ``finish``, and how the
-        session ended if it already did."""
+        """Queue the next samples (float32 ``[n]`` or ``[n, channels]`` at
+        ``sample_rate``), waiting while ``INPUT_CHUNKS`` are queued.  Raises
+        ``BadRequest`` for audio that is malformed, of other channels, or past
+        ``max_input_s`` (then the session is cancelled: the client hears the
+        refusal at the cap, not after transcribing it), ``SessionFinished``
+        after ``finish``, and how the session ended if it already did."""
         self._open()
         problem = pcm_problem(pcm, self.sample_rate)
         if problem is not None:
             raise BadRequest(problem, "audio")
+        if channels_of(pcm) != self.channels:
+            expected = f"{self.channels} channel(s), as announced"
+            raise refuse(BadValue, "audio", expected, Found(f"{channels_of(pcm)}"))
         seconds = len(pcm) / self.sample_rate
-        if self.fed_s + seconds > self.max_input_s:
-            bad = refuse(
-                BadValue,
-                "audio",
-                f"at most {self.max_input_s:g} s of audio",
-                Found(f"{self.fed_s + seconds:.2f} s"),
-            )
+        try:
+            check_duration(self.fed_s + seconds, self.max_input_s)
+        except BadRequest as bad:
             self.cancel(str(bad))
-            raise bad
-        while self._waiting >= INPUT_CHUNKS:
+            raise
+        while len(self._input) >= INPUT_CHUNKS:
             self._taken.clear()
-            await self._wait(self._taken.wait())
+            await self._wait(self._either(self._taken))
             self._open()
         self.fed_s += seconds
-        self._waiting += 1
-        self._input.put(pcm)
+        self._input.append(pcm)
+        self._arrived.set()
 
     def finish(self) -> None:
         """No more audio: the session's last transcripts follow."""
         self._open()
         self.finished = True
-        self._input.put(_FINISH)
+        self._input.append(_FINISH)
+        self._arrived.set()
 
     def cancel(self, reason: str) -> None:
         super().cancel(reason)
-        self._input.put(_WAKE)  # a worker waiting for audio sees the token now
+        self._stopped.set()  # a driver waiting for audio or a turn sees it now
 
     def end(self, exc: BaseException | None) -> None:
         super().end(exc)
         self._taken.set()  # a feed waiting for room hears how the session ended
 
-    def take(self) -> np.ndarray | None:
-        """The next samples, or None once finished (worker; ``Cancelled``)."""
+    async def take(self) -> np.ndarray | None:
+        """The next samples, or None once finished (the driver; ``Cancelled``
+        when cancelled or past the deadline)."""
         while True:
-            self.token.check()  # also the heartbeat while the client is slow
-            try:
-                item = self._input.get(timeout=INPUT_POLL_S)
-            except queue.Empty:
-                continue
-            if item is _WAKE:
-                continue
-            if item is _FINISH:
-                return None
-            try:
-                self.loop.call_soon_threadsafe(self._took)
-            except RuntimeError:  # the loop closed under us during shutdown
-                self.token.cancel("service stopped")
-            return item  # type: ignore[no-any-return]
+            self.token.check()
+            if self._input:
+                item = self._input.popleft()
+                self._taken.set()
+                return None if item is _FINISH else item  # type: ignore[no-any-return]
+            self._arrived.clear()
+            await self.until(self._arrived.wait())
 
-    def _took(self) -> None:  # event loop
-        self._waiting -= 1
-        self._taken.set()
+    async def until(self, step: Awaitable[T]) -> T:
+        """``step``, unless the session is cancelled or its deadline passes
+        first (then ``Cancelled``; ``step`` itself is left alone)."""
+        result: T = await self._wait(self._either(step))
+        self.token.check()
+        return result
+
+    async def _either(self, step: Awaitable[T] | asyncio.Event) -> T:
+        waited = step.wait() if isinstance(step, asyncio.Event) else step
+        task = asyncio.ensure_future(waited)
+        stop = asyncio.ensure_future(self._stopped.wait())
+        try:
+            await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+        if not task.done():  # cancelled: the caller sees the token
+            if task is not step:  # ours (a coroutine's task), not the caller's
+                task.cancel()
+            return None  # type: ignore[return-value]
+        return task.result()
 
     def _open(self) -> None:
         """Refuse input once the session finished or ended (event loop)."""

@@ -1,18 +1,22 @@
 """Requests on the NPU worker: one bounded FIFO queue for every task.
 
 A request is admitted on the event loop if at most ``queue_size`` others wait
-behind the running one (else ``Busy``), then runs on the ``qnnrt.NpuWorker`` in
-FIFO order, one at a time, until it is done:
+behind the running one (else ``Busy``), then runs on the ``qnnrt.NpuWorker``
+in FIFO order:
 
-- a TTS job iterates ``synthesize`` and streams each chunk back;
-- an ASR job opens a session, feeds it the client's audio as it arrives and
-  finishes it, streaming each transcript back.  It holds the worker from open to
-  finish: engines reuse graph buffers, and a session may keep state bound to its
-  engine's graphs (a KV cache), so two requests never interleave on the NPU.
+- a TTS job is one worker item: it iterates ``synthesize`` and streams each
+  chunk back;
+- an ASR session is a chain of worker items (``sessions.py``): open, each
+  feed and each transcript of what a feed or finish returned, close.  Each is
+  queued behind what waits then, so TTS requests and other engines' sessions
+  run between two of them, while the session holds its engine's turn
+  (``turns.py``): one open session per engine, the next one waits (admitted,
+  counted in the same bound, in arrival order).
 
 A job is cancelled when its client leaves or its deadline passes: within one
-graph call if it runs (engines check the token between calls; an ASR session
-waiting for audio wakes at once), and skipped if it has not started.
+graph call if it runs (engines check the token between calls; a session
+waiting for audio or for its turn wakes at once), and skipped if it has not
+started.
 """
 
 from __future__ import annotations
@@ -24,9 +28,9 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Final, cast
+from typing import Any, Final, TypeVar, cast
 
-from daemon.engine.asr import AsrEngine, TranscriptionOptions
+from daemon.engine.asr import AsrEngine, AsrSession, TranscriptionOptions
 from daemon.engine.cancel import Cancelled
 from daemon.engine.registry import Engine
 from daemon.engine.requests import BadRequest, RequestError, UnknownVoice
@@ -34,12 +38,15 @@ from daemon.engine.tts import SynthesisOptions, TtsEngine
 from daemon.service.config import LimitsConfig
 from daemon.service.jobs import AsrJob, Busy, HeartbeatToken, Job, Voice, outcome
 from daemon.service.metrics import Metrics
+from daemon.service.sessions import drive
+from daemon.service.turns import Turns
 from qnnrt import NpuWorker
 
 _LOGGER = logging.getLogger(__name__)
 #: Bounds of the Retry-After hint given to busy clients (s).
 RETRY_AFTER_MIN_S: Final = 1
 RETRY_AFTER_MAX_S: Final = 60
+T = TypeVar("T")
 
 
 class Scheduler:
@@ -63,6 +70,9 @@ class Scheduler:
         self.current: Job | None = None
         #: when the worker last showed progress outside a job (job end)
         self.last_beat = 0.0
+        #: engines' turns: one open session each; loads take them all
+        self.turns = Turns()
+        self._drivers: set[asyncio.Task[None]] = set()
 
     # -- event loop ----------------------------------------------------------
 
@@ -82,23 +92,59 @@ class Scheduler:
         self,
         voice: Voice,
         options: TranscriptionOptions,
-        sample_rate: int,
+        audio: tuple[int, int],
+        max_input_s: float,
         protocol: str,
     ) -> AsrJob:
-        """Queue a checked transcription session (or raise ``Busy``): the
-        caller feeds it (``await job.feed(pcm)``), then ``job.finish()``."""
-        caps = voice.capabilities
-        longest = caps.max_input if caps is not None else math.inf
+        """Queue a checked transcription session (or raise ``Busy``) of audio at
+        ``audio`` (rate, channels): the caller feeds it (``await
+        job.feed(pcm)``), then ``job.finish()``."""
+        loop = asyncio.get_running_loop()
+        rate, channels = audio
         job = AsrJob(
             voice,
-            asyncio.get_running_loop(),
+            loop,
             self._admit(protocol),
             graph_calls=self._graph_calls,
-            sample_rate=sample_rate,
-            max_input_s=longest,
+            sample_rate=rate,
+            channels=channels,
+            max_input_s=max_input_s,
         )
-        self._start(job, protocol, self._run_asr, options)
+        self.jobs.add(job)
+        turn = self.turns.ask(voice.engine_key)
+        # Granted now: open joins the worker's queue now, in arrival order.
+        first = None
+        if turn.granted.done():
+            first = self._step(job, self._open, job, options)
+
+        def opening() -> Future[AsrSession]:
+            return first or self._step(job, self._open, job, options)
+
+        def cleanup(fn: Callable[[], None]) -> Future[None]:
+            return self._worker.submit(fn)
+
+        async def run() -> None:
+            exc: BaseException | None = None
+            try:
+                await drive(job, turn, opening, self._step, cleanup)
+            except asyncio.CancelledError:  # the loop is shutting down
+                exc = Cancelled(job.token.reason or "service stopped")
+                raise
+            except Exception as e:  # noqa: BLE001 - the job ends with it
+                exc = e
+            finally:
+                self.turns.done(turn)
+                self._settle(job, exc, protocol)
+
+        task = loop.create_task(run())
+        self._drivers.add(task)
+        task.add_done_callback(self._drivers.discard)
         return job
+
+    async def settle(self, timeout: float) -> None:
+        """Wait (at most ``timeout``) for every session to have closed."""
+        if self._drivers:
+            await asyncio.wait(list(self._drivers), timeout=timeout)
 
     def cancel(self, job: Job, reason: str) -> None:
         job.cancel(reason)
@@ -134,8 +180,12 @@ class Scheduler:
         return job
 
     def _finished(self, job: Job, fut: Future[None], protocol: str) -> None:
-        self.jobs.discard(job)
         exc = Cancelled(job.token.reason) if fut.cancelled() else fut.exception()
+        self._settle(job, exc, protocol)
+
+    def _settle(self, job: Job, exc: BaseException | None, protocol: str) -> None:
+        """Account for a job that ended (event loop), and end its stream."""
+        self.jobs.discard(job)
         if isinstance(exc, ValueError) and not isinstance(exc, RequestError):
             # An engine refused what no capability declares (e.g. text its
             # phonemizer cannot read); the request was checked before queueing.
@@ -192,16 +242,23 @@ class Scheduler:
             finally:
                 chunks.close()  # the engine's cleanup runs here, on the NPU thread
 
-    def _run_asr(self, job: AsrJob, options: TranscriptionOptions) -> None:
-        with self._running(job) as found:
-            engine = cast(AsrEngine, found)  # the voice's task: checked at the edge
-            session = engine.open(options, job.token)
-            try:
-                while (pcm := job.take()) is not None:
-                    for transcript in session.feed(pcm, job.sample_rate):
-                        job.push(transcript)
-                    job.audio_s += len(pcm) / job.sample_rate
-                for transcript in session.finish():
-                    job.push(transcript)
-            finally:
-                session.close()
+    def _step(self, job: AsrJob, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Queue ``fn(*args)`` as one worker item of the session ``job``."""
+        return self._worker.submit(self._stepping, job, fn, *args)
+
+    def _stepping(self, job: AsrJob, fn: Callable[..., T], *args: Any) -> T:
+        job.token.check()  # cancelled or expired while it waited
+        self.current, job.running = job, True
+        job.token.beat = time.monotonic()
+        try:
+            return fn(*args)
+        finally:
+            self.last_beat = time.monotonic()
+            self.current = None
+
+    def _open(self, job: AsrJob, options: TranscriptionOptions) -> AsrSession:
+        engine = self._engine_for(job.voice.name)
+        if engine is None:  # a reload removed it while the request waited
+            raise UnknownVoice(f"voice {job.voice.name!r} is no longer loaded")
+        # the voice's task: checked at the edge
+        return cast(AsrEngine, engine).open(options, job.token)

@@ -1,16 +1,18 @@
 """A tiny real ASR engine for the session tests: an energy voice-activity detector.
 
 Its "transcripts" are the stretches of speech it hears, ``"speech 0.50-1.20"``
-(seconds from the start of the stream).  The PCM fed is cut into frames of
-``FRAME_S`` counted from the start of the stream (so chunking does not change
-the result); a frame is voiced when its RMS level reaches ``SPEECH_DBFS``.  A
-stretch of speech starts at a voiced frame and ends once ``HANGOVER_S`` of
-unvoiced frames follow; it is reported from its first to its last voiced frame.
-Stretches shorter than ``MIN_SPEECH_S`` are clicks, not speech, and are dropped.
-While a stretch is open, each ``feed`` that moved its end returns it as a
-partial; the stretch is final once it ended (or at ``finish``).  ``feed`` and
-``finish`` are generators (each transcript is yielded as its frame is analysed),
-and ``[n, channels]`` input is downmixed to the channels' mean first.
+(seconds from the start of the stream); a partial says only where the open
+stretch began, ``"speech 0.50"``, so a final extends its partials' text.  The
+PCM fed is cut into frames of ``FRAME_S`` counted from the start of the stream
+(so chunking does not change the result); a frame is voiced when its RMS level
+reaches ``SPEECH_DBFS``.  A stretch of speech starts at a voiced frame and ends
+once ``HANGOVER_S`` of unvoiced frames follow; it is reported from its first to
+its last voiced frame.  Stretches shorter than ``MIN_SPEECH_S`` are clicks, not
+speech, and are dropped.  While a stretch is open, each ``feed`` that moved its
+end returns it as a partial; the stretch is final once it ended (or at
+``finish``).  ``feed`` and ``finish`` are generators (each transcript is yielded
+as its frame is analysed), and ``[n, channels]`` input is downmixed to the
+channels' mean first.
 
 Every ``GRAPH_FRAMES`` frames the session also runs the bundle's ``mm`` graph
 (y = tanh(x @ W)) on the block's frame levels: the stand-in for an acoustic
@@ -177,7 +179,7 @@ class VadSession:
         start, end = first * FRAME_S, (last + 1) * FRAME_S
         if end - start < MIN_SPEECH_S - 1e-9:
             return None
-        text = f"speech {start:.2f}-{end:.2f}"
+        text = f"speech {start:.2f}-{end:.2f}" if final else f"speech {start:.2f}"
         return Transcript(text, final, round(start, 6), round(end, 6), self._language)
 
     def _run_graph(self) -> None:

@@ -15,6 +15,7 @@ from daemon.engine.asr import (
     channels_of,
     downmix,
     pcm_problem,
+    stream_text,
 )
 from daemon.engine.cancel import Cancelled, CancelToken
 from daemon.engine.local import open_engine
@@ -247,3 +248,13 @@ def test_downmix_is_the_channel_mean():
     assert mono.dtype == np.float32 and mono.tolist() == [0.5, 0.0]
     same = np.zeros(3, np.float32)
     assert downmix(same) is same
+
+
+def test_partials_grow_into_their_final_and_the_stream_text_joins_finals(vad):
+    seen = _run(vad, burst_signal(BURSTS, RATE), RATE, round(CHUNK_S * RATE))
+    shown = ""
+    for t in seen:  # what a client was shown is never taken back
+        assert t.text.startswith(shown)
+        shown = "" if t.final else t.text
+    assert stream_text(seen) == "".join(BURST_FINALS)
+    assert stream_text([]) == ""

@@ -35,6 +35,7 @@ from daemon.engine.requests import (
     UnknownLanguage,
     UnknownSpeaker,
     check,
+    check_duration,
 )
 from daemon.protocols.openai import encoders
 from tests.daemon.conftest import Daemon, copy_voice, serving
@@ -318,6 +319,7 @@ TONE = Capabilities("tts", ("en_US",), 16000, speakers=("0", "1"), max_input=LIM
 SOLO = Capabilities("tts", ("en_US",), 16000, max_input=LIMIT)
 FIXED = Capabilities("tts", ("zh",), 32000, speed_range=None, max_input=math.inf)
 ASR = Capabilities("asr", ("en",), sample_rates_in=(16000,), max_input=30.0)
+ANY_RATE = Capabilities("asr", ("en",), max_input=30.0)
 
 
 @pytest.mark.parametrize(
@@ -341,7 +343,11 @@ ASR = Capabilities("asr", ("en",), sample_rates_in=(16000,), max_input=30.0)
         (SynthesisRequest("hi"), ASR, BadRequest, "a text-to-speech voice"),
         (TranscriptionRequest(), TONE, BadRequest, "a speech-recognition model"),
         (TranscriptionRequest(sample_rate=8000), ASR, BadValue, "[16000], found 8000"),
-        (TranscriptionRequest(channels=2), ASR, BadValue, "1 (mono), found 2"),
+        (TranscriptionRequest(channels=9), ASR, BadValue, "in [1, 8], found 9"),
+        (TranscriptionRequest(channels=0), ASR, BadValue, "in [1, 8], found 0"),
+        (TranscriptionRequest(sample_rate=300000), ANY_RATE, BadValue, "found 300000"),
+        (TranscriptionRequest(sample_rate=7999), ANY_RATE, BadValue, "[8000, 192000]"),
+        (TranscriptionRequest(sample_rate=True), ANY_RATE, BadValue, "found True"),  # type: ignore[arg-type]
         (TranscriptionRequest(language="fr"), ASR, UnknownLanguage, "found 'fr'"),
         (TranscriptionRequest(prompt="a\x00"), ASR, BadText, "NUL"),
     ],
@@ -361,7 +367,16 @@ def test_the_one_check(request_, caps, error, message):
         (SynthesisRequest(None, voice="tone"), TONE),  # a stream's opening
         (SynthesisRequest("你好", speed=1.0), FIXED),
         (TranscriptionRequest(language="en_US", prompt="Hexvoice"), ASR),
+        (TranscriptionRequest(sample_rate=192000, channels=8), ANY_RATE),
+        (TranscriptionRequest(sample_rate=8000, channels=1), ANY_RATE),
     ],
 )
 def test_good_requests_pass(request_, caps):
     check(request_, caps, formats=("wav", "pcm"))
+
+
+def test_audio_past_the_cap_is_refused_with_both_lengths():
+    check_duration(30.0, 30.0)  # up to the cap
+    with pytest.raises(BadValue) as info:
+        check_duration(7200.0, 1800.0)
+    assert str(info.value) == "audio: expected at most 1800 s of audio, found 7200.00 s"
