@@ -103,8 +103,9 @@ class Model:
     def inputs(
         self, pcm16k: np.ndarray, context: str = "", language: str | None = None
     ) -> Inputs:
-        """The decoder inputs of a whole normalised 16 kHz clip (one utterance:
-        the caller keeps it within :meth:`max_samples`)."""
+        """The decoder inputs of a whole 16 kHz mono clip as one utterance
+        (within :meth:`max_samples`), divided by its peak when that exceeds 1
+        as upstream does (the mel front end applies it, as in a session)."""
         audio = self.audio()
         audio.push(np.asarray(pcm16k, np.float32))
         for _ in audio.finish():
