@@ -40,3 +40,29 @@ def test_only_the_square_is_refused(tmp_path: Path) -> None:
     no_pow2(tmp_path / "cube.onnx")
     with pytest.raises(Pow2Error):
         export_static(_Square(), (torch.zeros(4),), ["x"], ["y"], tmp_path / "sq.onnx")
+
+
+def test_external_data_holds_the_weights_beside_the_graph(
+    asr_model: Any, tmp_path: Path
+) -> None:
+    """external_data=True (automatic past 1 GiB of weights, for the > 2 GiB
+    full-size decoder graphs): <name>.onnx + <name>.onnx.data, the graph file
+    small, and the graph computes what the single-file export does."""
+    import numpy as np
+    import onnxruntime as ort
+
+    norm = asr_model.thinker.model.norm
+    big = nn.Linear(norm.weight.shape[0], 256)
+    module = nn.Sequential(RmsNorm(norm), big).eval()
+    x = torch.randn(1, 3, norm.weight.shape[0])
+    one = export_static(module, (x,), ["x"], ["y"], tmp_path / "one.onnx")
+    two = export_static(module, (x,), ["x"], ["y"], tmp_path / "two.onnx", True)
+    data = tmp_path / "two.onnx.data"
+    assert data.stat().st_size >= big.weight.numel() * 4
+    assert (tmp_path / "two.onnx").stat().st_size < 4096 < one.path.stat().st_size
+    assert one.inputs == two.inputs and one.outputs == two.outputs
+    feeds = {"x": x.numpy()}
+    (want,) = ort.InferenceSession(str(one.path)).run(None, feeds)
+    (got,) = ort.InferenceSession(str(two.path)).run(None, feeds)
+    np.testing.assert_array_equal(got, want)
+    no_pow2(two.path)
