@@ -33,7 +33,13 @@ from daemon.engines.qwen3asr.model import Model
 from daemon.engines.qwen3asr.options import Request
 from daemon.engines.qwen3asr.params import ENGINE_ID
 from daemon.engines.qwen3asr.prompt import language_code
-from daemon.engines.qwen3asr.text import TextStream, parse, partial_text
+from daemon.engines.qwen3asr.text import (
+    ASR_TEXT_TAG,
+    TextStream,
+    meta_language,
+    parse,
+    partial_text,
+)
 
 #: upstream MIN_ASR_INPUT_SECONDS: split chunks shorter than this are zero-padded
 MIN_SEGMENT_S: Final = 0.5
@@ -149,14 +155,15 @@ class Qwen3AsrSession:
             return
         inputs = self.model.prepare(seg.audio, req.context, req.language)
         stream = TextStream(self.model.tokenizer)
-        shown = ""
+        shown, language = "", req.language
         for token in self.model.tokens(inputs, req, self.cancel):
             if not stream.push(token):
                 continue
             text = partial_text(stream.text, forced=req.language is not None)
             if len(text) > len(shown):
+                if not shown and language is None:  # the meta part is complete
+                    language = meta_language(stream.text.partition(ASR_TEXT_TAG)[0])
                 shown = text
-                language = req.language or parse(stream.text).language
                 yield Transcript(text, False, start_s, end_s, self._code(language))
         stream.flush()
         parsed = parse(stream.text, req.language)

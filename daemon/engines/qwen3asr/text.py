@@ -144,16 +144,19 @@ def parse(raw: str | None, forced_language: str | None = None) -> Parsed:
     meta, tag, text = s.partition(ASR_TEXT_TAG)
     if not tag:
         return Parsed("", s.strip())
+    return Parsed(meta_language(meta), text.strip())
+
+
+def meta_language(meta: str) -> str:
+    """The language upstream reads from the part before ``<asr_text>``: the
+    first ``language X`` line, "" for "language None" (empty audio)."""
     if NO_LANGUAGE in meta.lower():
-        return Parsed("", text.strip())
-    language = ""
+        return ""
     for line in meta.splitlines():
         line = line.strip()
         if not line:
             continue
         if line.lower().startswith(LANGUAGE_PREFIX):  # other lines are skipped
             value = line[len(LANGUAGE_PREFIX) :].strip()
-            if value:
-                language = _language_name(value)
-            break
-    return Parsed(language, text.strip())
+            return _language_name(value) if value else ""
+    return ""
