@@ -10,6 +10,7 @@ from tests.engine_site import TONE_ENGINE, VAD_ENGINE, engine_site
 
 #: what pyproject.toml registers
 INSTALLED_TTS = {"piper-vits", "gpt-sovits-v2pro"}
+INSTALLED_ASR = {"qwen3-asr"}
 
 
 @pytest.fixture
@@ -20,7 +21,7 @@ def test_site(tmp_path, monkeypatch) -> None:
 def test_engines_are_listed_by_task(test_site):
     tts, asr = engines("tts"), engines("asr")
     assert set(tts) == INSTALLED_TTS | {TONE_ENGINE}
-    assert set(asr) == {VAD_ENGINE}
+    assert set(asr) == INSTALLED_ASR | {VAD_ENGINE}
     assert list(tts) == sorted(tts)  # sorted by id
     assert all(cls.task == "tts" for cls in tts.values())
     assert asr[VAD_ENGINE] is engine_class(VAD_ENGINE)
@@ -28,6 +29,7 @@ def test_engines_are_listed_by_task(test_site):
 
 def test_without_the_test_site_only_installed_engines_are_listed():
     assert set(engines("tts")) >= INSTALLED_TTS
+    assert set(engines("asr")) >= INSTALLED_ASR
     assert TONE_ENGINE not in engines("tts") and VAD_ENGINE not in engines("asr")
 
 
