@@ -8,7 +8,9 @@ task plays the queued work in order.  One ``synthesize`` gives exactly one
 sentence (``daemon.text.sentences``), each after the first led by the pause the engine
 puts between sentences (``daemon.engine.audio.shaping``), and always ends in
 ``synthesize-stopped``.  Audio is framed in ``playback.SAMPLES_PER_CHUNK``
-chunks; only the last chunk of a cycle is shorter.  Unknown events are ignored.
+chunks; only the last chunk of a cycle is shorter.  Speech to text
+(``transcribe``, ``audio-start``/``-chunk``/``-stop``) is ``listen.Listener``'s.
+Unknown events are ignored.
 Failures are ``error`` events; framing errors (malformed header, oversized data
 or payload) also close the connection: the byte stream cannot be resynchronised.
 """
@@ -22,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+from wyoming.asr import Transcribe
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error
 from wyoming.event import Event, async_read_event
 from wyoming.info import Describe, Info
@@ -44,6 +48,7 @@ from daemon.protocols.wyoming.input import (
     Timeouts,
     peer_closed,
 )
+from daemon.protocols.wyoming.listen import Listener
 from daemon.protocols.wyoming.playback import play
 from daemon.protocols.wyoming.requests import (
     error_event,
@@ -106,6 +111,7 @@ class WyomingHandler(AsyncEventHandler):
         self._work: asyncio.Queue[Any] = asyncio.Queue()
         self._stream: _Stream | None = None
         self._job: Job | None = None
+        self._listen = Listener(host, self.write_event)
         self._gone = False
 
     async def run(self) -> None:
@@ -115,8 +121,10 @@ class WyomingHandler(AsyncEventHandler):
         finally:
             if self._gone and self._job is not None:
                 self.host.cancel(self._job, "client disconnected")
+            if self._gone:
+                self._listen.cancel("client disconnected")
             self._work.put_nowait(_CLOSE)
-            await asyncio.gather(sender, return_exceptions=True)
+            await asyncio.gather(sender, self._listen.close(), return_exceptions=True)
             self.writer.close()
 
     def busy(self) -> bool:
@@ -125,7 +133,7 @@ class WyomingHandler(AsyncEventHandler):
         An open text stream is not busy: a client that starts one and sends
         nothing for ``idle_timeout_s`` is let go like any other.
         """
-        return self._job is not None or not self._work.empty()
+        return self._job is not None or not self._work.empty() or self._listen.busy
 
     def idle(self) -> bool:
         """Waiting between events with nothing in flight and no text stream open
@@ -176,6 +184,7 @@ class WyomingHandler(AsyncEventHandler):
         self._gone = True
         if self._job is not None:
             self.host.cancel(self._job, "protocol error")
+        self._listen.cancel("protocol error")
         try:
             await self.write_event(Error(text=message, code="bad_event").event())
         except ConnectionError:
@@ -203,6 +212,14 @@ class WyomingHandler(AsyncEventHandler):
             text = event.data.get("text")
             if isinstance(text, str):
                 self._add_piece(self._stream, text, now)
+        elif AudioChunk.is_type(event.type):
+            await self._listen.chunk(event.data, event.payload)
+        elif AudioStart.is_type(event.type):
+            await self._listen.start(event.data)
+        elif AudioStop.is_type(event.type):
+            await self._listen.stop()
+        elif Transcribe.is_type(event.type):
+            await self._listen.transcribe(event.data)
         elif SynthesizeStop.is_type(event.type) and self._stream is not None:
             self._queue_sentences(self._stream.sentences.finish(), now)
             self._work.put_nowait(_Say(SynthesizeStopped().event(), self._stream))

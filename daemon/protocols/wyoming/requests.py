@@ -1,5 +1,6 @@
 """Wyoming's request side: ``synthesize`` and ``synthesize-start`` data as
-``SynthesisRequest``\\ s, and refusals as ``error`` events.
+``SynthesisRequest``\\ s, ``transcribe`` + ``audio-start`` data as a
+``TranscriptionRequest``, and refusals as ``error`` events.
 
 The event data is read by the one typed reader (types only); the host checks
 the request once, against the voice's capabilities, before queueing
@@ -15,7 +16,15 @@ import msgspec
 from wyoming.error import Error
 from wyoming.event import Event
 
-from daemon.engine.requests import BadRequest, RequestError, SynthesisRequest, decode
+from daemon.engine.requests import (
+    BadRequest,
+    BadValue,
+    RequestError,
+    SynthesisRequest,
+    TranscriptionRequest,
+    decode,
+    refuse,
+)
 
 #: The event field each ``SynthesisRequest`` field comes from (others: same name).
 WIRE: Final = {
@@ -23,6 +32,11 @@ WIRE: Final = {
     "speaker": "voice.speaker",
     "language": "voice.language",
 }
+#: The same for a ``TranscriptionRequest`` (``transcribe`` and ``audio-start``).
+ASR_WIRE: Final = {"voice": "name", "sample_rate": "rate"}
+#: Sample width (bytes) the audio events may carry: s16le, as every Wyoming
+#: microphone and satellite sends (Home Assistant: 16 kHz / 16-bit / mono).
+SAMPLE_WIDTH: Final = 2
 
 
 class VoiceData(msgspec.Struct, frozen=True):
@@ -40,6 +54,47 @@ class SynthesizeData(msgspec.Struct, frozen=True):
 
 class StartData(msgspec.Struct, frozen=True):
     voice: VoiceData | None = None
+
+
+class TranscribeData(msgspec.Struct, frozen=True):
+    """``transcribe``: the model's name and the language (both optional);
+    ``context``, VAD sensitivity and bias terms are not used."""
+
+    name: str | None = None
+    language: str | None = None
+
+
+class AudioFormat(msgspec.Struct, frozen=True):
+    """``audio-start`` / ``audio-chunk`` data: the PCM's format."""
+
+    rate: int
+    width: int
+    channels: int
+
+
+def transcribe_data(data: dict[str, Any]) -> TranscribeData:
+    """A ``transcribe`` event's data (``BadRequest`` if mistyped)."""
+    return decode(data, TranscribeData)
+
+
+def audio_format(data: dict[str, Any]) -> AudioFormat:
+    """An audio event's format (``BadRequest`` if missing, mistyped, or not
+    16-bit samples)."""
+    f = decode(data, AudioFormat)
+    if f.width != SAMPLE_WIDTH:
+        expected = f"{SAMPLE_WIDTH} (16-bit samples)"
+        raise refuse(BadValue, "width", expected, f.width)
+    return f
+
+
+def transcription_request(
+    asked: TranscribeData | None, f: AudioFormat
+) -> TranscriptionRequest:
+    """What ``transcribe`` (if one came) and ``audio-start`` ask for."""
+    t = asked or TranscribeData()
+    return TranscriptionRequest(
+        t.name or None, t.language or None, sample_rate=f.rate, channels=f.channels
+    )
 
 
 def synthesize_request(data: dict[str, Any]) -> SynthesisRequest:
@@ -61,9 +116,9 @@ def _request(text: str | None, voice: VoiceData | None) -> SynthesisRequest:
     )
 
 
-def error_event(exc: RequestError) -> Event:
+def error_event(exc: RequestError, wire: dict[str, str] = WIRE) -> Event:
     """The ``error`` event for a refusal, a bad field under its event name."""
     if isinstance(exc, BadRequest):
-        path = WIRE.get(exc.field, exc.field) if exc.field else None
+        path = wire.get(exc.field, exc.field) if exc.field else None
         return Error(text=exc.at(path), code=exc.code).event()
     return Error(text=str(exc), code=exc.code).event()

@@ -1,4 +1,5 @@
-"""Wyoming TTS server: listening sockets, the ``info`` it describes itself with.
+"""Wyoming server: listening sockets, the ``info`` it describes itself with
+(a ``tts`` program with every voice, an ``asr`` program per loaded ASR bundle).
 
 Each connection is a ``WyomingHandler`` (wyoming_handler.py).  Sockets come from
 ``daemon.service.listeners`` (systemd's or our own); this module never unlinks a path.
@@ -13,12 +14,21 @@ from typing import Final
 
 from wyoming.error import Error
 from wyoming.event import write_event
-from wyoming.info import Attribution, Info, TtsProgram, TtsVoice, TtsVoiceSpeaker
+from wyoming.info import (
+    AsrModel,
+    AsrProgram,
+    Attribution,
+    Info,
+    TtsProgram,
+    TtsVoice,
+    TtsVoiceSpeaker,
+)
 
 from daemon.protocols.wyoming.handler import WyomingHandler
 from daemon.protocols.wyoming.input import MAX_HEADER_BYTES
 from daemon.service.admission import Acceptor, Admission, Tracked
 from daemon.service.host import EngineHost, package_version
+from daemon.service.jobs import Voice
 
 PROGRAM_NAME: Final = "hexvoice"
 #: Where hexvoice lives, shown by clients that credit a program (Home Assistant's
@@ -72,13 +82,10 @@ class WyomingServer:
             self._connections.pop(conn, None)
 
     def info(self) -> Info:
-        attribution = ATTRIBUTION
         voices = [
             TtsVoice(
                 name=v.name,
-                attribution=(
-                    Attribution(*v.attribution) if v.attribution[0] else attribution
-                ),
+                attribution=_credit(v),
                 installed=True,
                 description=v.description or f"{v.name} ({v.engine_id})",
                 version=None,
@@ -90,14 +97,44 @@ class WyomingServer:
         ]
         program = TtsProgram(
             name=PROGRAM_NAME,
-            attribution=attribution,
+            attribution=ATTRIBUTION,
             installed=True,
             description="On-device text to speech on the Qualcomm NPU",
             version=package_version(),
             voices=voices,
             supports_synthesize_streaming=True,
         )
-        return Info(tts=[program])
+        return Info(tts=[program], asr=self._asr_programs())
+
+    def _asr_programs(self) -> list[AsrProgram]:
+        """One program per loaded ASR engine (bundle), with its models."""
+        engines: dict[object, list[Voice]] = {}
+        for v in self.host.voices.values():
+            if v.task == "asr":
+                engines.setdefault(v.engine_key, []).append(v)
+        return [
+            AsrProgram(
+                name=models[0].engine_id,
+                attribution=ATTRIBUTION,
+                installed=True,
+                description=f"On-device speech to text on the Qualcomm NPU "
+                f"({models[0].engine_id})",
+                version=package_version(),
+                models=[
+                    AsrModel(
+                        name=m.name,
+                        attribution=_credit(m),
+                        installed=True,
+                        description=m.description or f"{m.name} ({m.engine_id})",
+                        version=None,
+                        languages=list(m.languages),
+                    )
+                    for m in models
+                ],
+                supports_transcript_streaming=True,
+            )
+            for models in engines.values()
+        ]
 
     async def stop_accepting(self) -> None:
         for acceptor in self._acceptors:
@@ -113,3 +150,8 @@ class WyomingServer:
             _, late = await asyncio.wait(tasks, timeout=timeout)
             for task in late:
                 task.cancel()
+
+
+def _credit(v: Voice) -> Attribution:
+    """A voice's or model's own credit, else the program's."""
+    return Attribution(*v.attribution) if v.attribution[0] else ATTRIBUTION
