@@ -52,7 +52,10 @@ WARMUP_LEVEL: Final = 0.1
 
 
 def _params(bundle: Bundle) -> AsrParams:
-    return AsrParams.from_mapping(bundle.params, where=f"{bundle.root}: params")
+    try:
+        return AsrParams.from_mapping(bundle.params, where=f"{bundle.root}: params")
+    except ValueError as exc:
+        raise BundleError(str(exc)) from None
 
 
 class Qwen3AsrEngine:
@@ -67,10 +70,7 @@ class Qwen3AsrEngine:
 
     @classmethod
     def requirements(cls, bundle: Bundle) -> GraphNeeds:
-        try:
-            return graph_needs(_params(bundle))
-        except ValueError as exc:
-            raise BundleError(str(exc)) from None
+        return graph_needs(_params(bundle))
 
     def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
         from tokenizers import Tokenizer

@@ -53,6 +53,23 @@ def test_capabilities(cpu: LocalEngine) -> None:
     assert voice.languages == caps.languages
 
 
+def test_warmup_runs_every_graph(cpu: LocalEngine) -> None:
+    before = {k: r.stats.calls for k, r in cpu.graphs.items()}
+    cpu.engine.warmup()
+    assert all(r.stats.calls > before[k] for k, r in cpu.graphs.items())
+
+
+def test_bad_params_name_the_field(tiny_asr_bundle) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from daemon.engine.bundles.manifest import Bundle, BundleError
+
+    bundle = Bundle.load(tiny_asr_bundle)
+    broken = replace(bundle, params={**bundle.params, "head_dim": "16"})
+    with pytest.raises(BundleError, match="params: head_dim: expected an integer"):
+        Qwen3AsrEngine.requirements(broken)
+
+
 def test_one_utterance(cpu: LocalEngine) -> None:
     engine, x = cpu.engine, chirp(3.1)
     out = run(engine, x)
