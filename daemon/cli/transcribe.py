@@ -49,6 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, TranscribeError) as exc:
         print(f"hexvoice transcribe: {exc}", file=sys.stderr)
         return 1
+    if text and not text.endswith("\n"):  # json: one line, as a terminal wants
+        text += "\n"
     if args.output == "-":
         sys.stdout.write(text)
     else:
@@ -109,7 +111,7 @@ async def _via_service(data: bytes, args: argparse.Namespace) -> str:
                 body = await resp.text()
                 if resp.status != 200:
                     raise TranscribeError(_refusal(resp.status, body))
-                return body if body.endswith("\n") else body + "\n"
+                return body
     except (aiohttp.ClientConnectionError, asyncio.TimeoutError) as exc:
         raise TranscribeError(
             f"cannot reach hexvoice at {socket}: {exc or type(exc).__name__} "

@@ -9,7 +9,6 @@ finals are rendered as the HTTP API renders them.
 from __future__ import annotations
 
 import argparse
-from typing import Final
 
 from daemon.cli.transcribe import TranscribeError
 from daemon.engine.asr import AsrEngine, Transcript, TranscriptionOptions
@@ -19,9 +18,7 @@ from daemon.engine.local import open_engine
 from daemon.engine.requests import BadRequest, TranscriptionRequest, check
 from daemon.protocols import audio_files
 from daemon.protocols.openai.transcripts import Transcription
-
-#: The service's default ``limits.max_audio_s``: the same file is refused alike.
-MAX_AUDIO_S: Final = 1800.0
+from daemon.service.config import DEFAULT_MAX_AUDIO_S
 
 
 def transcribe_local(data: bytes, args: argparse.Namespace) -> str:
@@ -47,7 +44,7 @@ def _run(
     engine: AsrEngine, data: bytes, args: argparse.Namespace
 ) -> tuple[list[Transcript], float]:
     caps = engine.capabilities()
-    cap = min(MAX_AUDIO_S, caps.max_input)
+    cap = min(DEFAULT_MAX_AUDIO_S, caps.max_input)  # as the service, by default
     audio = audio_files.read_header(data, cap)
     request = TranscriptionRequest(
         None, args.language, audio.sample_rate, audio.channels, args.prompt

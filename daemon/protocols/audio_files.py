@@ -29,7 +29,7 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.requests import BadRequest, BadValue, Found, refuse
+from daemon.engine.requests import BadRequest, Found, check_duration, refuse
 
 #: The request field the file arrives in (OpenAI's multipart ``file``).
 FIELD: Final = "file"
@@ -61,12 +61,6 @@ class NotAudio(BadRequest):
     """The bytes are no audio file libsndfile reads."""
 
     code = "unsupported_format"
-
-
-class AudioTooLong(BadValue):
-    """Longer than the service transcribes in one request."""
-
-    code = "audio_too_long"
 
 
 @dataclass(frozen=True)
@@ -110,11 +104,11 @@ def read_header(data: bytes, max_seconds: float) -> AudioFile:
     declared = _wav_declared(data)  # libsndfile shrinks a cut WAV silently
     if declared is not None:
         announced_s, missing = declared
-        _check_length(announced_s, max_seconds)
+        check_duration(announced_s, max_seconds)
         if missing > 0:
             found = Found(f"a {audio.kind} file {missing} bytes short of its header")
             raise refuse(BadAudio, FIELD, "a complete audio file", found)
-    _check_length(audio.seconds, max_seconds)
+    check_duration(audio.seconds, max_seconds)
     if audio.frames == 0:
         found = Found(f"a {audio.kind} file with 0 samples")
         raise refuse(BadAudio, FIELD, "audio samples", found)
@@ -138,7 +132,7 @@ def scan(audio: AudioFile, max_seconds: float) -> AudioFile:
                 found = Found(f"{what} at {at:.3f} s (channel {ch})")
                 raise refuse(BadAudio, FIELD, "finite samples", found)
             frames += len(block)
-            _check_length(frames / audio.sample_rate, max_seconds, "decoded so far")
+            check_duration(frames / audio.sample_rate, max_seconds)
     except sf.SoundFileError as exc:  # FLAC "lost sync", a damaged Ogg page
         why = str(exc).removeprefix("Error : ").rstrip(".")
         found = Found(f"a {audio.kind} stream that breaks off ({why})")
@@ -165,14 +159,6 @@ def blocks(audio: AudioFile, seconds: float = BLOCK_S) -> Iterator[np.ndarray]:
 
 #: What ``file`` must be, in a refusal.
 _READABLE: Final = "an audio file (WAV, FLAC, OGG, MP3)"
-
-
-def _check_length(
-    seconds: float, max_seconds: float, how: str = "from the file's header"
-) -> None:
-    if seconds > max_seconds:
-        found = Found(f"{seconds:.2f} s ({how})")
-        raise refuse(AudioTooLong, FIELD, f"at most {max_seconds:g} s of audio", found)
 
 
 def _wav_declared(data: bytes) -> tuple[float, int] | None:

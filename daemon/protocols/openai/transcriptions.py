@@ -31,7 +31,7 @@ from typing import Final
 
 from aiohttp import web
 
-from daemon.engine.asr import Transcript
+from daemon.engine.asr import Transcript, stream_text
 from daemon.engine.cancel import Cancelled
 from daemon.engine.requests import (
     BadFormat,
@@ -39,7 +39,6 @@ from daemon.engine.requests import (
     RequestError,
     TranscriptionRequest,
     UnknownVoice,
-    check,
     refuse,
 )
 from daemon.protocols import audio_files
@@ -53,9 +52,8 @@ from daemon.protocols.openai.transcripts import (
     sse_delta,
     sse_done,
     sse_event,
-    stream_text,
 )
-from daemon.service.host import NO_VOICES, EngineHost, capabilities
+from daemon.service.host import NO_VOICES, EngineHost
 from daemon.service.jobs import AsrJob, Busy, Unavailable, Voice
 
 _LOGGER = logging.getLogger(__name__)
@@ -102,15 +100,12 @@ class Transcriptions:
             raise Unavailable(f"service is {self.host.state}")
         f = form.fields
         voice = self._model(f.model, f.language)
-        caps = capabilities(voice)
-        cap = min(
-            getattr(self.host.cfg.limits, "max_audio_s", 1800.0), caps.max_input
-        )  # TEMP until limits land
+        cap = self.host.max_audio_s(voice)
         audio = await asyncio.to_thread(audio_files.read_header, form.file, cap)
         asked = TranscriptionRequest(
             voice.name, f.language, audio.sample_rate, audio.channels, f.prompt
         )
-        check(asked, caps)  # before decoding: rate and channels from the header
+        self.host.check_session(asked)  # before decoding: header rate, channels
         audio = await asyncio.to_thread(audio_files.scan, audio, cap)
         return self.host.open_session(asked, "http"), audio
 

@@ -14,13 +14,12 @@ the bare text, ``srt``/``vtt`` one cue per segment.  ``stream=true`` sends
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from aiohttp import web
 
-from daemon.engine.asr import Transcript
+from daemon.engine.asr import Transcript, stream_text
 
 #: OpenAI's ``response_format`` values we answer (not ``diarized_json``).
 RESPONSE_FORMATS: Final = ("json", "text", "verbose_json", "srt", "vtt")
@@ -34,12 +33,6 @@ _CONTENT_TYPES: Final = {
     "vtt": "text/vtt; charset=utf-8",
 }
 _MS_PER_S: Final = 1000
-
-
-def stream_text(transcripts: Sequence[Transcript]) -> str:
-    """The text of a stream: its finals' texts in order, joined with nothing,
-    as upstream merges the texts of its chunks (qwen_asr ``inference/qwen3_asr.py``)."""
-    return "".join(t.text for t in transcripts if t.final)
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,6 @@ BAD_FILES: Final = (
     BadFile("truncated_flac", truncated_flac, "invalid_audio", "breaks off"),
     BadFile("zero_samples", empty_wav, "invalid_audio", "0 samples"),
     BadFile("nan_samples", nan_wav, "invalid_audio", "NaN at 0.500 s"),
-    BadFile("two_hour_header", two_hour_header_wav, "audio_too_long", "7200.00 s"),
-    BadFile("two_hour_flac", two_hour_flac, "audio_too_long", "7200.00 s"),
+    BadFile("two_hour_header", two_hour_header_wav, "invalid_value", "7200.00 s"),
+    BadFile("two_hour_flac", two_hour_flac, "invalid_value", "7200.00 s"),
 )
