@@ -275,9 +275,9 @@ class AsrJob(Job):
             await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             stop.cancel()
-        if not task.done():  # cancelled: the caller sees the token
-            if task is not step:  # ours (a coroutine's task), not the caller's
+            if not task.done() and task is not step:  # ours, not the caller's
                 task.cancel()
+        if not task.done():  # cancelled: the caller sees the token
             return None  # type: ignore[return-value]
         return task.result()
 
