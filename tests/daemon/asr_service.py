@@ -38,3 +38,19 @@ def asr_daemon(
     yield d
     assert d.stop() == 0, d.stderr()
     assert "Traceback" not in d.stderr(), d.stderr()
+
+
+#: The Piper demo voice as the service names it, and its rate.
+JOE: Final = "en_US-joe-medium"
+JOE_RATE: Final = 22050
+
+
+def speech_daemon(tmp: Path, joe_bundle: Path, asr_bundle: Path) -> Iterator[Daemon]:
+    """A session fixture's body: the Piper demo voice and a Qwen3-ASR bundle in
+    one ``hexvoice serve --backend cpu`` (round trips TTS -> WAV -> ASR)."""
+    joe = ServiceVoice(joe_bundle, JOE, JOE_RATE, env={})
+    voices = [{"bundle": str(joe_bundle)}, {"bundle": str(asr_bundle)}]
+    d = start_daemon(tmp, joe, voices=voices, engine={"backend": "cpu"})
+    yield d
+    assert d.stop() == 0, d.stderr()
+    assert "Traceback" not in d.stderr(), d.stderr()

@@ -272,6 +272,21 @@ def daemon_factory(
         pytest.fail("a daemon logged a traceback:\n" + crashed[0])
 
 
+@pytest.fixture(scope="session")
+def speech_service(
+    pytestconfig: pytest.Config,
+    tmp_path_factory: pytest.TempPathFactory,
+    tiny_asr_bundle: Path,
+) -> Iterator[Daemon]:
+    """One service for the ASR round trips (Wyoming and HTTP): the Piper demo
+    voice and the tiny Qwen3-ASR bundle, CPU backend (tests/daemon/asr_service.py)."""
+    from tests.daemon.asr_service import speech_daemon
+    from tests.piper_bundles import CPU_OPTIONS, bundle_dir
+
+    joe = bundle_dir(pytestconfig, CPU_OPTIONS)
+    yield from speech_daemon(tmp_path_factory.mktemp("speech"), joe, tiny_asr_bundle)
+
+
 def words(n: int, stem: str = "word") -> str:
     return " ".join(f"{stem}{i}" for i in range(n))
 
