@@ -161,7 +161,9 @@ class LimitsConfig:
     """Longest audio one transcription may carry (both protocols); the lower
     of it and the engine's own limit applies, refused when it is reached."""
     request_timeout_s: Seconds = DEFAULT_REQUEST_TIMEOUT_S
-    """Queue wait + synthesis; past it the request is cancelled."""
+    """Queue wait + synthesis; past it the request is cancelled.  A
+    transcription session counts it from the last audio it took (a stream of
+    any length may run while audio keeps coming, up to ``max_audio_s``)."""
     stall_timeout_s: Seconds = DEFAULT_STALL_TIMEOUT_S
     """Engine step time after which the NPU counts as hung (watchdog)."""
     load_timeout_s: Seconds = DEFAULT_LOAD_TIMEOUT_S

@@ -198,6 +198,8 @@ class AsrJob(Job):
     channels: int = 1
     #: the longest audio (s) one session takes (host.max_audio_s)
     max_input_s: float = math.inf
+    #: the deadline moves to this long after each chunk taken (request_timeout_s)
+    timeout_s: float = math.inf
     fed_s: float = 0.0  # accepted so far
     finished: bool = False
     _input: deque[Any] = field(default_factory=deque)
@@ -256,6 +258,8 @@ class AsrJob(Job):
             if self._input:
                 item = self._input.popleft()
                 self._taken.set()
+                if not self.token.cancelled:  # progress: the deadline moves on
+                    self.token.deadline = time.monotonic() + self.timeout_s
                 return None if item is _FINISH else item  # type: ignore[no-any-return]
             self._arrived.clear()
             await self.until(self._arrived.wait())

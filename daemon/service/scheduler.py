@@ -109,6 +109,7 @@ class Scheduler:
             sample_rate=rate,
             channels=channels,
             max_input_s=max_input_s,
+            timeout_s=self._limits().request_timeout_s,
         )
         self.jobs.add(job)
         turn = self.turns.ask(voice.engine_key)

@@ -173,3 +173,20 @@ def test_a_reload_waits_for_the_open_session_and_then_serves(cfg):
 
     waited, before, again = asyncio.run(go())
     assert waited and before == again == BURST_FINALS
+
+
+def test_a_session_fed_steadily_outlives_the_request_timeout(cfg):
+    pcm = burst_signal(BURSTS, RATE)  # 2.5 s of audio, fed over about 1.5 s
+    cfg = replace(cfg, limits=replace(cfg.limits, request_timeout_s=0.5))
+
+    async def go() -> list[str]:
+        host = await loaded_host(cfg)
+        job = _session(host)
+        feeder = asyncio.create_task(_feed_all(job, pcm, pace_s=0.06))
+        finals = await _finals(job)
+        await feeder
+        await host.close()
+        return finals
+
+    finals = asyncio.run(go())
+    assert finals == BURST_FINALS  # never idle for request_timeout_s
