@@ -43,6 +43,8 @@ from daemon.engines.qwen3asr.text import (
 
 #: upstream MIN_ASR_INPUT_SECONDS: split chunks shorter than this are zero-padded
 MIN_SEGMENT_S: Final = 0.5
+#: a long block of input is added in pieces of 1/4 of the longest segment
+PIECES_PER_SEGMENT: Final = 4
 
 
 @dataclass
@@ -114,6 +116,13 @@ class Qwen3AsrSession:
             self.cancel.check()
 
     def _take(self, x: np.ndarray) -> None:
+        # in pieces: the mel of samples past a cut is computed again for the
+        # next segment, so a long block pushed whole would cost that many times
+        step = max(1, self.max_samples // PIECES_PER_SEGMENT)
+        for i in range(0, len(x), step):
+            self._take_piece(x[i : i + step])
+
+    def _take_piece(self, x: np.ndarray) -> None:
         seg = self._open
         seg.audio.push(x)
         while seg.audio.mel.samples > self.max_samples:
