@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,14 +46,19 @@ COMMAND_TIMEOUT_S = 120.0
 CHINESE = "你好，世界。"
 
 
-def usage_block(text: str) -> list[str]:
-    """Commands of the first ```sh block after "## Using it"."""
-    section = text[text.index("\n## Using it\n") :]
-    found = re.search(r"^```sh\n(.*?)^```$", section, re.M | re.S)
-    assert found, "README: no ```sh block under '## Using it'"
+def fenced(text: str, heading: str, lang: str = "sh") -> str:
+    """The first ```lang block after the line ``heading``."""
+    section = text[text.index(f"\n{heading}\n") :]
+    found = re.search(rf"^```{lang}\n(.*?)^```$", section, re.M | re.S)
+    assert found, f"README: no ```{lang} block under {heading!r}"
+    return found[1]
+
+
+def commands_of(block: str) -> list[str]:
+    """A shell block's commands, a trailing backslash continuing a line."""
     commands: list[str] = []
     pending = ""
-    for line in found[1].splitlines():
+    for line in block.splitlines():
         if line.endswith("\\"):
             pending += line[:-1]
             continue
@@ -60,6 +66,11 @@ def usage_block(text: str) -> list[str]:
         if line.strip() and not line.lstrip().startswith("#"):
             commands.append(line.strip())
     return commands
+
+
+def usage_block(text: str) -> list[str]:
+    """Commands of the first ```sh block after "## Using it"."""
+    return commands_of(fenced(text, "## Using it"))
 
 
 COMMANDS = usage_block(README.read_text())
@@ -89,20 +100,18 @@ class Service:
         )
 
 
-@pytest.fixture(scope="module")
-def service(
-    pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Service]:
-    """The README's serve line, started in a directory shaped like the checkout."""
-    cwd = tmp_path_factory.mktemp("readme")
-    (cwd / DEMO_BUNDLE).parent.mkdir(parents=True)
-    (cwd / DEMO_BUNDLE).symlink_to(bundle_dir(pytestconfig, CPU_OPTIONS))
+@contextmanager
+def serving(cwd: Path, serve: str, links: dict[Path, Path]) -> Iterator[Service]:
+    """``serve`` (a README serve line) run in ``cwd``, shaped like the checkout:
+    each ``links`` key (a path the README names) links to its bundle."""
+    for name, target in links.items():
+        (cwd / name).parent.mkdir(parents=True, exist_ok=True)
+        (cwd / name).symlink_to(target)
     # "with .venv/bin on PATH": where this interpreter's `hexvoice` lives.
     bin_dir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ["PATH"]])}
     notify = NotifySink(cwd / "notify.sock")
     log = cwd / "serve.log"
-    (serve,) = SERVE
     proc = subprocess.Popen(
         shlex.split(serve),
         cwd=cwd,
@@ -122,6 +131,17 @@ def service(
     assert code == 0, stderr
     assert "Traceback" not in stderr, stderr
     assert not (cwd / "run" / "wyoming.sock").exists()
+
+
+@pytest.fixture(scope="module")
+def service(
+    pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Service]:
+    """The README's serve line, started in a directory shaped like the checkout."""
+    (serve,) = SERVE
+    links = {DEMO_BUNDLE: bundle_dir(pytestconfig, CPU_OPTIONS)}
+    with serving(tmp_path_factory.mktemp("readme"), serve, links) as s:
+        yield s
 
 
 def test_readme_usage_block_is_runnable_as_written():
@@ -190,3 +210,45 @@ def test_text_the_voice_cannot_read_is_refused_and_the_service_keeps_serving(
         assert r.status_code == 200, r.text
         assert http.get("/health").status_code == 200
     assert "skipped Han text '你好': this voice speaks en-us" in service.log.read_text()
+
+
+#: The speech-recognition section: its shell block, run as written against the
+#: tiny Qwen3-ASR bundle linked where the README's build line puts the bundle.
+ASR_HEADING = "## Speech recognition (Qwen3-ASR)"
+ASR_BUNDLE = Path("bundles/qwen3-asr")
+
+
+def test_readme_asr_block_runs_as_written(
+    pytestconfig: pytest.Config,
+    tmp_path_factory: pytest.TempPathFactory,
+    tiny_asr_bundle: Path,
+):
+    text = README.read_text()
+    (serve, *clients) = commands_of(fenced(text, ASR_HEADING))
+    assert serve.startswith("hexvoice serve ") and str(ASR_BUNDLE) in serve
+    build = re.search(r"^    (scripts/build_asr .*)$", text, re.M)
+    assert build and f"--out {ASR_BUNDLE}" in build[1], "the build line's --out"
+    links = {
+        DEMO_BUNDLE: bundle_dir(pytestconfig, CPU_OPTIONS),
+        ASR_BUNDLE: tiny_asr_bundle,
+    }
+    with serving(tmp_path_factory.mktemp("readme_asr"), serve, links) as service:
+        outputs = {}
+        for command in clients:
+            p = service.run(command)
+            assert p.returncode == 0, f"{command}\n{p.stdout}\n{p.stderr}"
+            outputs[command] = p.stdout
+            if command.startswith("curl "):
+                assert "segments" in json.loads(p.stdout), p.stdout
+        # In-process and through the service: the same transcript.
+        texts = {
+            v for c, v in outputs.items() if c.startswith("hexvoice transcribe")
+            and "--format" not in c
+        }  # fmt: skip
+        assert len(texts) == 1 and texts.pop().strip(), outputs
+        # The SDK example, as written.
+        example = service.cwd / "example.py"
+        example.write_text(fenced(text, ASR_HEADING, "python"))
+        p = service.run(f"{sys.executable} {example}")
+        assert p.returncode == 0, p.stderr
+        assert "transcript.text.done" in p.stdout, p.stdout
