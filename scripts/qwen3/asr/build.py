@@ -55,9 +55,14 @@ CODE_ROOTS: Final = tuple(
         "scripts/common/onnx_surgery.py",
         "scripts/common/parity.py",
         "scripts/gsv/export/graphs.py",  # graph_spec reads the exported I/O
-        # the schema the params are checked with, and the gates' runtime pieces
+        # the schema the params are checked with, the manifest's language codes,
+        # and the engine's own code the gates drive the graphs with
         "daemon/engines/qwen3asr/params.py",
-        "daemon/engines/qwen3asr/prompt.py",  # the manifest's language codes
+        "daemon/engines/qwen3asr/prompt.py",
+        "daemon/engines/qwen3asr/decoder.py",
+        "daemon/engines/qwen3asr/encoder.py",
+        "daemon/engines/qwen3asr/mel.py",
+        "daemon/engines/qwen3asr/audio.py",
         "daemon/engine/ar",
         "daemon/engine/graphs.py",
     )

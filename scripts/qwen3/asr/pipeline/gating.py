@@ -25,6 +25,7 @@ from typing import Any, Final
 import numpy as np
 
 from daemon.engines.qwen3asr import params as layout
+from daemon.engines.qwen3asr.params import AsrParams
 from scripts.qwen3.asr import encoder, gates
 from scripts.qwen3.asr.pipeline.context import BuildContext
 from scripts.qwen3.asr.pipeline.source import SAMPLE_RATE
@@ -48,6 +49,7 @@ class GateError(RuntimeError):
 
 @dataclass(frozen=True)
 class GateInputs:
+    params: AsrParams  # the bundle's (the engine's code drives the graphs)
     mel: np.ndarray  # [M, F]
     prompt: np.ndarray  # [n, H] embeddings, audio rows scattered in
     tokens: list[int]  # the greedy trajectory after the prompt
@@ -79,7 +81,8 @@ def gate_inputs(ctx: BuildContext, steps: int = CPU_STEPS) -> GateInputs:
     audio = np.asarray(encode_windowed(ctx.model, mel), np.float32)
     prompt = gates.prompt_embeddings(ctx.model, ids, audio)
     budget = min(steps, min(ctx.kv_buckets) - len(ids) - 1)
-    return GateInputs(mel, prompt, _greedy(ctx.model, prompt, budget))
+    params = AsrParams.from_mapping(ctx.params())
+    return GateInputs(params, mel, prompt, _greedy(ctx.model, prompt, budget))
 
 
 def _features(ctx: BuildContext, seconds: float) -> tuple[list[int], np.ndarray]:
@@ -121,18 +124,17 @@ def cpu_gates(ctx: BuildContext) -> dict:
     """Every graph's CPU gate: graph key -> its gate results."""
     x = gate_inputs(ctx)
     out: dict[str, list] = {}
-    enc = gates.gate_encoder(ctx.model, ctx.onnx(layout.ENCODER), x.mel)
+    enc = gates.gate_encoder(ctx.model, x.params, ctx.onnx(layout.ENCODER), x.mel)
     _record(out, [layout.ENCODER], [enc])
     for p, n in _pairs(ctx):
         keys = [layout.prefill_key(p), layout.decode_key(n)]
         fp32 = gates.gate_decoder(
-            ctx.model, ctx.onnx(keys[0]), ctx.onnx(keys[1]), x.prompt, x.tokens
+            ctx.model, x.params, *(ctx.onnx(k) for k in keys), x.prompt, x.tokens
         )
         _record(out, keys, fp32)
         kv16 = gates.gate_decoder(
-            ctx.model, ctx.npu_onnx(keys[0]), ctx.npu_onnx(keys[1]), x.prompt,
-            x.tokens,
-        )  # fmt: skip
+            ctx.model, x.params, *(ctx.npu_onnx(k) for k in keys), x.prompt, x.tokens
+        )
         # fp16 K/V cannot meet the fp32 error bound; the argmax must still agree
         _record(out, keys, [_renamed(r, "fp16 K/V") for r in kv16 if r.at_least])
     return {"gates": out, "tokens": len(x.tokens), "prompt": len(x.prompt)}
@@ -149,23 +151,23 @@ def sim_gates(ctx: BuildContext) -> dict:
     from scripts.gsv.verify.runtime import Simulator, cpu_runner
 
     x = gate_inputs(ctx, SIM_STEPS)
-    dims = encoder.EncoderDims.of(ctx.model.thinker.audio_tower)
     out: dict[str, list] = {}
     secs: dict[str, float] = {}
     sim = Simulator()
     try:
         enc = sim.runner(ctx.bin_path(layout.ENCODER), layout.ENCODER)
-        ref = gates.encode_windows(cpu_runner(ctx.onnx(layout.ENCODER)), x.mel, dims)
-        got = gates.encode_windows(enc, x.mel, dims)
+        cpu = cpu_runner(ctx.onnx(layout.ENCODER))
+        ref = gates.encode_windows(x.params, cpu, x.mel)
+        got = gates.encode_windows(x.params, enc, x.mel)
         _record(out, [layout.ENCODER], gates.sim_gate("encoder", [ref], [got], False))
         _seconds(secs, layout.ENCODER, enc)
         for p, n in _pairs(ctx):
             keys = [layout.prefill_key(p), layout.decode_key(n)]
             run = sim.open({k: ctx.bin_path(k) for k in keys})
-            got = gates.decoder_logits(*(run[k] for k in keys), ctx.model, x.prompt,
-                                       x.tokens)  # fmt: skip
-            ref = gates.decoder_logits(
-                *(cpu_runner(ctx.onnx(k)) for k in keys), ctx.model, x.prompt, x.tokens
+            cpu = [cpu_runner(ctx.onnx(k)) for k in keys]
+            got, ref = (
+                gates.decoder_logits(x.params, ctx.model, *pair, x.prompt, x.tokens)
+                for pair in ([run[k] for k in keys], cpu)
             )
             _record(out, keys, gates.sim_gate("decoder", [ref], [got]))
             for k in keys:
