@@ -24,49 +24,19 @@ from pathlib import Path
 from typing import Final
 
 from scripts.common.qnn_compile import TARGETS, CompileError, compile_onnx
-from scripts.gsv.pipeline.steps import Steps, code_hash, hash_path
-from scripts.qwen3.asr.pipeline import finish, gating, report
+from scripts.gsv.pipeline.steps import Steps, hash_path
+from scripts.qwen3.asr.pipeline import code, finish, gating, report
 from scripts.qwen3.asr.pipeline.context import BuildContext
 from scripts.qwen3.asr.pipeline.prompt import PromptError
 from scripts.qwen3.asr.pipeline.source import ModelDirError, read_model_dir
 
 log = logging.getLogger(__name__)
 
-ROOT: Final = Path(__file__).resolve().parents[3]
 #: qwen3.md §4: one bucket per role until weight sharing lands (issue 15): a
 #: 30 s utterance is 390 audio + ~15 text tokens; 1024 rows hold it and the
 #: 512-token answer upstream allows
 PREFILL_BUCKETS: Final = (512,)
 KV_BUCKETS: Final = (1024,)
-#: Sources whose change must redo the steps.
-CODE_ROOTS: Final = tuple(
-    ROOT / rel
-    for rel in (
-        "scripts/qwen3/__init__.py",
-        "scripts/qwen3/decoder.py",
-        "scripts/qwen3/graph_export.py",
-        "scripts/qwen3/asr/encoder.py",
-        "scripts/qwen3/asr/export.py",
-        "scripts/qwen3/asr/gates.py",
-        "scripts/qwen3/asr/build.py",
-        "scripts/qwen3/asr/pipeline",
-        "scripts/common/qnn_compile.py",
-        "scripts/common/bundling.py",
-        "scripts/common/onnx_surgery.py",
-        "scripts/common/parity.py",
-        "scripts/gsv/export/graphs.py",  # graph_spec reads the exported I/O
-        # the schema the params are checked with, the manifest's language codes,
-        # and the engine's own code the gates drive the graphs with
-        "daemon/engines/qwen3asr/params.py",
-        "daemon/engines/qwen3asr/prompt.py",
-        "daemon/engines/qwen3asr/decoder.py",
-        "daemon/engines/qwen3asr/encoder.py",
-        "daemon/engines/qwen3asr/mel.py",
-        "daemon/engines/qwen3asr/audio.py",
-        "daemon/engine/ar",
-        "daemon/engine/graphs.py",
-    )
-)
 
 
 class BuildError(RuntimeError):
@@ -123,24 +93,35 @@ def build(opts: BuildOptions) -> BuildReport:
     ctx = BuildContext(src, work, prefill, kv)
     keys = ctx.graph_keys()
     total = 4 + len(keys) + (1 if opts.run_sim_gates else 0)
-    steps = Steps(work, total, code_hash(CODE_ROOTS))
+    # each step's inputs hold its own code's hash (pipeline/code.py)
+    steps = Steps(work, total, "")
+    sources = code.hashes()
     log.info("hashing %d model files in %s", len(src.files), src.root)
     model = {p.name: hash_path(p) for p in src.files}
     buckets = {"prefill": list(prefill), "kv": list(kv)}
     res: dict[str, dict] = {}
 
     res["export"] = steps.run(
-        "export", {"model": model, "buckets": buckets}, ctx.export_outputs(), ctx.export
+        "export",
+        {"code": sources["export"], "model": model, "buckets": buckets},
+        ctx.export_outputs(),
+        ctx.export,
     )
     res["gates_cpu"] = steps.run(
         "gates_cpu",
-        {"model": model, "onnx": ctx.onnx_dir, "npu": ctx.npu_dir},
+        {
+            "code": sources["gates"],
+            "model": model,
+            "onnx": ctx.onnx_dir,
+            "npu": ctx.npu_dir,
+            "buckets": buckets,
+        },  # fmt: skip
         [],
         lambda: gating.cpu_gates(ctx),
     )
     res["tables"] = steps.run(
         "tables",
-        {"model": model, "buckets": buckets},
+        {"code": sources["tables"], "model": model, "buckets": buckets},
         ctx.table_outputs(),
         ctx.write_tables,
     )
@@ -149,7 +130,7 @@ def build(opts: BuildOptions) -> BuildReport:
         source = ctx.npu_onnx(key)
         compiled[key] = steps.run(
             f"compile {key}",
-            {"onnx": source, "target": opts.target},
+            {"code": sources["compile"], "onnx": source, "target": opts.target},
             [ctx.bin_path(key)],
             lambda key=key, source=source: _compile(ctx, opts, key, source),
         )
@@ -157,7 +138,13 @@ def build(opts: BuildOptions) -> BuildReport:
     if opts.run_sim_gates:
         res["gates_sim"] = steps.run(
             "gates_sim",
-            {"model": model, "bins": ctx.bin_dir, "onnx": ctx.onnx_dir},
+            {
+                "code": sources["gates"],
+                "model": model,
+                "bins": ctx.bin_dir,
+                "onnx": ctx.onnx_dir,
+                "buckets": buckets,
+            },  # fmt: skip
             [],
             lambda: gating.sim_gates(ctx),
         )
@@ -165,6 +152,7 @@ def build(opts: BuildOptions) -> BuildReport:
     res["bundle"] = steps.run(
         "bundle",
         {
+            "code": sources["bundle"],
             "stage": ctx.stage,
             "bins": ctx.bin_dir,
             "onnx": ctx.onnx_dir,

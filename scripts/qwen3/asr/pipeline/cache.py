@@ -2,7 +2,7 @@
 
 ``cached_build(model_dir, root, ...)`` runs the real build_asr once per key and
 returns ``root/<key>/bundle``.  The key covers everything that can change the
-bundle: the model files, the pipeline's code (build.CODE_ROOTS), the options,
+bundle: the model files, the pipeline's code (pipeline/code.py ALL), the options,
 and the onnxruntime / QNN versions.  Layout of ``root/<key>/``::
 
     bundle/      the bundle (voice.yaml, graphs/, onnx/, cpu/, text/)
@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Final
 
 from scripts.common.qnn_compile import qnn_sdk_version
-from scripts.gsv.pipeline.steps import code_hash, hash_path
-from scripts.qwen3.asr.build import CODE_ROOTS, BuildOptions, BuildReport, build
+from scripts.gsv.pipeline.steps import hash_path
+from scripts.qwen3.asr.build import BuildOptions, BuildReport, build
+from scripts.qwen3.asr.pipeline.code import all_hash
 from scripts.qwen3.asr.pipeline.source import read_model_dir
 
 DONE: Final = "DONE"
@@ -40,7 +41,7 @@ def cache_key(model_dir: Path, opts: BuildOptions) -> str:
     """Hash of what can change the bundle: model files, code, options, QNN."""
     import onnxruntime
 
-    h = hashlib.sha256(code_hash(CODE_ROOTS).encode())
+    h = hashlib.sha256(all_hash().encode())
     for path in read_model_dir(model_dir).files:
         h.update(f"{path.name}={hash_path(path)}".encode())
     fixed = {k: v for k, v in asdict(opts).items()
