@@ -17,7 +17,7 @@ from typing import Final
 SUBCOMMANDS: Final[dict[str, tuple[str, str]]] = {
     "bundle": ("daemon.cli.bundle", "inspect or verify a voice bundle"),
     "doctor": ("board.doctor", "check this machine / board before serving"),
-    "serve": ("daemon.cli.serve", "run the TTS service (Wyoming + OpenAI HTTP)"),
+    "serve": ("daemon.cli.serve", "run the service (Wyoming + OpenAI HTTP)"),
     "say": (
         "daemon.cli.say",
         "speak TEXT into a WAV (service, or --bundle in-process)",
@@ -33,7 +33,8 @@ SUBCOMMANDS: Final[dict[str, tuple[str, str]]] = {
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
-        prog="hexvoice", description="On-device TTS for Qualcomm NPU boards."
+        prog="hexvoice",
+        description="On-device TTS and ASR for Qualcomm NPU boards.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument("command", choices=sorted(SUBCOMMANDS), help="subcommand")

@@ -60,13 +60,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="hexvoice transcribe", description=__doc__.split("\n")[0]
+        prog="hexvoice transcribe",
+        description="Speech in an audio FILE to text, through the service or "
+        "in-process (--bundle).",
     )
     p.add_argument("file", type=Path, help="audio file (WAV, FLAC, OGG, MP3)")
     p.add_argument("--language", help="language spoken, e.g. en, zh (default: any)")
     p.add_argument("--prompt", help="text that steers the transcript (names, terms)")
     p.add_argument(
-        "--format", choices=RESPONSE_FORMATS, default=DEFAULT_FORMAT, help="output"
+        "--format",
+        choices=RESPONSE_FORMATS,
+        default=DEFAULT_FORMAT,
+        help=f"output format ({DEFAULT_FORMAT})",
     )
     p.add_argument("-o", "--output", default="-", help="output file, '-' = stdout")
     p.add_argument("--model", help="ASR model of the service (default: its default)")
