@@ -104,6 +104,7 @@ class MelStream:
         self.p = p
         self._half = p.n_fft // 2
         self._window = periodic_hann(p.n_fft)
+        self._taps = np.arange(p.n_fft)[None, :]
         self._filters = mel_filters(p.n_fft, p.n_mels, p.sampling_rate)
         self._x = _Rows(None, np.float32)
         self._power = _Rows(p.n_mels, np.float64)  # unscaled mel power per frame
@@ -163,19 +164,18 @@ class MelStream:
             return
         x = self._x.view()
         n, hop, half = len(x), self.p.hop_length, self._half
-        # sample indices of frames start..stop-1, reflected at both ends
-        # (np.pad mode="reflect", as the centred STFT pads)
-        idx = np.arange(start * hop - half, (stop - 1) * hop + half)
-        idx = np.abs(idx)
+        # sample index of each frame's every tap, reflected at both ends
+        # (np.pad mode="reflect", as the centred STFT pads): one gather
+        idx = (np.arange(start, stop) * hop - half)[:, None] + self._taps
+        np.abs(idx, out=idx)
         over = idx > n - 1
         idx[over] = 2 * (n - 1) - idx[over]
-        if len(idx) and idx.min() < 0:  # shorter than half a window: reflect again
-            lo = start * hop
-            seg = np.pad(x, half, mode="reflect")[lo : lo + len(idx)]
-            seg = seg.astype(np.float64)
+        if idx.min() < 0:  # shorter than half a window: reflect again
+            padded = np.pad(x, half, mode="reflect")
+            idx = (np.arange(start, stop) * hop)[:, None] + self._taps
+            frames = padded[idx].astype(np.float64)
         else:
-            seg = x[idx].astype(np.float64)
-        frames = np.lib.stride_tricks.sliding_window_view(seg, self.p.n_fft)[::hop]
+            frames = x[idx].astype(np.float64)
         spec = np.fft.rfft(frames * self._window, axis=-1)
         power = spec.real**2 + spec.imag**2
         mel = power @ self._filters

@@ -54,14 +54,17 @@ def test_filters_equal_transformers() -> None:
                                atol=1e-12)  # fmt: skip
 
 
-# 0.3 s and 0.99 s are shorter than one 100-frame chunk
-@pytest.mark.parametrize("n", [4800, 15840, 16000, 16123, 37937, 80000])
+# 180 samples: under half a window (reflected twice); 0.3 s and 0.99 s are
+# shorter than one 100-frame chunk
+@pytest.mark.parametrize("n", [180, 4800, 15840, 16000, 16123, 37937, 80000])
 def test_features_equal_whisper(n: int) -> None:
     fe, x = _fe(), speechy(n)
     ours = whole(x)
     ref = fe._np_extract_fbank_features(x[None], "cpu")[0].T
     assert ours.shape == ref.shape == (n // MEL.hop_length, MEL.n_mels)
     assert np.abs(ours - ref).max() <= TOLERANCE
+    if n <= MEL.n_fft // 2:
+        return  # torch's reflect pad refuses what numpy reflects twice
     call = fe(x, sampling_rate=16000, return_tensors="np", padding=True,
               truncation=False, return_attention_mask=True)  # fmt: skip
     assert call["attention_mask"].sum() == len(ours)
