@@ -19,6 +19,7 @@ from daemon.engine.bundles.manifest import (
     write_manifest,
 )
 from daemon.engine.capabilities import Task
+from scripts.common.onnx_data import external_files
 
 
 def add_graph(
@@ -79,6 +80,11 @@ def _spec(
         onnx_dest = root / "onnx" / f"{key}.onnx"
         if onnx_path.resolve() != onnx_dest.resolve():
             shutil.copyfile(onnx_path, onnx_dest)
+            # external data keeps its recorded name beside the graph
+            for data in external_files(onnx_path):
+                dest = onnx_dest.parent / data.relative_to(onnx_path.parent)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(data, dest)
         onnx_rel, onnx_sha = f"onnx/{key}.onnx", sha256_file(onnx_dest)
     return GraphSpec(
         key=key,
@@ -95,12 +101,18 @@ def _spec(
 def hash_files(
     root: Path, dirs: tuple[str, ...] = ("cpu", "refs", "text")
 ) -> dict[str, str]:
-    """sha256 of every file under the given bundle subdirectories."""
+    """sha256 of every file under the given bundle subdirectories, and of the
+    ONNX graphs' external data (the graphs themselves are pinned by their
+    entries)."""
     out = {}
     for d in dirs:
         for p in sorted((root / d).rglob("*")) if (root / d).is_dir() else []:
             if p.is_file():
                 out[str(p.relative_to(root))] = sha256_file(p)
+    graphs = sorted((root / "onnx").glob("*.onnx")) if (root / "onnx").is_dir() else []
+    for graph in graphs:
+        for data in external_files(graph):
+            out.setdefault(str(data.relative_to(root)), sha256_file(data))
     return out
 
 

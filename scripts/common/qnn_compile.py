@@ -35,6 +35,7 @@ TARGETS: Final[dict[str, dict[str, str]]] = {
 }
 _COMMON_OPTIONS: Final = {"backend_type": "htp", "enable_htp_fp16_precision": "1"}
 _CACHE_FORMAT: Final = 1
+_HASH_CHUNK: Final = 1 << 20
 
 
 class CompileError(RuntimeError):
@@ -189,8 +190,17 @@ def _partition_name(model: Any) -> str:
 
 
 def _cache_key(onnx_path: Path, target: str) -> str:
+    from scripts.common.onnx_data import external_files
+
     h = hashlib.sha256()
     h.update(onnx_path.read_bytes())
+    # a model past 2 GB keeps its weights beside the graph (none: the key of a
+    # self-contained model is what it always was)
+    for data in external_files(onnx_path):
+        h.update(data.name.encode())
+        with open(data, "rb") as f:
+            while chunk := f.read(_HASH_CHUNK):
+                h.update(chunk)
     h.update(
         json.dumps([_CACHE_FORMAT, target, TARGETS[target], qnn_sdk_version()]).encode()
     )

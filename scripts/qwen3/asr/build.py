@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from scripts.common.onnx_data import model_files
 from scripts.common.qnn_compile import TARGETS, CompileError, compile_onnx
 from scripts.gsv.pipeline.steps import Steps, hash_path
 from scripts.qwen3.asr.pipeline import code, finish, gating, report
@@ -130,7 +131,11 @@ def build(opts: BuildOptions) -> BuildReport:
         source = ctx.npu_onnx(key)
         compiled[key] = steps.run(
             f"compile {key}",
-            {"code": sources["compile"], "onnx": source, "target": opts.target},
+            {
+                "code": sources["compile"],
+                "onnx": model_files(source),
+                "target": opts.target,
+            },  # fmt: skip
             [ctx.bin_path(key)],
             lambda key=key, source=source: _compile(ctx, opts, key, source),
         )
