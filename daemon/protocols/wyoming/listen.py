@@ -143,7 +143,14 @@ class Listener:
     async def _relay(self, cycle: _Cycle, asked: TranscribeData | None) -> None:
         job = cycle.job
         assert job is not None
-        language = asked.language if asked else None
+        try:
+            await self._send(cycle, job, asked.language if asked else None)
+        except ConnectionError:  # the client left: its session stops
+            self._host.cancel(job, "client disconnected")
+        finally:
+            cycle.failed = True
+
+    async def _send(self, cycle: _Cycle, job: AsrJob, language: str | None) -> None:
         done = shown = ""  # the finals' text; what the client was sent
         try:
             await self._write(TranscriptStart(language=language).event())
@@ -156,20 +163,18 @@ class Listener:
                 if len(text) > len(shown) and text.startswith(shown):
                     await self._write(TranscriptChunk(text[len(shown) :]).event())
                     shown = text
-            if len(done) > len(shown) and done.startswith(shown):
-                await self._write(TranscriptChunk(done[len(shown) :]).event())
-            await self._write(Transcript(text=done, language=language).event())
-            await self._write(TranscriptStop().event())
         except RequestError as exc:
             if not cycle.failed:
                 await self._write(error_event(exc, ASR_WIRE))
+            return
         except Cancelled as exc:
             if not cycle.failed:
                 await self._write(Error(text=str(exc), code=outcome(exc)).event())
-        except ConnectionError:
-            self._host.cancel(job, "client disconnected")
-        finally:
-            cycle.failed = True
+            return
+        if len(done) > len(shown) and done.startswith(shown):
+            await self._write(TranscriptChunk(done[len(shown) :]).event())
+        await self._write(Transcript(text=done, language=language).event())
+        await self._write(TranscriptStop().event())
 
     async def _fail(self, cycle: _Cycle, problem: BadRequest | str) -> None:
         """Refuse the rest of ``cycle``: one error, its session cancelled."""

@@ -282,3 +282,25 @@ def test_bad_audio_is_one_clear_error_and_the_connection_serves_on(daemon, case)
     assert "transcript" not in [e.type for e in refused]
     assert _text(again)[0] == WHOLE
     assert any(e.type == "audio-chunk" for e in spoken)
+
+
+def test_a_client_leaving_mid_stream_cancels_its_session(daemon):
+    key = 'hexvoice_requests_total{outcome="cancelled",protocol="wyoming"}'
+    before = daemon.metrics().get(key, 0.0)
+    pcm = burst_signal(BURSTS, RATE)
+
+    async def go() -> list[Event]:
+        c = await _client(daemon)
+        await c.write_event(AudioStart(RATE, 2, 1).event())
+        await _send(c, *(f.event() for f in _frames(pcm[: RATE // 2])))
+        await _until(c, "transcript-start")
+        await c.disconnect()  # mid-stream, no audio-stop
+        await asyncio.sleep(0.5)
+        other = await _client(daemon)
+        events = await _cycle(other, pcm)
+        await other.disconnect()
+        return events
+
+    events = asyncio.run(go())
+    assert _text(events)[0] == WHOLE  # the service serves on
+    assert daemon.metrics().get(key, 0.0) == before + 1
