@@ -14,8 +14,8 @@ multipart field ``file`` named, before any of it reaches an engine:
 
 Only then does ``blocks`` decode it again, block by block, for the engine.  The
 second decode costs far less than transcribing (5 min of 16 kHz FLAC: 0.12 s),
-and it keeps a bad file from ever occupying the NPU worker, which a
-transcription session holds from its first feed to its last.  Every function
+and it keeps a bad file from ever opening a session (an engine runs one
+session at a time; the others wait for it).  Every function
 here blocks; the service calls them through ``asyncio.to_thread``.
 """
 

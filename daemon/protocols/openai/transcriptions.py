@@ -1,7 +1,7 @@
 """``POST /v1/audio/transcriptions``: an uploaded file through an ASR session.
 
-The order keeps a bad request off the NPU worker, which a transcription session
-holds from its first feed to its last:
+The order keeps a bad request from ever opening a session (an engine runs one
+session at a time; the others wait for it) or reaching the NPU worker:
 
 1. the multipart form is read with its caps (forms.py);
 2. ``model`` and ``language`` pick the ASR model (a loaded model's name, or one
