@@ -248,3 +248,20 @@ def test_a_service_without_an_asr_model_says_so(daemon_factory):
     assert r.status_code == 400, r.text
     error = r.json()["error"]
     assert error["param"] == "model" and "none is loaded" in error["message"]
+
+
+def test_the_configured_cap_applies(tmp_path_factory, test_voice, bins, onnx_dir):
+    tmp = tmp_path_factory.mktemp("capped")
+    service = asr_daemon(tmp, test_voice, bins, onnx_dir, limits={"max_audio_s": 5})
+    capped = next(service)
+    try:
+        r = _upload(capped, encode(np.tile(speech(), 3), RATE))  # 6.6 s
+        assert r.status_code == 400, r.text
+        error = r.json()["error"]
+        assert error["param"] == "file" and error["code"] == "invalid_value"
+        assert error["message"] == (
+            "file: expected at most 5 s of audio, found 6.60 s"
+        ), error
+        assert _upload(capped, speech_wav()).json()["text"] == TEXT  # 2.2 s
+    finally:
+        next(service, None)  # stops it, checking a clean exit
