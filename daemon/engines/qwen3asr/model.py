@@ -114,8 +114,17 @@ class Model:
 
     def greedy(self, inputs: Inputs, max_new_tokens: int | None = None) -> list[int]:
         """Greedy token ids (EOS excluded), as the engine decodes by default."""
-        request = Request("", None, max_new_tokens or self.p.max_new_tokens, None,
-                          0.0, None, 1.0, 1.0, None)  # fmt: skip
+        request = Request(
+            context="",
+            language=None,
+            max_new_tokens=max_new_tokens or self.p.max_new_tokens,
+            max_segment_s=None,
+            temperature=0.0,
+            top_k=None,
+            top_p=1.0,
+            repetition_penalty=1.0,
+            seed=None,
+        )
         return list(self.tokens(inputs, request))
 
     def teacher_forced(self, inputs: Inputs, tokens: Sequence[int]) -> np.ndarray:
