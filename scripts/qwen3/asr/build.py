@@ -116,7 +116,7 @@ def build(opts: BuildOptions) -> BuildReport:
             "onnx": ctx.onnx_dir,
             "npu": ctx.npu_dir,
             "buckets": buckets,
-        },  # fmt: skip
+        },
         [],
         lambda: gating.cpu_gates(ctx),
     )
@@ -135,7 +135,7 @@ def build(opts: BuildOptions) -> BuildReport:
                 "code": sources["compile"],
                 "onnx": model_files(source),
                 "target": opts.target,
-            },  # fmt: skip
+            },
             [ctx.bin_path(key)],
             lambda key=key, source=source: _compile(ctx, opts, key, source),
         )
@@ -149,7 +149,7 @@ def build(opts: BuildOptions) -> BuildReport:
                 "bins": ctx.bin_dir,
                 "onnx": ctx.onnx_dir,
                 "buckets": buckets,
-            },  # fmt: skip
+            },
             [],
             lambda: gating.sim_gates(ctx),
         )
