@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 
@@ -265,3 +266,29 @@ def test_the_configured_cap_applies(tmp_path_factory, test_voice, bins, onnx_dir
         assert _upload(capped, speech_wav()).json()["text"] == TEXT  # 2.2 s
     finally:
         next(service, None)  # stops it, checking a clean exit
+
+
+def test_an_error_after_the_stream_started_is_an_sse_error(
+    tmp_path_factory, test_voice, bins, onnx_dir
+):
+    tmp = tmp_path_factory.mktemp("stopping")
+    service = asr_daemon(tmp, test_voice, bins, onnx_dir)
+    d = next(service)
+    http = httpx.Client(transport=httpx.HTTPTransport(uds=str(d.http)))
+    client = openai.OpenAI(
+        base_url="http://localhost/v1", api_key="-", max_retries=0, http_client=http
+    )
+    long = encode(np.tile(speech(), 60), RATE)  # 132 s
+    events = client.audio.transcriptions.create(
+        model="whisper-1", file=("long.wav", long), stream=True
+    )
+    try:
+        with pytest.raises(openai.APIError) as caught:
+            for n, event in enumerate(events):
+                assert event.type == "transcript.text.delta"
+                if n == 0:
+                    d.proc.send_signal(signal.SIGTERM)  # cancels every request
+        assert "service stopping" in caught.value.message
+        assert caught.value.body["type"] == "server_error"
+    finally:
+        next(service, None)  # a clean exit, no traceback
