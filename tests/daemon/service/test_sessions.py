@@ -190,3 +190,26 @@ def test_a_session_fed_steadily_outlives_the_request_timeout(cfg):
 
     finals = asyncio.run(go())
     assert finals == BURST_FINALS  # never idle for request_timeout_s
+
+
+def test_speech_runs_between_the_items_of_one_feed(cfg):
+    long = burst_signal(BURSTS * LONG_REPEATS, RATE)  # one feed, many transcripts
+
+    async def go() -> tuple[int, int, int, int]:
+        host = await loaded_host(cfg)
+        warm = _calls(host, "vad").count("feed")  # the warm-up's
+        session = _session(host)
+        await session.feed(long)
+        session.finish()
+        items = session.__aiter__()
+        await items.__anext__()  # the feed's first transcript: it is under way
+        feeds = _calls(host, "vad").count("feed") - warm
+        spoken = sum([len(c.audio) async for c in _say(host, words(SPOKEN_WORDS))])
+        heard_then = 1 + session._queue.qsize()  # noqa: SLF001 - made so far
+        rest = [t async for t in items]
+        await host.close()
+        return feeds, heard_then, 1 + len(rest), spoken
+
+    feeds, heard_then, total, spoken = asyncio.run(go())
+    assert feeds == 1 and spoken > 0  # spoken within the one feed ...
+    assert heard_then < total  # ... before its last transcript was made
