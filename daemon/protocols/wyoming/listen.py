@@ -1,14 +1,16 @@
 """Wyoming speech to text on one connection: ``transcribe`` (optional), then
 ``audio-start`` / ``audio-chunk``* / ``audio-stop`` → ``transcript``.
 
-``audio-start`` opens a transcription session (its format checked by the one
-check: 8..192 kHz, 1..8 channels, 16-bit); each ``audio-chunk`` is fed to the
-session as it arrives (s16le interleaved → float32 ``[n, channels]``), so the
-engine works while the user still speaks.  A relay task streams what the
-session hears back: ``transcript-start`` at once, a ``transcript-chunk`` per
-growth of the text (the finals so far plus the open partial: chunks only
-append, and join up to the transcript), then after ``audio-stop`` the
-``transcript`` (the whole text, with its language) and ``transcript-stop``.
+``transcribe`` may name a model or a program (``info``'s ``asr[].name``, one
+per ASR engine).  ``audio-start`` opens a transcription session (its format
+checked by the one check: 8..192 kHz, 1..8 channels, 16-bit); each
+``audio-chunk`` is fed to the session as it arrives (s16le interleaved →
+float32 ``[n, channels]``), so the engine works while the user still speaks.
+A relay task streams what the session hears back: ``transcript-start`` at
+once, a ``transcript-chunk`` per growth of the text (the finals so far plus
+the open partial: chunks only append, and join up to the transcript), then
+after ``audio-stop`` the ``transcript`` (the whole text, with its language)
+and ``transcript-stop``.
 
 A bad cycle gets one ``error`` event (its field named as on the wire) and the
 session is cancelled; the cycle's later chunks are dropped until its
@@ -92,7 +94,7 @@ class Listener:
         asked, self._asked = self._asked, None  # a transcribe is for one cycle
         try:
             f = audio_format(data)
-            request = transcription_request(asked, f)
+            request = transcription_request(self._model(asked), f)
             job = self._host.open_session(request, PROTOCOL)
         except RequestError as exc:
             self._cycle = _Cycle(None, failed=True)
@@ -175,6 +177,16 @@ class Listener:
             await self._write(TranscriptChunk(done[len(shown) :]).event())
         await self._write(Transcript(text=done, language=language).event())
         await self._write(TranscriptStop().event())
+
+    def _model(self, asked: TranscribeData | None) -> TranscribeData | None:
+        """``asked`` with a program's name (``describe`` lists one per ASR
+        engine) read as that engine's first model: clients may name either."""
+        if asked is None or not asked.name or asked.name in self._host.voices:
+            return asked
+        for v in self._host.voices.values():
+            if v.task == "asr" and v.engine_id == asked.name:
+                return TranscribeData(v.name, asked.language)
+        return asked
 
     async def _fail(self, cycle: _Cycle, problem: BadRequest | str) -> None:
         """Refuse the rest of ``cycle``: one error, its session cancelled."""

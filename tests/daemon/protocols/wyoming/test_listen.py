@@ -144,6 +144,19 @@ def test_transcribe_streams_chunks_then_the_transcript(daemon):
     assert events[-2].data.get("language") == "en"
 
 
+@pytest.mark.parametrize("name", [ASR_MODEL, "test-vad"], ids=["model", "program"])
+def test_transcribe_may_name_the_model_or_its_program(daemon, name):
+    async def go() -> list[Event]:
+        c = await _client(daemon)
+        events = await _cycle(
+            c, burst_signal(BURSTS, RATE), transcribe=Transcribe(name)
+        )
+        await c.disconnect()
+        return events
+
+    assert _text(asyncio.run(go()))[0] == WHOLE
+
+
 def test_chunks_arrive_while_the_client_still_speaks(daemon):
     pcm = burst_signal(BURSTS, RATE)
 
