@@ -8,7 +8,7 @@ of the segment).  Levels are 20 ms RMS frames in dB relative to full scale; a
 frame is silent when it lies ``RELATIVE_DB`` below the loudest frame of the
 segment (and always below ``SILENT_DBFS``).  Upstream qwen-asr has no such cut
 (it splits at the quietest 100 ms only past 20 minutes); this one prefers the
-latest real pause, then the longest quiet stretch, then the quietest frame.
+latest real pause, else the quietest stretch of a pause's length.
 """
 
 from __future__ import annotations
@@ -53,8 +53,9 @@ def silent_runs(silent: np.ndarray) -> list[tuple[int, int]]:
 def choose_cut(x: np.ndarray, rate: int, max_len: int) -> int:
     """The sample in ``(max_len * SEARCH_FROM, max_len]`` at which to end the
     segment ``x`` (longer than ``max_len``): the middle of the latest pause of
-    at least ``MIN_PAUSE_S``, else of the longest silent stretch, else of the
-    quietest frame."""
+    at least ``MIN_PAUSE_S``; without one, of the quietest ``MIN_PAUSE_S``
+    stretch (as upstream picks the quietest 100 ms, a stretch rather than one
+    frame, which could be a stop closure inside a word)."""
     if len(x) <= max_len:
         raise ValueError(f"a {len(x)}-sample segment fits {max_len}: no cut needed")
     frame = max(1, round(FRAME_S * rate))
@@ -64,13 +65,13 @@ def choose_cut(x: np.ndarray, rate: int, max_len: int) -> int:
         return max_len
     loudest = float(levels_db(x[:max_len], frame).max())
     silent = (levels < loudest - RELATIVE_DB) | (levels < SILENT_DBFS)
-    runs = silent_runs(silent)
-    pauses = [r for r in runs if r[1] - r[0] >= MIN_PAUSE_S / FRAME_S - 1e-9]
+    pause = round(MIN_PAUSE_S / FRAME_S)
+    pauses = [r for r in silent_runs(silent) if r[1] - r[0] >= pause]
     if pauses:
         first, stop = pauses[-1]
-    elif runs:
-        first, stop = max(runs, key=lambda r: (r[1] - r[0], r[0]))
     else:
-        first = int(np.argmin(levels))
-        stop = first + 1
+        width = min(pause, len(levels))
+        energy = np.convolve(10.0 ** (levels / 10.0), np.ones(width), mode="valid")
+        first = int(np.argmin(energy))
+        stop = first + width
     return lo + (first + stop) * frame // 2

@@ -71,8 +71,9 @@ def test_latest_real_pause_wins() -> None:
     assert a <= cut < b
 
 
-def test_without_a_pause_the_longest_quiet_stretch() -> None:
-    # only pauses shorter than MIN_PAUSE_S in the search span: the longest wins
+def test_without_a_pause_the_quietest_stretch() -> None:
+    # only pauses shorter than MIN_PAUSE_S in the search span: the longest is
+    # the quietest stretch of MIN_PAUSE_S
     short = MIN_PAUSE_S - 2 * FRAME_S
     x, pauses = words([(1.6, 0.05), (0.4, short), (0.4, 0.06), (1.0, 0.0)])
     cut = choose_cut(x, RATE, 3 * RATE)
@@ -80,7 +81,18 @@ def test_without_a_pause_the_longest_quiet_stretch() -> None:
     assert a <= cut < b
 
 
-def test_continuous_sound_cuts_at_the_quietest_frame() -> None:
+def test_a_quiet_frame_inside_a_word_loses_to_a_quiet_stretch() -> None:
+    # a 20 ms near-silent closure inside a word at 2.0 s, a 120 ms dip at 2.6 s
+    t = np.arange(4 * RATE) / RATE
+    level = np.ones_like(t)
+    level[(t >= 2.0) & (t < 2.02)] = 1e-3
+    level[(t >= 2.54) & (t < 2.66)] = 0.05
+    x = (0.3 * level * np.sin(2 * np.pi * 150 * t)).astype(np.float32)
+    cut = choose_cut(x, RATE, 3 * RATE)
+    assert 2.54 <= cut / RATE < 2.66
+
+
+def test_continuous_sound_cuts_at_the_quietest_stretch() -> None:
     t = np.arange(4 * RATE) / RATE
     level = 1.0 - 0.9 * np.exp(-(((t - 2.7) / 0.05) ** 2))  # a dip at 2.7 s
     x = (0.3 * level * np.sin(2 * np.pi * 150 * t)).astype(np.float32)
