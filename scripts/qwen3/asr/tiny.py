@@ -6,6 +6,9 @@ preprocessor_config.json, chat template, generation_config.json), with tiny dims
 (the team contract) and a byte-level BPE trained with ``tokenizers`` on a fixed
 English + Chinese corpus. The same seed gives the same bytes. Tests and scripts
 only: it imports qwen_asr (the ``oracle`` extra), never the board runtime.
+
+Greedy runs of seed 0 give varied tokens but never EOS (cap max_new_tokens);
+those of seed 1 stop by themselves after 8-60 tokens on many clips.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("qwen_asr")
 pytest.importorskip("onnxruntime_qnn")
+#: a second checkpoint and bundle, and 4 free runs to their stop on both sides
+pytestmark = pytest.mark.slow
 
 from daemon.engine.asr import TranscriptionOptions, stream_text  # noqa: E402
 from daemon.engine.local import LocalEngine, open_engine  # noqa: E402
