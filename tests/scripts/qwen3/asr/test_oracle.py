@@ -99,3 +99,35 @@ def test_decode_and_parse_are_upstreams(upstream) -> None:
         tok.convert_tokens_to_ids("<|im_end|>"),
         tok.convert_tokens_to_ids("<|endoftext|>"),
     ]
+
+
+#: Imports that must never reach the board runtime (the oracle extra's).
+_ORACLE_ONLY = ("qwen_asr", "torch", "transformers")
+_BLOCKED_RUN = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {blocked!r}:
+            raise ImportError("oracle-only import in the runtime: " + name)
+sys.meta_path.insert(0, Block())
+import daemon.cli.main, daemon.engines.qwen3asr.engine, daemon.engines.qwen3asr.session
+sys.argv = ["hexvoice", "--help"]
+import runpy
+try:
+    runpy.run_module("daemon.cli", run_name="__main__")
+except SystemExit as exc:
+    sys.exit(exc.code)
+"""
+
+
+def test_the_runtime_and_the_asr_engine_import_without_the_oracle() -> None:
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[4]
+    code = _BLOCKED_RUN.format(blocked=_ORACLE_ONLY)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "transcribe" in done.stdout
