@@ -117,10 +117,17 @@ async def _via_service(data: bytes, args: argparse.Namespace) -> str:
                 if resp.status != 200:
                     raise TranscribeError(_refusal(resp.status, body))
                 return body
-    except (aiohttp.ClientConnectionError, asyncio.TimeoutError) as exc:
+    except (aiohttp.ClientConnectorError, asyncio.TimeoutError) as exc:
         raise TranscribeError(
             f"cannot reach hexvoice at {socket}: {exc or type(exc).__name__} "
             "(is `hexvoice serve` running?)"
+        ) from None
+    except aiohttp.ClientError as exc:  # connected, but no HTTP answer came
+        # The usual cause: the Wyoming socket, which answers the request line
+        # with an error event (not an HTTP status) and hangs up.
+        raise TranscribeError(
+            f"{socket} does not answer HTTP ({type(exc).__name__}): transcribe "
+            "talks to the service's HTTP socket (http.sock), not its Wyoming one"
         ) from None
 
 

@@ -112,6 +112,12 @@ def test_a_refused_file_exits_1_with_the_services_reason(daemon: Daemon, tmp_pat
     assert r.returncode == 1 and "language: expected a language" in r.stderr
 
 
+def test_the_wyoming_socket_is_named_as_the_wrong_one(daemon: Daemon, clip):
+    r = _hexvoice(clip, "--socket", str(daemon.wyoming))
+    assert (r.returncode, r.stdout) == (1, ""), r.stderr
+    assert "does not answer HTTP" in r.stderr and "Traceback" not in r.stderr
+
+
 def test_unreachable_service_missing_file_and_bad_usage(clip, tmp_path):
     r = _hexvoice(clip, "--socket", str(tmp_path / "none.sock"))
     assert r.returncode == 1 and "is `hexvoice serve` running?" in r.stderr
