@@ -213,3 +213,26 @@ def test_speech_runs_between_the_items_of_one_feed(cfg):
     feeds, heard_then, total, spoken = asyncio.run(go())
     assert feeds == 1 and spoken > 0  # spoken within the one feed ...
     assert heard_then < total  # ... before its last transcript was made
+
+
+def test_a_session_waiting_for_its_turn_counts_in_the_bound(cfg):
+    from daemon.service.jobs import Busy
+
+    cfg = replace(cfg, limits=replace(cfg.limits, queue_size=1))
+    pcm = burst_signal(BURSTS, RATE)
+
+    async def go() -> tuple[bool, list[str], list[str]]:
+        host = await loaded_host(cfg)
+        first, second = _session(host), _session(host)  # second: waits its turn
+        with pytest.raises(Busy):
+            _session(host, "vad2")  # no room, though vad2 is free
+        await asyncio.sleep(0.2)
+        waited = not second.running  # not opened while the first is open
+        feeders = [asyncio.create_task(_feed_all(j, pcm)) for j in (first, second)]
+        heard = await asyncio.gather(_finals(first), _finals(second))
+        await asyncio.gather(*feeders)
+        await host.close()
+        return waited, *heard
+
+    waited, heard_first, heard_second = asyncio.run(go())
+    assert waited and heard_first == heard_second == BURST_FINALS
