@@ -56,6 +56,9 @@ class BuildOptions:
     qnn_cache: Path | None = None
     #: None: on for --target simulator, off for a board target
     sim_gates: bool | None = None
+    #: the fp32 graphs in onnx/ for the CPU backend (at full size ~2.4 GB each:
+    #: a board bundle can leave them out)
+    onnx: bool = True
 
     def validate(self) -> None:
         if self.target not in TARGETS:
@@ -165,6 +168,7 @@ def build(opts: BuildOptions) -> BuildReport:
             "tables": res["tables"],
             "name": opts.name or src.root.name,
             "target": opts.target,
+            "with_onnx": opts.onnx,
             "out": str(opts.out),
         },
         [opts.out / "voice.yaml", tar],
@@ -186,8 +190,9 @@ def _compile(ctx: BuildContext, opts: BuildOptions, key: str, source: Path) -> d
 
 def _bundle(ctx: BuildContext, opts: BuildOptions, res: dict, tar: Path) -> dict:
     problems, files = finish.write_bundle(
-        ctx, opts.out, tar, opts.name or ctx.src.root.name, opts.target, res
-    )
+        ctx, opts.out, tar, opts.name or ctx.src.root.name, opts.target, res,
+        opts.onnx,
+    )  # fmt: skip
     if problems:
         raise BuildError("bundle verify failed: " + "; ".join(problems))
     return {"files": files}
@@ -221,11 +226,14 @@ def main(argv: list[str] | None = None) -> int:
                      help="run the simulator gates (default for --target "
                           "simulator)")  # fmt: skip
     sim.add_argument("--no-sim-gates", dest="sim_gates", action="store_false")
+    p.add_argument("--no-onnx", dest="onnx", action="store_false",
+                   help="leave the fp32 graphs (onnx/, the CPU backend) out of "
+                        "the bundle")  # fmt: skip
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="  %(message)s", stream=sys.stderr)
     opts = BuildOptions(
         a.model, a.target, a.out, a.prefill_buckets, a.kv_buckets, a.name, a.work,
-        a.qnn_cache, a.sim_gates,
+        a.qnn_cache, a.sim_gates, a.onnx,
     )  # fmt: skip
     try:
         rep = build(opts)

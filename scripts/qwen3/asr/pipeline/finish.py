@@ -5,7 +5,7 @@ Layout (daemon/engines/qwen3asr/params.py names the files)::
 
     voice.yaml              engine qwen3-asr, task asr, sample_rate 16000
     graphs/<key>.bin        one graph per binary (weight sharing: issue 15)
-    onnx/<key>.onnx         the fp32 graphs, for the CPU backend
+    onnx/<key>.onnx         the fp32 graphs, for the CPU backend (--no-onnx: none)
     cpu/embed_tokens.npy    token embeddings [V, H]
     text/tokenizer.json     the checkpoint's tokenizer
 """
@@ -34,14 +34,18 @@ def write_bundle(
     name: str,
     target: str,
     results: dict[str, Any],
+    with_onnx: bool = True,
 ) -> tuple[list[str], int]:
-    """Write the bundle at ``out`` (replacing it) and ``tar``: (the problems
-    ``verify_bundle`` finds, empty when sound; the number of files)."""
+    """Write the bundle at ``out`` (replacing it) and ``tar``, with the fp32
+    graphs unless not ``with_onnx``: (the problems ``verify_bundle`` finds,
+    empty when sound; the number of files)."""
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(ctx.stage, out)
     graphs = {
-        key: bundling.add_graph(out, key, ctx.bin_path(key), ctx.onnx(key))
+        key: bundling.add_graph(
+            out, key, ctx.bin_path(key), ctx.onnx(key) if with_onnx else None
+        )
         for key in ctx.graph_keys()
     }
     tables = results["tables"]
@@ -62,4 +66,4 @@ def write_bundle(
     problems = verify_bundle(bundle)
     if not problems:
         pack(out, tar)
-    return problems, len(bundle.files) + 2 * len(graphs)
+    return problems, len(bundle.files) + len(graphs) * (2 if with_onnx else 1)

@@ -110,6 +110,32 @@ def test_progress_table_and_a_rerun_that_skips_everything(fresh: list[str], caps
     assert seconds < 30, f"a fully resumed build took {seconds:.1f} s"
 
 
+def test_a_bundle_without_onnx_verifies_and_the_cpu_backend_says_why(
+    fresh: list[str], capsys
+):
+    """--no-onnx (a board bundle; full-size fp32 graphs are ~2.4 GB each): only
+    the bundle step reruns; the bundle verifies; the CPU backend refuses it."""
+    from daemon.engine.bundles.manifest import BundleError
+    from daemon.engine.graphs import GraphHost
+
+    out = Path(fresh[fresh.index("--out") + 1])
+    argv = [*fresh, "--no-onnx", "--out", str(out.with_name("board")),
+            "--work", str(out.with_name(out.name + ".work"))]  # fmt: skip
+    assert build_asr(argv) == 0
+    err = capsys.readouterr().err
+    assert "[7/7] bundle ...\n" in err and err.count("up to date, skipped") == 6
+    bundle = Bundle.load(out.with_name("board"))
+    assert not (bundle.root / "onnx").exists()
+    assert all(g.onnx is None for g in bundle.graphs.values())
+    assert verify_bundle(bundle) == []
+    host = GraphHost("cpu")
+    try:
+        with pytest.raises(BundleError, match="the CPU backend needs bundles built "):
+            host.open([bundle])
+    finally:
+        host.close()
+
+
 def test_a_graph_off_upstream_fails_its_gate_naming_it(fresh: list[str], capsys):
     """The decode graph's LM head nudged after export: the CPU gate reruns (its
     input changed), fails naming the graphs, the metric and the bound, and the
