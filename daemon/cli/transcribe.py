@@ -39,7 +39,8 @@ class TranscribeError(RuntimeError):
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        data = args.file.read_bytes()
+        stdin = str(args.file) == "-"
+        data = sys.stdin.buffer.read() if stdin else args.file.read_bytes()
         if args.bundle is not None:
             from daemon.cli.transcribe_local import transcribe_local
 
@@ -64,7 +65,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Speech in an audio FILE to text, through the service or "
         "in-process (--bundle).",
     )
-    p.add_argument("file", type=Path, help="audio file (WAV, FLAC, OGG, MP3)")
+    p.add_argument(
+        "file", type=Path, help="audio file (WAV, FLAC, OGG, MP3); '-' = stdin"
+    )
     p.add_argument("--language", help="language spoken, e.g. en, zh (default: any)")
     p.add_argument("--prompt", help="text that steers the transcript (names, terms)")
     p.add_argument(

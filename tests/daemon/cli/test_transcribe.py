@@ -52,20 +52,29 @@ def clip(tmp_path_factory) -> str:
     return str(path)
 
 
-def _hexvoice(*args: str, env: dict[str, str] | None = None):
-    return subprocess.run(
+def _hexvoice(*args: str, env: dict[str, str] | None = None, stdin: bytes = b""):
+    p = subprocess.run(
         [sys.executable, "-m", "daemon.cli", "transcribe", *args],
         cwd=ROOT,
         env={**os.environ, **(env or {})},
         capture_output=True,
-        text=True,
+        input=stdin,
         timeout=120,
+    )
+    return subprocess.CompletedProcess(
+        p.args, p.returncode, p.stdout.decode(), p.stderr.decode()
     )
 
 
 def test_text_through_the_service(daemon: Daemon, clip):
     r = _hexvoice(clip, "--socket", str(daemon.http))
     assert (r.returncode, r.stdout, r.stderr) == (0, TEXT + "\n", "")
+
+
+def test_standard_input(daemon: Daemon, clip):
+    data = open(clip, "rb").read()
+    r = _hexvoice("-", "--socket", str(daemon.http), stdin=data)
+    assert (r.returncode, r.stdout) == (0, TEXT + "\n"), r.stderr
 
 
 @pytest.mark.parametrize("fmt", ["json", "verbose_json", "srt", "vtt"])
