@@ -50,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(json.dumps(bundle.to_dict(), indent=2))
             else:
                 print(
-                    f"{bundle.name}: engine {bundle.engine}, {bundle.sample_rate} Hz, "
+                    f"{bundle.name}: engine {bundle.engine} ({bundle.task}), "
+                    f"{bundle.sample_rate} Hz, "
                     f"languages {', '.join(bundle.languages)}, QNN {bundle.qnn_sdk}, "
                     f"target {bundle.target}"
                 )

@@ -37,8 +37,10 @@ def _manifest(root: Path) -> dict:
     return yaml.safe_load((root / MANIFEST).read_text())
 
 
-def test_an_asr_bundle_says_so_and_verifies(vad_dir: Path):
+def test_an_asr_bundle_says_so_and_verifies(vad_dir: Path, capsys):
     assert _manifest(vad_dir)["task"] == "asr"
+    assert bundle_cli(["info", str(vad_dir)]) == 0
+    assert capsys.readouterr().out.startswith(f"vad: engine {VAD_ENGINE} (asr), ")
     bundle = Bundle.load(vad_dir)
     assert bundle.task == "asr" and bundle.to_dict()["task"] == "asr"
     assert verify_bundle(bundle) == []
