@@ -155,3 +155,20 @@ def test_a_graph_off_upstream_fails_its_gate_naming_it(fresh: list[str], capsys)
     assert "[2/7] gates_cpu ...\n" in err
     assert "error: gate failed: prefill_128, decode_192: decoder: rel error " in err
     assert "(< 0.0001) FAIL" in err
+
+
+def test_the_shell_entry_point_helps():
+    """scripts/build_asr (the shell wrapper the docs name) runs the module."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[4]
+    done = subprocess.run(
+        [str(root / "scripts" / "build_asr"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: scripts/build_asr [-h] --target")
+    for flag in ("--prefill-buckets", "--kv-buckets", "--sim-gates", "--no-onnx"):
+        assert flag in done.stdout
