@@ -12,6 +12,7 @@ layout::
 from __future__ import annotations
 
 import inspect
+import logging
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Final
@@ -22,7 +23,9 @@ import torch
 from daemon.engines.qwen3asr import params as layout
 from scripts.qwen3.asr import encoder, export
 from scripts.qwen3.asr.pipeline import prompt
-from scripts.qwen3.asr.pipeline.source import SAMPLE_RATE, ModelDir
+from scripts.qwen3.asr.pipeline.source import GENERATION, SAMPLE_RATE, ModelDir
+
+_LOGGER = logging.getLogger(__name__)
 
 #: The CPU keeps embed_tokens; at full size (151,936 x 1024) float16 halves its
 #: 622 MB (qwen3.md §3).  A table this small or smaller stays float32, so a tiny
@@ -123,6 +126,13 @@ class BuildContext:
         tok = self.stage / layout.TOKENIZER
         tok.parent.mkdir(parents=True, exist_ok=True)
         self.asr.processor.tokenizer.backend_tokenizer.save(str(tok))
+        if self.src.generation.do_sample:
+            _LOGGER.warning(
+                "%s says do_sample: upstream's transformers path would sample; the "
+                "engine decodes greedily unless a request asks for sampling (as "
+                "upstream's vLLM backend, temperature 0)",
+                GENERATION,
+            )
         return {
             "embed_dtype": np.dtype(dtype).name,
             "embed_shape": list(weight.shape),
