@@ -155,6 +155,9 @@ async def _transcripts(
 ) -> AsyncIterator[Transcript]:
     """The session's transcripts while the file is fed to it."""
     feeder = asyncio.create_task(_feed(host, job, audio))
+    # Read once it ends, whenever that is: a feeder that fails after the
+    # consumer left (its cancel raced a feed waking up) is no news to log.
+    feeder.add_done_callback(_failure)
     try:
         async for transcript in job:
             yield transcript
@@ -166,7 +169,6 @@ async def _transcripts(
         raise
     finally:
         feeder.cancel()
-        _failure(feeder)  # retrieved: asyncio need not log it a second time
 
 
 def _failure(task: asyncio.Task[None]) -> BaseException | None:
