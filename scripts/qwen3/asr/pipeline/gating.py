@@ -18,6 +18,7 @@ Simulator: the compiled binaries vs the fp32 graphs on the CPU backend.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Final
@@ -30,6 +31,7 @@ from scripts.qwen3.asr import encoder, gates
 from scripts.qwen3.asr.pipeline.context import BuildContext
 from scripts.qwen3.asr.pipeline.source import SAMPLE_RATE
 
+_LOGGER = logging.getLogger(__name__)
 #: attention windows of audio in the gate clip (more than one: the window loop)
 CLIP_WINDOWS: Final = 1.25
 #: greedy steps teacher-forced on the CPU, and of those on the simulator (each
@@ -81,6 +83,8 @@ def gate_inputs(ctx: BuildContext, steps: int = CPU_STEPS) -> GateInputs:
     audio = np.asarray(encode_windowed(ctx.model, mel), np.float32)
     prompt = gates.prompt_embeddings(ctx.model, ids, audio)
     budget = min(steps, min(ctx.kv_buckets) - len(ids) - 1)
+    _LOGGER.info("gate clip: %g s, %d prompt tokens, %d teacher-forced steps",
+                 seconds, len(ids), max(budget, 0))  # fmt: skip
     params = AsrParams.from_mapping(ctx.params())
     return GateInputs(params, mel, prompt, _greedy(ctx.model, prompt, budget))
 
@@ -113,6 +117,7 @@ def _pairs(ctx: BuildContext) -> list[tuple[int, int]]:
 
 def _record(out: dict, keys: Iterable[str], results: Iterable[gates.GateResult]):
     for r in results:
+        _LOGGER.info("%s (%s)", r, ", ".join(keys))  # progress of a long step
         entry = {**asdict(r), "passed": r.passed}
         for key in keys:
             out.setdefault(key, []).append(entry)
