@@ -10,7 +10,10 @@
    (scripts/bench/asr_standin.py).  A step is the wall time from one decode
    feed to the next minus the runner's last_execute_s (QNN: graphExecute
    alone; CPU backend: onnxruntime's whole run()); then the step's pieces
-   timed alone on the same buffers.
+   timed alone on the same buffers, warm and with every cache flushed first.
+   On x86 the graph runs on the same CPU and leaves the caches cold for the
+   step (the simulator for seconds); a board's NPU does not, but its outputs
+   arrive in DRAM: the warm and flushed sums bracket the board.
 2. Resample + log-mel of 10 s of 44.1 kHz stereo through the engine's audio.py
    and mel.py, whole and fed in 100 ms chunks.
 3. Bundle bytes per graph (scripts/bench/asr_sizes.py: compiled where
