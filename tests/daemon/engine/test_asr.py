@@ -250,6 +250,18 @@ def test_downmix_is_the_channel_mean():
     assert downmix(same) is same
 
 
+@pytest.mark.parametrize("channels", range(1, 11))
+def test_downmix_equals_numpys_mean_bit_for_bit(channels):
+    # upstream's to_mono is np.mean(wav, axis=-1) in float32; the column sums
+    # must round exactly as it does (odd lengths, and a strided view too)
+    rng = np.random.default_rng(channels)
+    wide = rng.standard_normal((4097, 2 * channels)).astype(np.float32)
+    for frames in (wide[:, :channels].copy(), wide[:, ::2]):
+        want = np.mean(frames, axis=-1).astype(np.float32)
+        got = downmix(frames)
+        assert got.dtype == np.float32 and np.array_equal(got, want)
+
+
 def test_partials_grow_into_their_final_and_the_stream_text_joins_finals(vad):
     seen = _run(vad, burst_signal(BURSTS, RATE), RATE, round(CHUNK_S * RATE))
     shown = ""

@@ -8,6 +8,7 @@ import pytest
 from daemon.engine.ar.draws import greedy, race, request_rng, sample
 from daemon.engine.ar.processors import (
     History,
+    RepetitionPenalty,
     Suppress,
     apply,
     gpt_sovits_chain,
@@ -68,6 +69,24 @@ def test_greedy_draws_no_random_numbers() -> None:
     s.accept(6)
     assert s.step(logits).token == 5  # 6 is penalised now too: 2.5/1.3 < 3/1.3
     assert s.step(logits).token == EOS
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_plain_greedy_is_the_first_argmax_of_the_graphs_own_logits(dtype) -> None:
+    """A penalty of 1.0 changes nothing, so greedy reads the logits as they
+    are (no copy); the choice is the processed path's, ties to the first id."""
+    rows = np.random.default_rng(4).standard_normal((20, VOCAB)).astype(dtype)
+    rows[3, [7, 9]] = rows[3].max() + 1  # a tie
+    plain = Sampler(VOCAB, [RepetitionPenalty(1.0)], [], History(VOCAB, [1]))
+    full = Sampler(VOCAB, [RepetitionPenalty(1.0), Suppress(((60, 62),))], [],
+                   History(VOCAB, [1]))  # fmt: skip
+    for row in rows:
+        before = row.copy()
+        row[60:62] = -np.inf
+        got, want = plain.step(row), full.step(row)
+        assert got.token == want.token == int(np.argmax(row)) and got.best == got.token
+        row[60:62] = before[60:62]
+    assert plain.step(rows[3]).token == 7 and plain.history.steps == 21
 
 
 def test_rng_is_per_request_and_reproducible() -> None:
