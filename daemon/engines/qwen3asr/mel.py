@@ -68,6 +68,34 @@ def mel_filters(n_fft: int, n_mels: int, rate: int) -> np.ndarray:
     return bank * (2.0 / (edges[2 : n_mels + 2] - edges[:n_mels]))[None, :]
 
 
+class BandedFilters:
+    """``power @ filters`` over each filter's non-zero band only.
+
+    The 128 slaney triangles of a 201-bin spectrum hold 394 non-zeros of 25,728
+    (at most 9 bins each), so the dense float64 product spends its time on
+    zeros (and OpenBLAS's threads on each other: 8 ms for 10 s of audio on 2
+    cores, 4.5 ms banded).  The sums run in one fixed order per frame, so a
+    frame's value does not depend on how many frames one push computes.
+    """
+
+    def __init__(self, filters: np.ndarray) -> None:
+        bins, mels = filters.shape
+        spans = [np.flatnonzero(filters[:, m]) for m in range(mels)]
+        lo = np.array([s[0] if len(s) else 0 for s in spans])
+        width = max((s[-1] + 1 - s[0] for s in spans if len(s)), default=1)
+        self._idx = np.minimum(lo[:, None] + np.arange(width)[None, :], bins - 1)
+        self._w = np.zeros((mels, width))
+        for m, s in enumerate(spans):
+            if len(s):
+                self._w[m, : s[-1] + 1 - s[0]] = filters[s[0] : s[-1] + 1, m]
+
+    def __call__(self, power: np.ndarray) -> np.ndarray:
+        out = power[:, self._idx[:, 0]] * self._w[:, 0]
+        for j in range(1, self._w.shape[1]):
+            out += power[:, self._idx[:, j]] * self._w[:, j]
+        return out
+
+
 def periodic_hann(n: int) -> np.ndarray:
     return 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n) / n)
 
@@ -105,7 +133,7 @@ class MelStream:
         self._half = p.n_fft // 2
         self._window = periodic_hann(p.n_fft)
         self._taps = np.arange(p.n_fft)[None, :]
-        self._filters = mel_filters(p.n_fft, p.n_mels, p.sampling_rate)
+        self._filters = BandedFilters(mel_filters(p.n_fft, p.n_mels, p.sampling_rate))
         self._x = _Rows(None, np.float32)
         self._power = _Rows(p.n_mels, np.float64)  # unscaled mel power per frame
         self._frame_peak = _Rows(None, np.float64)  # each frame's largest power
@@ -178,7 +206,7 @@ class MelStream:
             frames = x[idx].astype(np.float64)
         spec = np.fft.rfft(frames * self._window, axis=-1)
         power = spec.real**2 + spec.imag**2
-        mel = power @ self._filters
+        mel = self._filters(power)
         self._power.append(mel)
         self._frame_peak.append(mel.max(axis=-1))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from daemon.engines.qwen3asr.mel import MelStream, mel_filters
+from daemon.engines.qwen3asr.mel import BandedFilters, MelStream, mel_filters
 from daemon.engines.qwen3asr.params import MelParams
 
 transformers = pytest.importorskip("transformers")
@@ -108,3 +108,13 @@ def test_scale_is_the_scaled_audio() -> None:
     ref = _fe()._np_extract_fbank_features((x * np.float32(s))[None], "cpu")[0].T
     got = mel.features(0, mel.frames, s, mel.log_max(s))
     assert np.abs(got - ref).max() <= TOLERANCE
+
+
+def test_banded_filters_are_the_dense_product_frame_by_frame():
+    filters = mel_filters(400, 128, 16000)
+    power = np.random.default_rng(3).random((257, 201)) ** 4
+    banded = BandedFilters(filters)(power)
+    dense = power @ filters
+    assert np.abs(banded - dense).max() <= 1e-14 * np.abs(dense).max()
+    # a frame's value is the same whatever block it is computed in
+    assert np.array_equal(BandedFilters(filters)(power[100:103]), banded[100:103])
