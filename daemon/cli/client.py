@@ -35,6 +35,11 @@ class ClientError(RuntimeError):
     """The service could not be reached or answered with an error."""
 
 
+class TranscribeError(RuntimeError):
+    """A file could not be transcribed (by the service or in-process); the
+    message says why."""
+
+
 @dataclass
 class Speech:
     pcm: bytes

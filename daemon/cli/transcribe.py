@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from daemon.cli.client import TranscribeError
 from daemon.protocols.openai.transcripts import RESPONSE_FORMATS
 from daemon.service.config import DEFAULT_RUNTIME_DIR
 
@@ -30,10 +31,6 @@ CONNECT_TIMEOUT_S: Final = 5.0
 DEFAULT_FORMAT: Final = "text"
 #: The model id that selects the service's default ASR model.
 DEFAULT_MODEL: Final = "hexvoice"
-
-
-class TranscribeError(RuntimeError):
-    """The file could not be transcribed; the message says why."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from daemon.cli.transcribe import TranscribeError
+from daemon.cli.client import TranscribeError
 from daemon.engine.asr import AsrEngine, Transcript, TranscriptionOptions
 from daemon.engine.bundles.manifest import BundleError
 from daemon.engine.cancel import Cancelled
