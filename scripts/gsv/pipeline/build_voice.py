@@ -17,7 +17,7 @@ import argparse
 import logging
 import shutil
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from daemon.engine.bundles.manifest import pack
@@ -25,12 +25,12 @@ from daemon.engine.bundles.verify import verify_bundle
 from daemon.engines.gptsovits import layout
 from scripts.common import bundling
 from scripts.common.qnn_compile import TARGETS, CompileError, compile_onnx
+from scripts.common.steps import BuildReport, Steps, code_hash
 from scripts.gsv.export import shapes as shapes_mod
 from scripts.gsv.export.aihub import AiHubUnavailable, check_available, compile_aihub
 from scripts.gsv.pipeline.context import ROOT, BuildContext
 from scripts.gsv.pipeline.refs import TrainingFolderError
 from scripts.gsv.pipeline.sources import SourceError, find_sources
-from scripts.gsv.pipeline.steps import Steps, code_hash
 from scripts.gsv.verify.cpu import GateError
 
 log = logging.getLogger(__name__)
@@ -87,15 +87,6 @@ class BuildOptions:
             raise ValueError(f"--compiler must be one of {COMPILERS}")
         if self.shapes not in SHAPES:
             raise ValueError(f"--shapes must be one of {sorted(SHAPES)}")
-
-
-@dataclass
-class BuildReport:
-    bundle: Path
-    tar: Path
-    results: dict[str, dict] = field(default_factory=dict)
-    ran: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
 
 
 def build(opts: BuildOptions) -> BuildReport:

@@ -30,8 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from scripts.common.qnn_compile import TARGETS, qnn_sdk_version
+from scripts.common.steps import code_hash
 from scripts.gsv.pipeline.build_voice import CODE_ROOTS, BuildOptions, build, summary
-from scripts.gsv.pipeline.steps import code_hash
 from scripts.gsv.synthetic.voice import SyntheticVoice, voice_at, write_test_voice
 
 VOICE = "tinyvoice"

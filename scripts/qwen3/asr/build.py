@@ -19,13 +19,13 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from scripts.common.onnx_data import model_files
 from scripts.common.qnn_compile import TARGETS, CompileError, compile_onnx
-from scripts.gsv.pipeline.steps import Steps, hash_path
+from scripts.common.steps import BuildReport, Steps, hash_path
 from scripts.qwen3.asr.pipeline import code, finish, gating, report
 from scripts.qwen3.asr.pipeline.context import BuildContext
 from scripts.qwen3.asr.pipeline.prompt import PromptError
@@ -77,15 +77,6 @@ class BuildOptions:
     @property
     def run_sim_gates(self) -> bool:
         return self.target == "simulator" if self.sim_gates is None else self.sim_gates
-
-
-@dataclass
-class BuildReport:
-    bundle: Path
-    tar: Path
-    results: dict[str, dict] = field(default_factory=dict)
-    ran: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
 
 
 def build(opts: BuildOptions) -> BuildReport:

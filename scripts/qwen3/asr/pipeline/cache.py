@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Final
 
 from scripts.common.qnn_compile import qnn_sdk_version
-from scripts.gsv.pipeline.steps import hash_path
+from scripts.common.steps import hash_path
 from scripts.qwen3.asr.build import BuildOptions, BuildReport, build
 from scripts.qwen3.asr.pipeline.code import all_hash
 from scripts.qwen3.asr.pipeline.source import read_model_dir

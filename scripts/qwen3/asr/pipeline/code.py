@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from scripts.gsv.pipeline.steps import code_hash
+from scripts.common.steps import code_hash
 
 ROOT: Final = Path(__file__).resolve().parents[4]
 _READ: Final = ("scripts/qwen3/asr/pipeline/source.py",)

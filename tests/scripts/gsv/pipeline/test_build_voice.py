@@ -16,11 +16,11 @@ import yaml
 from daemon.engine.bundles.manifest import Bundle
 from daemon.engines.gptsovits import layout
 from daemon.engines.gptsovits.frontend import G2pwHead, G2pwTables
+from scripts.common.steps import STATE_FILE
 from scripts.gsv.export import aihub
 from scripts.gsv.export.cpu_tables import TABLE_FILES
 from scripts.gsv.export.shapes import TINY
 from scripts.gsv.pipeline import build_voice
-from scripts.gsv.pipeline.steps import STATE_FILE
 from scripts.gsv.synthetic.build import LOCK_FILE, VOICE, _locked, options
 from scripts.gsv.synthetic.voice import TINY_BERT_DIM, voice_at
 from scripts.gsv.verify import cpu as verify

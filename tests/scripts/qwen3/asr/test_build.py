@@ -15,7 +15,7 @@ from daemon.cli.bundle import main as bundle_cli
 from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.bundles.verify import verify_bundle
 from daemon.engines.qwen3asr.params import EMBED_TOKENS, TOKENIZER, AsrParams
-from scripts.gsv.pipeline.steps import STATE_FILE
+from scripts.common.steps import STATE_FILE
 from scripts.qwen3.asr.build import main as build_asr
 from scripts.qwen3.asr.pipeline.report import HEADER
 from tests.qwen3_bundles import TINY_KV, TINY_PREFILL

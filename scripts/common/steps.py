@@ -11,11 +11,23 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 STATE_FILE = "state.json"
 _CHUNK = 1 << 20
+
+
+@dataclass
+class BuildReport:
+    """What a pipeline run built, each step's results, and which steps ran."""
+
+    bundle: Path
+    tar: Path
+    results: dict[str, dict] = field(default_factory=dict)
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
 
 def hash_path(path: Path) -> str:
