@@ -9,7 +9,7 @@ parity gates' teacher forcing, so a gate measures the code the runtime runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -33,6 +33,31 @@ class Run:
     limited: bool  # ended at ``limit`` tokens without a stop
 
 
+def free_steps(
+    logits: np.ndarray,
+    choose: Choose,
+    feed: Feed,
+    limit: int,
+    cancel: Checkpoint | None = None,
+) -> Iterator[int]:
+    """Choose from ``logits``, feed the token back, until ``choose`` says stop or
+    ``limit`` tokens are chosen (then the last one is not fed), yielding each
+    token as soon as it is chosen, so a caller can stream between graph calls.
+    ``cancel`` is checked before every decode step, i.e. between two graph calls."""
+    count = 0
+    while True:
+        token, stop = choose(logits)
+        if stop:
+            return
+        count += 1
+        yield token
+        if count == limit:
+            return
+        if cancel is not None:
+            cancel.check()
+        logits = feed(token)
+
+
 def free_run(
     logits: np.ndarray,
     choose: Choose,
@@ -40,20 +65,9 @@ def free_run(
     limit: int,
     cancel: Checkpoint | None = None,
 ) -> Run:
-    """Choose from ``logits``, feed the token back, until ``choose`` says stop or
-    ``limit`` tokens are chosen (then the last one is not fed). ``cancel`` is
-    checked before every decode step, i.e. between two graph calls."""
-    tokens: list[int] = []
-    while True:
-        token, stop = choose(logits)
-        if stop:
-            return Run(tokens, limited=False)
-        tokens.append(token)
-        if len(tokens) == limit:
-            return Run(tokens, limited=True)
-        if cancel is not None:
-            cancel.check()
-        logits = feed(token)
+    """:func:`free_steps` to the end: the tokens, and whether ``limit`` ended it."""
+    tokens = list(free_steps(logits, choose, feed, limit, cancel))
+    return Run(tokens, limited=len(tokens) == limit)
 
 
 def teacher_forced(

@@ -11,7 +11,7 @@ The engine's free run and the parity tests' teacher forcing both go through
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,30 +30,6 @@ from daemon.engines.qwen3asr.params import (
 
 if TYPE_CHECKING:
     from daemon.engine.graphs import Runner
-
-
-def free_steps(
-    logits: np.ndarray,
-    choose: loop.Choose,
-    feed: loop.Feed,
-    limit: int,
-    cancel: loop.Checkpoint | None = None,
-) -> Iterator[int]:
-    """``loop.free_run`` as a generator: each chosen token as soon as it is
-    chosen, so the caller streams text between graph calls (same stops, same
-    limit: the last token is not fed; ``cancel`` checked before each step)."""
-    count = 0
-    while True:
-        token, stop = choose(logits)
-        if stop:
-            return
-        count += 1
-        yield token
-        if count == limit:
-            return
-        if cancel is not None:
-            cancel.check()
-        logits = feed(token)
 
 
 def rope_tables(p: AsrParams, positions: int) -> tuple[np.ndarray, np.ndarray]:

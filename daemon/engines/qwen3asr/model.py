@@ -17,7 +17,7 @@ import numpy as np
 
 from daemon.engine.ar import loop
 from daemon.engine.cancel import CancelToken
-from daemon.engines.qwen3asr.decoder import Decoder, free_steps
+from daemon.engines.qwen3asr.decoder import Decoder
 from daemon.engines.qwen3asr.encoder import (
     StreamingAudio,
     WindowEncoder,
@@ -97,7 +97,7 @@ class Model:
             cancel.check()
         logits, feed = self.decoder.start(inputs.x, limit)
         choose = request.chooser(self.p.vocab, self.p.tokens.eos, inputs.ids)
-        yield from free_steps(logits, choose, feed, limit, cancel)
+        yield from loop.free_steps(logits, choose, feed, limit, cancel)
 
     # --- whole clips (parity tests, tools) -----------------------------------
     def inputs(
