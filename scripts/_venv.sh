@@ -16,17 +16,36 @@ _hexvoice_since() {
     awk -v a="${1/,/.}" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { printf "%.1f", b - a }'
 }
 
+# qwen-tts 0.1.1 (issue 13's upstream oracle) cannot be a pyproject extra: it pins
+# transformers==4.57.3 while qwen-asr 0.0.6 (the oracle extra) pins ==4.57.6, so one
+# resolver run of both ends in ResolutionImpossible.  Both tiny models run the same on
+# 4.57.6, so whenever the extras include the oracle (dev does) qwen-tts is installed
+# after the project with --no-deps, together with those of its import-time
+# dependencies the project does not already bring, pinned: einops (its 25 Hz
+# tokenizer's core_vq, imported by `import qwen_tts`).  Its other requirements come
+# with the oracle and sim extras (accelerate, librosa, soundfile, sox, gradio,
+# onnxruntime).  torchaudio is left out on purpose: the PyPI wheel is CUDA-linked and
+# fails to load on torch-cpu; only the 25 Hz tokenizer uses it, and
+# scripts/qwen3/tts/upstream.py stubs it when it does not import.
+HEXVOICE_NODEPS=(qwen-tts==0.1.1 einops==0.8.2)
+
+# Whether the extras $1 (comma-separated) pull the oracle extra.
+_hexvoice_wants_oracle() {
+    [[ ",$1," == *,oracle,* || ",$1," == *,dev,* ]]
+}
+
 # What an install of these extras depends on: pyproject.toml, the extras, the
-# checkout it points at (editable) and the interpreter.
+# checkout it points at (editable), the interpreter and the --no-deps pins.
 _hexvoice_key() {
-    { cat "$ROOT/pyproject.toml"; echo "$1"; echo "$ROOT"; "$VENV/bin/python" -VV; } |
+    { cat "$ROOT/pyproject.toml"; echo "$1"; echo "$ROOT"; "$VENV/bin/python" -VV
+      echo "${HEXVOICE_NODEPS[*]}"; } |
         sha256sum | cut -d' ' -f1
 }
 
 # pip install "$@" with its full output in $VENV/pip-install.log; shows only the
 # big downloads (so a long wait has a visible reason) and, on failure, the log's end.
 _hexvoice_pip() {
-    local log="$VENV/pip-install.log"
+    local log="$VENV/${_hexvoice_log:-pip-install.log}"
     if ! "$VENV/bin/python" -m pip install --progress-bar off "$@" 2>&1 | tee "$log" |
         awk '/Downloading/ && !/\.metadata/ && / [MG]B\)$/ {
                  sub(/^ +/, ""); print "    " $0; fflush() }' >&2; then
@@ -63,6 +82,13 @@ hexvoice_venv() {
     installed="${installed#Successfully installed }"
     _hexvoice_say "installed $(wc -w <<<"$installed") package(s) in" \
         "$(_hexvoice_since "$t0") s (list: $VENV/pip-install.log)"
+    if _hexvoice_wants_oracle "$extras"; then
+        t0=$EPOCHREALTIME
+        _hexvoice_say "installing ${HEXVOICE_NODEPS[*]} with --no-deps (qwen-tts pins" \
+            "transformers 4.57.3, qwen-asr 4.57.6; both run on 4.57.6)"
+        _hexvoice_log=pip-install-nodeps.log _hexvoice_pip --no-deps "${HEXVOICE_NODEPS[@]}"
+        _hexvoice_say "done in $(_hexvoice_since "$t0") s"
+    fi
     printf '%s\n' "$key" >"$stamp"
 }
 
