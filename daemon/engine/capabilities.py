@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from daemon.engine.cloning import Cloning
+
 Task = Literal["tts", "asr"]
 TASKS: Final[tuple[Task, ...]] = ("tts", "asr")
 
@@ -51,6 +53,8 @@ class Capabilities:
     streaming: bool = True
     #: longest input: characters of text (TTS) or seconds of audio (ASR)
     max_input: float = 0.0
+    #: TTS: makes voices from a clip (``CloningEngine.clone``); None: it does not
+    cloning: Cloning | None = None
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:

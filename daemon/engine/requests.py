@@ -151,6 +151,7 @@ class SynthesisRequest:
             speaker=self.speaker,
             seed=self.seed,
             speed=self.speed,
+            language=self.language,
             extra=self.extra,
         )
 

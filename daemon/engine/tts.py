@@ -15,6 +15,7 @@ from typing import Any, Final, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from daemon.engine.cancel import CancelToken
+from daemon.engine.cloning import VoicePrint
 from daemon.engine.registry import Engine
 
 #: The longest text (characters) the TTS engines declare they accept: no limit.
@@ -39,6 +40,12 @@ class SynthesisOptions:
     speaker: str | None = None
     seed: int | None = None
     speed: float = 1.0
+    #: the request's language (``en``, ``zh``, ``english``; checked against the
+    #: voice's languages); None: the engine's own choice (e.g. detect it)
+    language: str | None = None
+    #: a cloned voice: what its engine computed from the clip (cloning.py);
+    #: ``voice`` is then the engine's own voice it speaks through
+    voice_print: VoicePrint | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

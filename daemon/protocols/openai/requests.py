@@ -106,6 +106,9 @@ class SpeechBody(msgspec.Struct, frozen=True):
     stream_format: Literal["audio", "sse"] = "audio"
     #: not OpenAI's: reproducible sampling (engines that sample)
     seed: int | None = None
+    #: not OpenAI's (Kokoro-FastAPI's ``lang_code``): the language to speak,
+    #: for voices that speak several (Qwen3-TTS); checked against the voice's
+    language: str | None = None
     #: Not OpenAI's: Kokoro-FastAPI's convention, for clients that want a WAV
     #: whose header carries its real length.
     stream: bool = True
@@ -134,6 +137,7 @@ def parse_speech(body: dict[str, Any]) -> Speech:
         None if voice in OPENAI_VOICES else voice,
         speed=b.speed,
         seed=b.seed,
+        language=b.language,
         format=b.response_format,
     )
     return Speech(request, b.stream_format, b.stream)
