@@ -156,6 +156,13 @@ class Qwen3Stack(nn.Module):
         h = self.norm(h)
         return h if self.head is None else self.head(h)
 
+    def out_with_hidden(self, h: Tensor) -> tuple[Tensor, Tensor]:
+        """Last hidden rows [n,H] → (logits [n,V], the final-normed rows [n,H]):
+        Qwen3-TTS's talker feeds the normed hidden to its code predictor
+        (upstream `past_hidden`, qwen3.md §2.4)."""
+        h = self.norm(h)
+        return self.head(h), h
+
 
 def _cast(x: Tensor, dtype: torch.dtype) -> Tensor:
     return x if x.dtype == dtype else x.to(dtype)
@@ -165,34 +172,49 @@ class Prefill(nn.Module):
     """Graph prefill_P: x [1,P,H], mask [1,1,P,P], cos/sin [1,P,hd], last [1,P]
     (one-hot: the row whose logits are wanted) → logits [1,V], k, v [Ly,Kh,P,hd].
     `kv_dtype` is the k/v outputs' dtype (float16 for the NPU binaries, T2S-style;
-    compute stays float32)."""
+    compute stays float32). With `hidden`, the outputs are logits, h [1,H] (the
+    final-normed hidden of the `last` row), k, v (PREFILL_OUTPUTS_H)."""
 
-    def __init__(self, stack: Qwen3Stack, kv_dtype: torch.dtype = torch.float32):
+    def __init__(
+        self,
+        stack: Qwen3Stack,
+        kv_dtype: torch.dtype = torch.float32,
+        hidden: bool = False,
+    ):
         super().__init__()
-        self.stack, self.kv_dtype = stack, kv_dtype
+        self.stack, self.kv_dtype, self.hidden = stack, kv_dtype, hidden
 
     def forward(
         self, x: Tensor, mask: Tensor, cos: Tensor, sin: Tensor, last: Tensor
-    ) -> tuple[Tensor, Tensor, Tensor]:
+    ) -> tuple[Tensor, ...]:
         h, ks, vs = x[0], [], []
         for layer in self.stack.layers:
             h, k, v = layer.prefill(h, mask[0, 0], cos[0], sin[0])
             ks.append(k)
             vs.append(v)
         # The norm is per row, so selecting before it is exact.
-        logits = self.stack.out(torch.matmul(last, h))
-        kv = self.kv_dtype
-        return logits, _cast(torch.stack(ks), kv), _cast(torch.stack(vs), kv)
+        row, kv = torch.matmul(last, h), self.kv_dtype
+        k, v = _cast(torch.stack(ks), kv), _cast(torch.stack(vs), kv)
+        if self.hidden:
+            logits, normed = self.stack.out_with_hidden(row)
+            return logits, normed, k, v
+        return self.stack.out(row), k, v
 
 
 class Decode(nn.Module):
     """Graph decode_L: x [1,1,H], k_cache/v_cache [Ly,Kh,L,hd], mask [1,1,1,L],
     cos/sin [1,1,hd] → logits [1,V], k_new/v_new [Ly,Kh,1,hd]; `kv_dtype` is the
-    dtype of the four K/V tensors."""
+    dtype of the four K/V tensors. With `hidden`, the outputs are logits, h [1,H]
+    (final-normed), k_new, v_new (DECODE_OUTPUTS_H)."""
 
-    def __init__(self, stack: Qwen3Stack, kv_dtype: torch.dtype = torch.float32):
+    def __init__(
+        self,
+        stack: Qwen3Stack,
+        kv_dtype: torch.dtype = torch.float32,
+        hidden: bool = False,
+    ):
         super().__init__()
-        self.stack, self.kv_dtype = stack, kv_dtype
+        self.stack, self.kv_dtype, self.hidden = stack, kv_dtype, hidden
 
     def forward(
         self,
@@ -202,7 +224,7 @@ class Decode(nn.Module):
         mask: Tensor,
         cos: Tensor,
         sin: Tensor,
-    ) -> tuple[Tensor, Tensor, Tensor]:
+    ) -> tuple[Tensor, ...]:
         k_cache = _cast(k_cache, torch.float32)
         v_cache = _cast(v_cache, torch.float32)
         h, ks, vs = x[0], [], []
@@ -213,7 +235,11 @@ class Decode(nn.Module):
             ks.append(k)
             vs.append(v)
         kv = self.kv_dtype
-        return self.stack.out(h), _cast(torch.stack(ks), kv), _cast(torch.stack(vs), kv)
+        k_new, v_new = _cast(torch.stack(ks), kv), _cast(torch.stack(vs), kv)
+        if self.hidden:
+            logits, normed = self.stack.out_with_hidden(h)
+            return logits, normed, k_new, v_new
+        return self.stack.out(h), k_new, v_new
 
 
 def prefill_args(dims: DecoderDims, length: int) -> tuple[Tensor, ...]:
@@ -248,3 +274,6 @@ PREFILL_INPUTS = ("x", "mask", "cos", "sin", "last")
 PREFILL_OUTPUTS = ("logits", "k", "v")
 DECODE_INPUTS = ("x", "k_cache", "v_cache", "mask", "cos", "sin")
 DECODE_OUTPUTS = ("logits", "k_new", "v_new")
+#: with `hidden=True` (Qwen3-TTS's talker: h feeds the code predictor)
+PREFILL_OUTPUTS_H = ("logits", "h", "k", "v")
+DECODE_OUTPUTS_H = ("logits", "h", "k_new", "v_new")

@@ -109,3 +109,43 @@ def test_without_a_head_the_stack_gives_the_final_normed_hidden(
     want = _upstream(asr_model, x).hidden_states[-1][0, 5:].numpy()
     got = _run(stack, x, n=6, pad=2, rope=rope).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_hidden_option_adds_the_normed_hidden_and_keeps_logits_and_kv(
+    asr_model: Any, rope: Rope
+) -> None:
+    """hidden=True (Qwen3-TTS's talker): outputs logits, h, k, v; logits and
+    K/V are the plain graphs' own, and h is upstream's final-normed hidden of
+    the selected row (prefill) or the step (decode)."""
+    stack = _stack(asr_model)
+    n, p = 6, 8
+    x = torch.randn(1, p, stack.dims.hidden, generator=torch.Generator().manual_seed(2))
+    up = _upstream(asr_model, x[:, : n + 1])
+    cos, sin = rope
+    mask = torch.full((1, 1, p, p), MASK).triu(1)
+    last = torch.zeros(1, p)
+    last[0, n - 1] = 1.0
+    args = (x, mask, cos[:, :p], sin[:, :p], last)
+    with torch.no_grad():
+        plain = Prefill(stack)(*args)
+        logits, h, k, v = Prefill(stack, hidden=True)(*args)
+    for a, b in zip(plain, (logits, k, v)):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    want = up.hidden_states[-1][0, n - 1 : n]
+    torch.testing.assert_close(h, want, rtol=1e-5, atol=1e-5)
+    length = 10
+    kc = torch.zeros(*k.shape[:2], length, k.shape[3])
+    vc = kc.clone()
+    kc[:, :, :n], vc[:, :, :n] = k[:, :, :n], v[:, :, :n]
+    row = torch.full((1, 1, 1, length), MASK)
+    row[..., :n] = 0.0
+    step = (x[:, n : n + 1], kc, vc, row, cos[:, n : n + 1], sin[:, n : n + 1])
+    with torch.no_grad():
+        plain = Decode(stack)(*step)
+        logits, h, k_new, v_new = Decode(stack, hidden=True)(*step)
+    for a, b in zip(plain, (logits, k_new, v_new)):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    torch.testing.assert_close(
+        h, up.hidden_states[-1][0, n : n + 1], rtol=1e-5, atol=1e-5
+    )
+    torch.testing.assert_close(logits, up.logits[0, n : n + 1], rtol=1e-4, atol=1e-5)
