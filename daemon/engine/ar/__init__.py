@@ -10,6 +10,7 @@ One module per job; engines import what they use:
     sampler     one decode step's choice: processors, warpers, draw, history
     draws       per-request RNG, greedy and sampled (exponential race) draws
     loop        the decode loop: free running and teacher forced
+    rope        RoPE cos/sin tables (Qwen3 decoders)
 
 GPT-SoVITS's T2S (engines/gptsovits/t2s.py) is the first user; the Qwen3 ASR
 decoder and TTS talker / code predictor (shared/docs/qwen3.md §4) have the same

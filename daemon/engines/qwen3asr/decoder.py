@@ -20,6 +20,7 @@ import numpy as np
 from daemon.engine.ar import loop, masks
 from daemon.engine.ar.bound import BoundGraph
 from daemon.engine.ar.kv import CapacityError, KvBuckets, KvGraph
+from daemon.engine.ar.rope import rope_tables
 from daemon.engines.qwen3asr.params import (
     AsrParams,
     decode_io,
@@ -30,18 +31,6 @@ from daemon.engines.qwen3asr.params import (
 
 if TYPE_CHECKING:
     from daemon.engine.graphs import Runner
-
-
-def rope_tables(p: AsrParams, positions: int) -> tuple[np.ndarray, np.ndarray]:
-    """cos, sin [positions, head_dim] in float32 as upstream's default rope
-    (``inv_freq = 1 / theta^(2i/d)``, ``cat(freqs, freqs)``, times the scaling)."""
-    d = p.head_dim
-    exponent = np.arange(0, d, 2).astype(np.float32) / np.float32(d)
-    inv_freq = np.float32(1.0) / (np.float32(p.rope_theta) ** exponent)
-    freqs = np.arange(positions, dtype=np.float32)[:, None] * inv_freq[None, :]
-    emb = np.concatenate([freqs, freqs], axis=-1)
-    scale = np.float32(p.rope_scaling_factor)
-    return np.cos(emb) * scale, np.sin(emb) * scale
 
 
 @dataclass
@@ -77,7 +66,9 @@ class Decoder:
                 for n in p.kv_buckets
             }
         )
-        self.cos, self.sin = rope_tables(p, p.kv_buckets[-1])
+        self.cos, self.sin = rope_tables(
+            p.head_dim, p.rope_theta, p.rope_scaling_factor, p.kv_buckets[-1]
+        )
         self.stats = DecodeStats()
 
     @property

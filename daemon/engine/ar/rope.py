@@ -1,0 +1,26 @@
+"""RoPE cos/sin tables, computed on the CPU for graphs that take them as inputs.
+
+Qwen3's decoders (ASR text decoder, TTS talker and code predictor;
+shared/docs/qwen3.md §1.4, §2.1) all use upstream's default rope:
+``inv_freq = 1 / theta^(2i/d)``, ``emb = cat(freqs, freqs)``, cos and sin
+times the rope init's attention scaling.  M-RoPE with equal position rows (text
+or audio only) is this same table.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def rope_tables(
+    head_dim: int, theta: float, scaling: float, positions: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """cos, sin float32 [positions, head_dim] for positions 0 .. positions - 1."""
+    if head_dim % 2:
+        raise ValueError(f"RoPE needs an even head_dim, got {head_dim}")
+    exponent = np.arange(0, head_dim, 2).astype(np.float32) / np.float32(head_dim)
+    inv_freq = np.float32(1.0) / (np.float32(theta) ** exponent)
+    freqs = np.arange(positions, dtype=np.float32)[:, None] * inv_freq[None, :]
+    emb = np.concatenate([freqs, freqs], axis=-1)
+    scale = np.float32(scaling)
+    return np.cos(emb) * scale, np.sin(emb) * scale
