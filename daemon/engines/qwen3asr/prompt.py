@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,22 +24,10 @@ from daemon.engines.qwen3asr.params import (
     LANGUAGE_FIELD,
     AsrParams,
 )
+from daemon.text.languages import LANGUAGE_CODES
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
-
-#: ISO 639 codes of upstream's SUPPORTED_LANGUAGES (inference/utils.py), so
-#: clients may say "zh" or "en_US" as well as "Chinese".
-LANGUAGE_CODES: Final = {
-    "zh": "Chinese", "en": "English", "yue": "Cantonese", "ar": "Arabic",
-    "de": "German", "fr": "French", "es": "Spanish", "pt": "Portuguese",
-    "id": "Indonesian", "it": "Italian", "ko": "Korean", "ru": "Russian",
-    "th": "Thai", "vi": "Vietnamese", "ja": "Japanese", "tr": "Turkish",
-    "hi": "Hindi", "ms": "Malay", "nl": "Dutch", "sv": "Swedish", "da": "Danish",
-    "fi": "Finnish", "pl": "Polish", "cs": "Czech", "fil": "Filipino",
-    "tl": "Filipino", "fa": "Persian", "el": "Greek", "ro": "Romanian",
-    "hu": "Hungarian", "mk": "Macedonian",
-}  # fmt: skip
 
 
 def language_code(name: str) -> str:
