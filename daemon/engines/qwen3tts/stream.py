@@ -1,0 +1,183 @@
+"""Codec frames in as the talker makes them, 24 kHz audio out per window.
+
+Upstream decodes a finished utterance with ``chunked_decode(chunk_size=300,
+left_context_size=25)`` (modeling_qwen3_tts_tokenizer_v2.py): the first chunk
+has no context; every later chunk decodes ``[start - ctx, end)``, with ``ctx =
+min(25, start)``, and drops the context's samples; positions and the sliding
+window restart in every call.  A streaming schedule is the same procedure with
+smaller windows, so the first audio leaves after ``codec.first_frames`` frames:
+
+- window 0: frames ``[0, first_frames)``, no context, in the smallest
+  ``codec_<T>`` with T >= first_frames (right-padded: the codec is causal);
+- window i >= 1: ``codec.windows[min(i - 1, last)]`` = {frames: T, context: C}
+  decodes ``T - C`` new frames after ``min(C, start)`` context frames (so a
+  bundle may ramp from small early windows to larger ones);
+- at :meth:`CodecStream.finish` the partial last window runs right-padded.
+
+The ``"upstream"`` schedule is chunked_decode itself (chunk_frames /
+left_context from params, in graph ``codec_<chunk + context>``), for parity
+tests and gates.  Overlap-and-crop windows (daemon/engine/audio/windows.py,
+Piper and GPT-SoVITS) do not fit here: they need frames on both sides of what
+they keep, while this codec is causal and only needs the past.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from daemon.engine.cancel import CancelToken
+    from daemon.engines.qwen3tts.codec import CodecDecoder
+    from daemon.engines.qwen3tts.params import CodecParams, TtsParams
+
+ScheduleName = Literal["streaming", "upstream"]
+
+
+@dataclass(frozen=True)
+class Window:
+    """One codec call: frames [start - context, stop) into ``codec_<graph>``,
+    the samples of [start, stop) kept."""
+
+    start: int
+    stop: int
+    context: int
+    graph: int
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Window 0 holds ``first`` frames (no context) in ``codec_<first_graph>``;
+    window i >= 1 follows ``steady[min(i - 1, last)]`` as (graph T, context C)."""
+
+    first: int
+    first_graph: int
+    steady: tuple[tuple[int, int], ...]
+
+    def __post_init__(self) -> None:
+        if not 0 < self.first <= self.first_graph:
+            raise ValueError(
+                f"codec schedule: first window of {self.first} frames in "
+                f"codec_{self.first_graph}"
+            )
+        if not self.steady or any(c >= t or c < 0 for t, c in self.steady):
+            raise ValueError(f"codec schedule: bad windows {self.steady}")
+
+    def window(self, index: int, start: int, available: int) -> Window:
+        """Window ``index`` starting at frame ``start``, cut at ``available``."""
+        if index == 0:
+            return Window(0, min(self.first, available), 0, self.first_graph)
+        graph, context = self.steady[min(index - 1, len(self.steady) - 1)]
+        stop = min(start + graph - context, available)
+        return Window(start, stop, min(context, start), graph)
+
+    def full(self, index: int, start: int) -> int:
+        """The stop of window ``index`` when all of its new frames are there."""
+        return self.window(index, start, 1 << 62).stop
+
+    def graphs(self) -> set[int]:
+        return {self.first_graph, *(t for t, _ in self.steady)}
+
+
+def streaming(c: CodecParams) -> Schedule:
+    """The bundle's streaming schedule (params.codec.windows / first_frames)."""
+    sizes = sorted(w.frames for w in c.windows)
+    first_graph = next(t for t in sizes if t >= c.first_frames)
+    steady = tuple((w.frames, w.context) for w in c.windows)
+    return Schedule(c.first_frames, first_graph, steady)
+
+
+def upstream(c: CodecParams) -> Schedule:
+    """upstream ``chunked_decode(chunk_frames, left_context)``."""
+    graph = c.chunk_frames + c.left_context
+    return Schedule(c.chunk_frames, graph, ((graph, c.left_context),))
+
+
+def schedule_of(c: CodecParams, name: ScheduleName | Schedule) -> Schedule:
+    if isinstance(name, Schedule):
+        return name
+    if name == "streaming":
+        return streaming(c)
+    if name == "upstream":
+        return upstream(c)
+    raise ValueError(f"codec schedule {name!r}: expected 'streaming' or 'upstream'")
+
+
+class CodecStream:
+    """One utterance: frames [G] pushed one by one (or [n, G] at once); each
+    :meth:`push` returns the float32 chunks whose windows are now complete,
+    :meth:`finish` the rest.  Together: ``samples_per_frame * frames`` samples."""
+
+    def __init__(
+        self,
+        p: TtsParams,
+        decoder: CodecDecoder,
+        schedule: ScheduleName | Schedule = "streaming",
+        cancel: CancelToken | None = None,
+    ) -> None:
+        self.decoder = decoder
+        self.schedule = schedule_of(p.codec, schedule)
+        for t in sorted(self.schedule.graphs()):
+            decoder.require(t)
+        self.cancel = cancel
+        self.groups = decoder.groups
+        self._codes = np.zeros((256, self.groups), np.int64)
+        self.frames = 0  # pushed so far
+        self.decoded = 0  # frames whose samples left
+        self.windows = 0  # codec calls made
+        self.finished = False
+
+    @property
+    def samples(self) -> int:
+        return self.decoded * self.decoder.samples_per_frame
+
+    def push(self, frame: np.ndarray | Sequence[int]) -> list[np.ndarray]:
+        if self.finished:
+            raise RuntimeError("codec stream: push after finish")
+        rows = np.asarray(frame).reshape(-1, self.groups)
+        need = self.frames + len(rows)
+        if need > len(self._codes):
+            grown = np.zeros((max(need, 2 * len(self._codes)), self.groups), np.int64)
+            grown[: self.frames] = self._codes[: self.frames]
+            self._codes = grown
+        self._codes[self.frames : need] = rows
+        self.frames = need
+        out = []
+        while self.schedule.full(self.windows, self.decoded) <= self.frames:
+            out.append(self._run())
+        return out
+
+    def finish(self) -> list[np.ndarray]:
+        """The partial last window (if frames are left), right-padded."""
+        if self.finished:
+            return []
+        out = [self._run()] if self.decoded < self.frames else []
+        self.finished = True
+        return out
+
+    def _run(self) -> np.ndarray:
+        if self.cancel is not None:
+            self.cancel.check()
+        w = self.schedule.window(self.windows, self.decoded, self.frames)
+        audio = self.decoder.decode(self._codes[w.start - w.context : w.stop], w.graph)
+        self.windows += 1
+        self.decoded = w.stop
+        return audio[w.context * self.decoder.samples_per_frame :]
+
+
+def decode(
+    p: TtsParams,
+    decoder: CodecDecoder,
+    codes: np.ndarray,
+    schedule: ScheduleName | Schedule = "upstream",
+    cancel: CancelToken | None = None,
+) -> np.ndarray:
+    """float32 audio of a whole utterance's codes [n, G] (parity tests, gates)."""
+    stream = CodecStream(p, decoder, schedule, cancel)
+    chunks = stream.push(codes) + stream.finish()
+    if not chunks:
+        return np.zeros(0, np.float32)
+    return np.concatenate(chunks)

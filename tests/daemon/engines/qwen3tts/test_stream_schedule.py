@@ -1,0 +1,84 @@
+"""Where the codec windows fall: the streaming schedule and upstream's chunking."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from daemon.engines.qwen3tts.params import TtsParams
+from daemon.engines.qwen3tts.stream import (
+    Schedule,
+    Window,
+    schedule_of,
+    streaming,
+    upstream,
+)
+from tests.daemon.engines.qwen3tts.test_params import base
+
+
+def params(windows: list[dict[str, int]], first: int) -> TtsParams:
+    data: dict[str, Any] = base()
+    data["codec"].update(windows=windows, first_frames=first)
+    return TtsParams.from_mapping(data)
+
+
+def calls(s: Schedule, n: int) -> list[Window]:
+    out, start = [], 0
+    while start < n:
+        w = s.window(len(out), start, n)
+        out.append(w)
+        start = w.stop
+    return out
+
+
+def test_streaming_ramps_then_repeats_the_last_window() -> None:
+    p = params([{"frames": 8, "context": 4}, {"frames": 16, "context": 6}], first=4)
+    got = calls(streaming(p.codec), 40)
+    assert got == [
+        Window(0, 4, 0, 8),  # no context, the smallest graph that holds 4
+        Window(4, 8, 4, 8),  # windows[0]: 8 - 4 new frames after 4 of context
+        Window(8, 18, 6, 16),  # windows[1]: 16 - 6 new
+        Window(18, 28, 6, 16),  # ... repeated
+        Window(28, 38, 6, 16),
+        Window(38, 40, 6, 16),  # partial: right-padded in the same graph
+    ]
+    assert sum(w.stop - w.start for w in got) == 40
+
+
+def test_context_is_clipped_to_the_frames_that_exist() -> None:
+    """upstream: context_size = left if start - left > 0 else start."""
+    p = params([{"frames": 16, "context": 12}], first=3)
+    got = calls(streaming(p.codec), 12)
+    assert got == [Window(0, 3, 0, 16), Window(3, 7, 3, 16), Window(7, 11, 7, 16),
+                   Window(11, 12, 11, 16)]  # fmt: skip
+
+
+def test_first_window_takes_the_smallest_graph_that_holds_it() -> None:
+    p = params([{"frames": 16, "context": 4}, {"frames": 8, "context": 2}], first=6)
+    s = streaming(p.codec)
+    assert s.first_graph == 8 and s.graphs() == {8, 16}
+    p = params([{"frames": 16, "context": 4}, {"frames": 8, "context": 2}], first=9)
+    assert streaming(p.codec).first_graph == 16
+
+
+def test_upstream_is_chunked_decode_300_25() -> None:
+    p = params([{"frames": 8, "context": 4}], first=4)
+    s = upstream(p.codec)
+    assert calls(s, 250) == [Window(0, 250, 0, 325)]
+    assert calls(s, 700) == [Window(0, 300, 0, 325), Window(300, 600, 25, 325),
+                             Window(600, 700, 25, 325)]  # fmt: skip
+    assert s.full(0, 0) == 300 and s.full(1, 300) == 600
+
+
+def test_schedule_names() -> None:
+    p = params([{"frames": 8, "context": 4}], first=4)
+    assert schedule_of(p.codec, "upstream") == upstream(p.codec)
+    custom = Schedule(12, 16, ((16, 4),))
+    assert schedule_of(p.codec, custom) is custom
+    with pytest.raises(ValueError, match="'streaming' or 'upstream'"):
+        schedule_of(p.codec, "fast")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="first window of 20 frames in codec_16"):
+        Schedule(20, 16, ((16, 4),))
+    with pytest.raises(ValueError, match="bad windows"):
+        Schedule(4, 16, ((16, 16),))
