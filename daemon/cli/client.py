@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import time
@@ -20,8 +21,9 @@ from typing import Final
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncClient
 from wyoming.error import Error
+from wyoming.event import Event
 from wyoming.info import Describe, Info
-from wyoming.tts import Synthesize, SynthesizeVoice
+from wyoming.tts import Synthesize
 
 from daemon.service.config import DEFAULT_RUNTIME_DIR
 
@@ -65,6 +67,16 @@ class Speech:
                 f.close()
 
 
+def refusal(status: int, body: str) -> str:
+    """An HTTP refusal in words: the service's message (OpenAI's envelope),
+    else the raw body."""
+    try:
+        message = json.loads(body)["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        message = body.strip() or "no details"
+    return f"service error (HTTP {status}): {message}"
+
+
 def uri(socket: str) -> str:
     # Absolute: in "unix://run/wyoming.sock" a URI parser takes "run" for a host.
     return socket if "://" in socket else f"unix://{os.path.abspath(socket)}"
@@ -97,13 +109,16 @@ async def describe(socket: str) -> Info:
 
 
 async def synthesize(
-    socket: str, text: str, voice: str | None = None, speaker: str | None = None
+    socket: str,
+    text: str,
+    voice: str | None = None,
+    speaker: str | None = None,
+    language: str | None = None,
 ) -> Speech:
     client = await _connect(socket)
     t0 = time.monotonic()
     try:
-        v = SynthesizeVoice(name=voice, speaker=speaker) if voice else None
-        await client.write_event(Synthesize(text=text, voice=v).event())
+        await client.write_event(_synthesize(text, voice, speaker, language))
         pcm, fmt, first = bytearray(), None, 0.0
         while True:
             event = await client.read_event()
@@ -127,6 +142,20 @@ async def synthesize(
         await client.disconnect()
 
 
+def _synthesize(
+    text: str, voice: str | None, speaker: str | None, language: str | None
+) -> Event:
+    """The ``synthesize`` event.  ``SynthesizeVoice`` drops the language when a
+    name is set (wyoming's serializer, as Home Assistant sends it); the service
+    reads both, so a voice that speaks several languages hears which one."""
+    event = Synthesize(text=text).event()
+    fields = {"name": voice, "speaker": speaker, "language": language}
+    wanted = {k: v for k, v in fields.items() if v is not None}
+    return Event(
+        event.type, {**(event.data or {}), "voice": wanted} if wanted else event.data
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="hexvoice say", description=__doc__.split("\n")[0])
     p.add_argument("text", help="what to say")
@@ -136,9 +165,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--voice", help="voice name (default: the service's)")
     p.add_argument("--speaker", help="speaker of a multi-speaker voice")
+    p.add_argument("--language", help="language to speak (voices that speak several)")
     a = p.parse_args(argv)
     try:
-        speech = asyncio.run(synthesize(a.socket, a.text, a.voice, a.speaker))
+        speech = asyncio.run(
+            synthesize(a.socket, a.text, a.voice, a.speaker, a.language)
+        )
     except ClientError as exc:
         print(f"hexvoice say: {exc}", file=sys.stderr)
         return 1

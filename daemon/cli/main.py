@@ -26,6 +26,7 @@ SUBCOMMANDS: Final[dict[str, tuple[str, str]]] = {
         "daemon.cli.transcribe",
         "speech in an audio FILE to text (service, or --bundle in-process)",
     ),
+    "voice": ("daemon.cli.voice", "add, list or remove the service's cloned voices"),
     "voices": ("daemon.cli.voices", "list the running service's voices"),
 }
 

@@ -56,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--qnn-lib-dir", help="QNN libraries")
     p.add_argument("--power", help="qnnrt power profile (e.g. burst)")
     p.add_argument("--no-verify", action="store_true", help="skip bundle hash checks")
+    p.add_argument(
+        "--voice-dir", help="cloned voices' directory (/var/lib/hexvoice/voices)"
+    )
     p.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
     return p
 
@@ -86,6 +89,7 @@ def _overrides(a: argparse.Namespace) -> dict[str, Any]:
         ("qnn_lib_dir", "engine.qnn_lib_dir"),
         ("power", "engine.power"),
         ("log_level", "log_level"),
+        ("voice_dir", "voice_store.dir"),
     ):
         v = getattr(a, flag)
         if v is not None:

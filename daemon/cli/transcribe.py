@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from daemon.cli.client import TranscribeError
+from daemon.cli.client import TranscribeError, refusal
 from daemon.protocols.openai.transcripts import RESPONSE_FORMATS
 from daemon.service.config import DEFAULT_RUNTIME_DIR
 
@@ -115,7 +114,7 @@ async def _via_service(data: bytes, args: argparse.Namespace) -> str:
             async with s.post(url, data=form) as resp:
                 body = await resp.text()
                 if resp.status != 200:
-                    raise TranscribeError(_refusal(resp.status, body))
+                    raise TranscribeError(refusal(resp.status, body))
                 return body
     except (aiohttp.ClientConnectorError, asyncio.TimeoutError) as exc:
         raise TranscribeError(
@@ -129,12 +128,3 @@ async def _via_service(data: bytes, args: argparse.Namespace) -> str:
             f"{socket} does not answer HTTP ({type(exc).__name__}): transcribe "
             "talks to the service's HTTP socket (http.sock), not its Wyoming one"
         ) from None
-
-
-def _refusal(status: int, body: str) -> str:
-    """The service's error message (OpenAI's envelope), else the raw body."""
-    try:
-        message = json.loads(body)["error"]["message"]
-    except (ValueError, KeyError, TypeError):
-        message = body.strip() or "no details"
-    return f"service error (HTTP {status}): {message}"

@@ -25,6 +25,7 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from daemon.engine.capabilities import Capabilities
+from daemon.engine.cloning import VoicePrint
 from daemon.engine.reader import ReadError, read
 from daemon.engine.tts import SynthesisOptions
 from daemon.engine.wording import shown
@@ -143,11 +144,15 @@ class SynthesisRequest:
     #: engine-specific knobs, passed through to ``SynthesisOptions.extra``
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    def options(self, voice: str | None) -> SynthesisOptions:
+    def options(
+        self, voice: str | None, voice_print: VoicePrint | None = None
+    ) -> SynthesisOptions:
         """What the engine is given once the request passed ``check``
-        (``voice``: the chosen voice; None: the engine's default)."""
+        (``voice``: the chosen voice; None: the engine's default;
+        ``voice_print``: a cloned voice's, spoken through ``voice``)."""
         return SynthesisOptions(
             voice=voice,
+            voice_print=voice_print,
             speaker=self.speaker,
             seed=self.seed,
             speed=self.speed,

@@ -30,6 +30,7 @@ from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engine.graphs import BACKENDS
 from daemon.engine.reader import INTERNAL, ReadError, fail, invalid, read
 from daemon.engine.registry import engine_class
+from daemon.service.voicestore import VoiceStoreConfig
 
 DEFAULT_CONFIG_PATH: Final = Path("/etc/hexvoice/config.yaml")
 #: systemd ``RuntimeDirectory=hexvoice`` (systemd/hexvoice.service).
@@ -192,6 +193,8 @@ class ServeConfig:
     engine: EngineConfig = EngineConfig()
     listen: ListenConfig = ListenConfig()
     limits: LimitsConfig = LimitsConfig()
+    voice_store: VoiceStoreConfig = VoiceStoreConfig()
+    """Cloned voices (``POST /v1/voices``): their directory and caps."""
     log_level: str = "info"
     """One of :data:`LOG_LEVELS`, any case."""
     source: Path | None = field(default=None, metadata=INTERNAL)
@@ -270,6 +273,7 @@ def _relative_to(data: dict[str, Any], base: Path) -> dict[str, Any]:
         ("listen", "wyoming"),
         ("listen", "http"),
         ("engine", "qnn_lib_dir"),
+        ("voice_store", "dir"),
     ):
         if isinstance(out.get(section), dict):
             out[section] = _rebase(out[section], base, key)

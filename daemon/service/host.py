@@ -20,6 +20,7 @@ from typing import Final, TypeVar
 
 from daemon.engine.asr import TranscriptionOptions
 from daemon.engine.capabilities import Capabilities, Task
+from daemon.engine.cloning import unfit
 from daemon.engine.registry import Engine
 from daemon.engine.requests import (
     SynthesisRequest,
@@ -30,6 +31,7 @@ from daemon.engine.requests import (
     refuse,
     speaks,
 )
+from daemon.service.clones import Clones
 from daemon.service.config import ServeConfig, VoiceSource
 from daemon.service.jobs import AsrJob, Job, Unavailable, Voice
 from daemon.service.metrics import Metrics
@@ -56,7 +58,7 @@ class EngineHost:
         self._worker = NpuWorker("npu")
         self._set: VoiceSet | None = VoiceSet()  # changed on the worker only
         self._stopping = threading.Event()  # set once: loads stop at a checkpoint
-        self._loader = Loader(self._set, self._worker, self._stopping, self._publish)
+        self._loader = Loader(self._set, self._worker, self._stopping, self.publish)
         #: what the last load or reload did, by bundle name (for /health)
         self.changes: dict[str, list[str]] = {}
         #: the last reload's outcome ("ok", "failed: ..."); None before any
@@ -68,6 +70,8 @@ class EngineHost:
             self._engine_for,
             self.graph_calls,
         )
+        #: cloned voices (clones.py): stored, and offered through their engines
+        self.clones = Clones(cfg.voice_store, self)
         self._loading_since: float | None = None
         self._closed_graphs = (0, 0.0)  # calls/seconds of voice sets closed
         m = metrics
@@ -97,6 +101,10 @@ class EngineHost:
         serves afterwards is what the protocols see from then on.
         """
         starting = self.state == "starting"
+        if starting:
+            await self.clones.open()  # offered as their engines load
+        else:
+            self.clones.reconfigure(cfg.voice_store)
         ch = await self._loading(self._loader.apply(cfg, starting))
         self.changes = ch.as_dict()
         if ch.errors:
@@ -129,16 +137,19 @@ class EngineHost:
                 return await load
         finally:
             self._loading_since = None
-            self._publish()
+            self.publish()
 
     def reloaded(self, error: str | None) -> None:
         """Record a reload's outcome for /health and /metrics."""
         self.reload = "ok" if error is None else f"failed: {error}"
         self.metrics.reloaded(error is None)
 
-    def _publish(self) -> None:  # loop, after each load step on the worker
+    def publish(self) -> None:
+        """What the protocols see, after each load step on the worker or a
+        change of the cloned voices (event loop)."""
         vs = self._set
-        self.voices = vs.voices if vs else {}
+        engine_voices = vs.voices if vs else {}
+        self.voices = {**engine_voices, **self.clones.offered(engine_voices)}
         self.default_voice = vs.pick_default() if vs else None
         n = len(self.voices)
         self.status = f"{n} voice(s), {vs.status}" if vs and n else NO_VOICES
@@ -203,7 +214,7 @@ class EngineHost:
             raise Unavailable(f"service is {self.state}")
         voice = self.check(request, formats)
         assert request.text is not None, "a stream's opening is checked, not queued"
-        options = request.options(voice.name)
+        options = request.options(voice.serves, voice.print)
         return self.jobs.tts(voice, request.text, options, protocol)
 
     def check_session(self, request: TranscriptionRequest) -> Voice:
@@ -239,9 +250,18 @@ class EngineHost:
     def cancel(self, job: Job, reason: str) -> None:
         self.jobs.cancel(job, reason)
 
-    def _engine_for(self, voice: str) -> Engine | None:  # worker
-        entry = self._set.by_voice.get(voice) if self._set else None
-        return entry[0] if entry is not None else None
+    def _engine_for(self, voice: Voice) -> Engine | None:  # worker
+        """The engine serving ``voice`` now; None once it is gone, or (a cloned
+        voice) once its engine was reloaded with another encoder."""
+        entry = self._set.by_voice.get(voice.serves) if self._set else None
+        if entry is None:
+            return None
+        engine, base = entry
+        if voice.print is not None:
+            cloning = base.capabilities.cloning if base.capabilities else None
+            if unfit(voice.print, engine.engine_id, cloning) is not None:
+                return None
+        return engine
 
     # -- health and metrics --------------------------------------------------
 

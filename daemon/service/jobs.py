@@ -26,6 +26,7 @@ import numpy as np
 from daemon.engine.asr import SessionFinished, Transcript, channels_of, pcm_problem
 from daemon.engine.cancel import Cancelled, CancelToken
 from daemon.engine.capabilities import Capabilities, Task, VoiceInfo
+from daemon.engine.cloning import VoicePrint
 from daemon.engine.registry import Engine
 from daemon.engine.requests import (
     BadRequest,
@@ -80,6 +81,9 @@ class Voice:
     capabilities: Capabilities | None = None
     #: which loaded engine serves it (sessions take turns per engine)
     engine_key: Hashable = field(default=0, compare=False, repr=False)
+    #: a cloned voice: its print, and the engine's own voice it speaks through
+    print: VoicePrint | None = field(default=None, compare=False, repr=False)
+    base: str | None = None
 
     @classmethod
     def of(cls, info: VoiceInfo, engine: Engine) -> Voice:
@@ -100,6 +104,11 @@ class Voice:
     @property
     def task(self) -> Task:
         return self.capabilities.task if self.capabilities is not None else "tts"
+
+    @property
+    def serves(self) -> str:
+        """The engine voice that speaks it (itself, unless it is cloned)."""
+        return self.base or self.name
 
 
 class HeartbeatToken(CancelToken):
@@ -142,7 +151,7 @@ class Job:
         if self.future is not None:
             self.future.cancel()  # not started yet: the worker skips it
 
-    def push(self, item: AudioChunk | Transcript) -> None:
+    def push(self, item: AudioChunk | Transcript | VoicePrint) -> None:
         """Hand a chunk or transcript to the event loop (worker thread)."""
         try:
             self.loop.call_soon_threadsafe(self._queue.put_nowait, item)
@@ -186,6 +195,12 @@ class Job:
             # deadline, not when the worker gets round to the request.
             self.cancel(DEADLINE_REASON)
             raise Cancelled(DEADLINE_REASON) from None
+
+
+@dataclass(eq=False)
+class CloneJob(Job):
+    """One admitted registration: ``async for vp in job`` yields its one
+    ``VoicePrint``."""
 
 
 @dataclass(eq=False)

@@ -30,13 +30,24 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any, Final, TypeVar, cast
 
+import numpy as np
+
 from daemon.engine.asr import AsrEngine, AsrSession, TranscriptionOptions
 from daemon.engine.cancel import Cancelled
+from daemon.engine.cloning import CloningEngine
 from daemon.engine.registry import Engine
 from daemon.engine.requests import BadRequest, RequestError, UnknownVoice
 from daemon.engine.tts import SynthesisOptions, TtsEngine
 from daemon.service.config import LimitsConfig
-from daemon.service.jobs import AsrJob, Busy, HeartbeatToken, Job, Voice, outcome
+from daemon.service.jobs import (
+    AsrJob,
+    Busy,
+    CloneJob,
+    HeartbeatToken,
+    Job,
+    Voice,
+    outcome,
+)
 from daemon.service.metrics import Metrics
 from daemon.service.sessions import drive
 from daemon.service.turns import Turns
@@ -57,7 +68,7 @@ class Scheduler:
         worker: NpuWorker,
         metrics: Metrics,
         limits: Callable[[], LimitsConfig],
-        engine_for: Callable[[str], Engine | None],
+        engine_for: Callable[[Voice], Engine | None],
         graph_calls: Callable[[], int],
     ) -> None:
         self._worker = worker
@@ -87,6 +98,25 @@ class Scheduler:
             graph_calls=self._graph_calls,
         )
         return self._start(job, protocol, self._run_tts, text, options)
+
+    def clone(
+        self,
+        voice: Voice,
+        audio: np.ndarray,
+        sample_rate: int,
+        transcript: str | None,
+        protocol: str,
+    ) -> CloneJob:
+        """Queue the registration of a voice from ``audio`` (float32 mono) on
+        ``voice``'s engine, like any request (or raise ``Busy``)."""
+        job = CloneJob(
+            voice,
+            asyncio.get_running_loop(),
+            self._admit(protocol),
+            graph_calls=self._graph_calls,
+        )
+        args = (audio, sample_rate, transcript)
+        return cast(CloneJob, self._start(job, protocol, self._run_clone, *args))
 
     def asr(
         self,
@@ -196,7 +226,7 @@ class Scheduler:
             _LOGGER.error("%s request failed", job.voice.engine_id, exc_info=exc)
         self._metrics.request(protocol, how)
         if job.running:
-            if not isinstance(job, AsrJob):
+            if not isinstance(job, AsrJob | CloneJob):
                 self._metrics.synthesized(job.audio_s, job.wall_s)
             if job.cancelled_at is not None:
                 t, calls = job.cancelled_at
@@ -216,7 +246,7 @@ class Scheduler:
     @contextmanager
     def _running(self, job: Job) -> Iterator[Engine]:
         job.token.check()  # cancelled or expired while it waited
-        engine = self._engine_for(job.voice.name)
+        engine = self._engine_for(job.voice)
         if engine is None:  # a reload removed it while the request waited
             raise UnknownVoice(f"voice {job.voice.name!r} is no longer loaded")
         self.current, job.running = job, True
@@ -243,6 +273,13 @@ class Scheduler:
             finally:
                 chunks.close()  # the engine's cleanup runs here, on the NPU thread
 
+    def _run_clone(
+        self, job: CloneJob, audio: np.ndarray, rate: int, transcript: str | None
+    ) -> None:
+        with self._running(job) as found:
+            engine = cast(CloningEngine, found)  # it declares cloning: the edge checked
+            job.push(engine.clone(audio, rate, transcript, job.token))
+
     def _step(self, job: AsrJob, fn: Callable[..., T], *args: Any) -> Future[T]:
         """Queue ``fn(*args)`` as one worker item of the session ``job``."""
         return self._worker.submit(self._stepping, job, fn, *args)
@@ -258,7 +295,7 @@ class Scheduler:
             self.current = None
 
     def _open(self, job: AsrJob, options: TranscriptionOptions) -> AsrSession:
-        engine = self._engine_for(job.voice.name)
+        engine = self._engine_for(job.voice)
         if engine is None:  # a reload removed it while the request waited
             raise UnknownVoice(f"voice {job.voice.name!r} is no longer loaded")
         # the voice's task: checked at the edge

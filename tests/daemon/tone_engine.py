@@ -11,6 +11,16 @@ Test hooks: a word ``[[stall:S]]`` sleeps S seconds without checking the cancel
 token, as a hung graph call would (for the watchdog test).  ``params.max_loaded``
 is the number of tone voices that fit in memory at once: loading one more raises
 ``MemoryError``, as a board's NPU memory would refuse a second voice set.
+
+Cloning (``params.cloning: {min_seconds, max_seconds, transcript?, model?}``):
+``clone`` measures the clip's pitch (the strongest FFT bin between 50 and
+2000 Hz), runs the ``mm`` graph once per ``CLONE_BLOCK_S`` of clip (cancel
+checked between calls, so a registration is NPU work like a synthesis), and
+returns a print of that pitch.  A voice with a print speaks every word at the
+print's pitch instead of the word's, so a test hears which voice spoke.  The
+print's model is the ``mm`` graph's sha256 unless ``cloning.model`` says
+otherwise (a "rebuilt" bundle); ``cloning.calls_per_block`` (default 1) makes
+registration slower, for the queue and cancellation tests.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import numpy as np
 from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
+from daemon.engine.cloning import Cloning, VoicePrint
 from daemon.engine.graphs import Runner
 from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from tests.daemon.mm_engine import MmEngine
@@ -38,6 +49,10 @@ AMPLITUDE: Final = 0.3
 #: Speakers of a tone voice unless ``params.speakers`` names others ([] for one).
 SPEAKERS: Final = ("0", "1")
 _STALL = re.compile(r"\[\[stall:([0-9.]+)\]\]")
+#: One ``mm`` call per this much clip during ``clone``.
+CLONE_BLOCK_S: Final = 0.25
+#: Where ``clone`` looks for the clip's pitch (Hz).
+PITCH_BAND: Final = (50.0, 2000.0)
 
 
 class ToneEngine(MmEngine):
@@ -63,6 +78,18 @@ class ToneEngine(MmEngine):
         self._voice = VoiceInfo(
             bundle.name, tuple(bundle.languages), "test tones", speakers
         )
+        self._cloning: Cloning | None = None
+        self._clone_calls = 1
+        spec = bundle.params.get("cloning")
+        if spec is not None:
+            model = spec.get("model") or bundle.graphs["mm"].sha256
+            self._cloning = Cloning(
+                model,
+                float(spec["min_seconds"]),
+                float(spec["max_seconds"]),
+                spec.get("transcript", "unused"),
+            )
+            self._clone_calls = int(spec.get("calls_per_block", 1))
         ToneEngine.live += 1
 
     @property
@@ -84,7 +111,34 @@ class ToneEngine(MmEngine):
             speed_range=(MIN_SPEED, MAX_SPEED),
             streaming=True,
             max_input=MAX_TEXT_CHARS,
+            cloning=self._cloning,
         )
+
+    def clone(
+        self,
+        audio: np.ndarray,
+        sample_rate: int,
+        transcript: str | None,
+        cancel: CancelToken | None = None,
+    ) -> VoicePrint:
+        """A print of the clip's pitch (see the module doc)."""
+        assert self._mm is not None and self._cloning is not None, "a cloning voice"
+        self._note("clone")
+        spectrum = np.abs(np.fft.rfft(audio))
+        hz = np.fft.rfftfreq(len(audio), 1.0 / sample_rate)
+        band = (hz >= PITCH_BAND[0]) & (hz <= PITCH_BAND[1])
+        if not band.any() or spectrum[band].max() == 0:
+            raise ValueError("audio: expected a clip with a pitch, found none")
+        pitch = float(hz[band][np.argmax(spectrum[band])])
+        x = np.full((1, 64), pitch / PITCH_BAND[1], np.float32)
+        blocks = max(1, round(len(audio) / sample_rate / CLONE_BLOCK_S))
+        for _ in range(blocks * self._clone_calls):
+            if cancel is not None:
+                cancel.check()
+            x = self._mm.run({"x": x})[0].astype(np.float32)
+        arrays = {"pitch": np.array([pitch], np.float32), "mm": x[0]}
+        meta = {"seconds": len(audio) / sample_rate, "transcript": transcript or ""}
+        return VoicePrint(ENGINE_ID, self._cloning.model, arrays, meta)
 
     def warmup(self) -> None:
         self._note("warmup")
@@ -112,6 +166,8 @@ class ToneEngine(MmEngine):
                     cancel.check()
                 x = self._mm.run({"x": x})[0].astype(np.float32)
             hz = BASE_HZ + SPAN_HZ * float(np.abs(x).mean())
+            if options.voice_print is not None:  # a cloned voice: its pitch
+                hz = float(options.voice_print.arrays["pitch"][0])
             audio = (AMPLITUDE * np.sin(2 * np.pi * hz * t)).astype(np.float32)
             yield AudioChunk(audio, self._rate, segment=i, end_of_segment=True)
 

@@ -6,7 +6,8 @@ still get a proper OpenAI error (400/429/503/504), and the first audio bytes
 leave with them.  ``flac``/``mp3``/``opus``, and ``wav``/``pcm`` with
 ``"stream": false``, are one file encoded after synthesis; the response header
 ``X-Hexvoice-Streaming`` says which (``during-synthesis``/``after-synthesis``).
-``POST /v1/audio/transcriptions`` is transcriptions.py.  Also ``GET /v1/models``
+``POST /v1/audio/transcriptions`` is transcriptions.py, ``/v1/voices`` (cloned
+voices) voices.py.  Also ``GET /v1/models``
 (the speech and transcription model ids, and the loaded ASR models' names),
 ``/v1/audio/models``, ``/v1/audio/voices``, ``/health`` and ``/metrics``.  Every
 error uses OpenAI's envelope (``requests.ApiError``).
@@ -41,6 +42,7 @@ from daemon.protocols.openai.requests import (
     sse_done,
 )
 from daemon.protocols.openai.transcriptions import Transcriptions
+from daemon.protocols.openai.voices import Voices
 from daemon.service.admission import Acceptor, Admission, Tracked
 from daemon.service.host import EngineHost
 from daemon.service.jobs import Busy, Job
@@ -117,6 +119,10 @@ def make_app(host: EngineHost) -> web.Application:
     app.router.add_get("/v1/models", api.models)
     app.router.add_get("/v1/audio/models", api.audio_models)
     app.router.add_get("/v1/audio/voices", api.voices)
+    cloned = Voices(host)  # cloned voices (voices.py)
+    app.router.add_post("/v1/voices", cloned.create)
+    app.router.add_get("/v1/voices", cloned.list)
+    app.router.add_delete("/v1/voices/{name}", cloned.delete)
     app.router.add_get("/health", api.health)
     app.router.add_get("/metrics", api.metrics)
     return app
@@ -277,7 +283,12 @@ class _Api:
 
     async def voices(self, request: web.Request) -> web.Response:
         voices = [
-            {"id": v.name, "name": v.name, "languages": list(v.languages)}
+            {
+                "id": v.name,
+                "name": v.name,
+                "languages": list(v.languages),
+                "cloned": v.print is not None,
+            }
             for v in self.host.voices.values()
             if v.task == "tts"  # the speech endpoint's voices, not ASR models
         ]

@@ -1,4 +1,5 @@
-"""``multipart/form-data`` bodies of ``POST /v1/audio/transcriptions``.
+"""``multipart/form-data`` bodies of ``POST /v1/audio/transcriptions`` (and of
+``POST /v1/voices``, whose clip arrives the same way).
 
 The body is read part by part (aiohttp's multipart reader), never as a whole,
 with a cap per part and for the body: the file at OpenAI's own 25 MB (ecosystem
@@ -65,6 +66,18 @@ class Form:
 
 async def read_form(request: web.Request, timeout: float) -> Form:
     """The form's fields and file; ``ApiError`` (400/408/413) or ``BadRequest``."""
+    fields, file = await read_parts(request, timeout)
+    if file is None:
+        missing = Found("nothing (missing field)")  # the reader's words
+        raise refuse(MissingField, "file", "an audio file", missing)
+    return Form(decode(fields, TranscriptionForm), file)
+
+
+async def read_parts(
+    request: web.Request, timeout: float, files: tuple[str, ...] = ("file",)
+) -> tuple[dict[str, str], bytes | None]:
+    """A multipart body's text fields and its file (the first part named one
+    of ``files``; None if there is none), read with the caps of the module doc."""
     if request.content_type != _MULTIPART:
         found = request.content_type or "no Content-Type"
         raise ApiError(400, f"request body: expected {_MULTIPART}, found {found}")
@@ -84,8 +97,8 @@ async def read_form(request: web.Request, timeout: float) -> Form:
         if not isinstance(part, BodyPartReader):  # a nested multipart
             raise ApiError(400, "request body: nested multipart is not supported")
         name = part.name or ""
-        if name == "file":
-            file = await _read_part(part, "file", MAX_FILE_BYTES, timeout)
+        if name in files and file is None:
+            file = await _read_part(part, name, MAX_FILE_BYTES, timeout)
             continue
         data = await _read_part(part, name, MAX_FIELD_BYTES, timeout)
         other += len(data)
@@ -97,10 +110,7 @@ async def read_form(request: web.Request, timeout: float) -> Form:
             raise ApiError(
                 400, f"{name}: not UTF-8 (byte {exc.start})", param=name
             ) from None
-    if file is None:
-        missing = Found("nothing (missing field)")  # the reader's words
-        raise refuse(MissingField, "file", "an audio file", missing)
-    return Form(decode(fields, TranscriptionForm), file)
+    return fields, file
 
 
 async def _read_part(

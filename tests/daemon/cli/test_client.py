@@ -95,6 +95,18 @@ def test_say_reports_service_errors(daemon: Daemon, tmp_path):
     assert not (tmp_path / "x.wav").exists()
 
 
+def test_say_language_reaches_the_service_with_the_voice(daemon, test_voice, tmp_path):
+    # wyoming's SynthesizeVoice would drop the language beside a name: the
+    # refusal proves the service read it (the tone voice speaks en_US only).
+    out = str(tmp_path / "x.wav")
+    common = ["say", "x", "--voice", test_voice.name, "-o", out, "--socket"]
+    r = _hexvoice(*common, str(daemon.wyoming), "--language", "zh_CN")
+    assert r.returncode == 1, r.stderr
+    assert "unsupported_language" in r.stderr and "zh_CN" in r.stderr
+    r = _hexvoice(*common, str(daemon.wyoming), "--language", "en")
+    assert r.returncode == 0, r.stderr
+
+
 def test_say_without_a_service_says_how_to_fix_it(tmp_path):
     r = _hexvoice("say", "x", "--socket", str(tmp_path / "none.sock"))
     assert r.returncode == 1

@@ -113,7 +113,8 @@ def test_cli_flags_override_the_file(tmp_path):
         (
             "voices: [a]\nvoice: b\n",
             "expected only the fields ['default_voice', 'engine', 'limits', "
-            "'listen', 'log_level', 'voices'], found unknown field(s) ['voice']",
+            "'listen', 'log_level', 'voice_store', 'voices'], found unknown field(s) "
+            "['voice']",
         ),
         (
             "voices: [a]\nlimits: {queue_size: '4'}\n",

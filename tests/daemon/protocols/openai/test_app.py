@@ -360,7 +360,12 @@ def test_discovery_endpoints(daemon: Daemon, test_voice):
         }
         voices = c.get("/v1/audio/voices").json()
         assert voices["voices"] == [
-            {"id": test_voice.name, "name": test_voice.name, "languages": ["en_US"]}
+            {
+                "id": test_voice.name,
+                "name": test_voice.name,
+                "languages": ["en_US"],
+                "cloned": False,
+            }
         ]
         health = c.get("/health")
         assert health.status_code == 200 and health.json()["status"] == "ok"

@@ -1,0 +1,130 @@
+"""``hexvoice voice add|list|rm``: the running service's cloned voices.
+
+Talks to the service's HTTP socket (``/v1/voices``; ``--socket``: a Unix socket
+path, or an ``http://HOST:PORT`` URL for a ``tcp_http`` listener):
+
+    hexvoice voice add NAME --clip ref.wav [--text "what the clip says"] [--model VOICE]
+    hexvoice voice list [--json]
+    hexvoice voice rm NAME
+
+``add`` uploads the clip; the service computes the voice on its NPU worker
+and stores it, after which ``NAME`` is a voice like any other (``hexvoice
+voices``, ``hexvoice say --voice NAME``).  Exit codes: 0 done, 1 refused or
+failed (the service's reason on standard error), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from daemon.cli.client import refusal
+from daemon.service.config import DEFAULT_RUNTIME_DIR
+
+DEFAULT_SOCKET: Final = str(DEFAULT_RUNTIME_DIR / "http.sock")
+CONNECT_TIMEOUT_S: Final = 5.0
+#: A registration waits in the service's queue like any request (its request
+#: timeout, 120 s by default, bounds it there).
+READ_TIMEOUT_S: Final = 600.0
+
+
+class VoiceError(RuntimeError):
+    """The service refused or could not be reached; the message says why."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.action == "add":
+            clip = args.clip.read_bytes()
+            voice = asyncio.run(_add(args, clip))
+            print(f"{voice['name']}: added ({voice['engine']}, {voice['base']})")
+        elif args.action == "rm":
+            asyncio.run(_call(args.socket, "DELETE", f"/v1/voices/{args.name}"))
+            print(f"{args.name}: removed")
+        else:
+            voices = asyncio.run(_call(args.socket, "GET", "/v1/voices"))["data"]
+            _print_list(voices, args.json)
+    except (OSError, VoiceError) as exc:
+        print(f"hexvoice voice {args.action}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="hexvoice voice", description="The service's cloned voices."
+    )
+    sub = p.add_subparsers(dest="action", required=True)
+    add = sub.add_parser("add", help="make voice NAME from a clip of someone speaking")
+    add.add_argument("name", help="the new voice's name (letters, digits, _ . -)")
+    add.add_argument("--clip", type=Path, required=True, help="audio file (WAV, ...)")
+    add.add_argument("--text", help="what the clip says (engines that use it)")
+    add.add_argument("--model", help="loaded voice or engine to clone with")
+    ls = sub.add_parser("list", help="the stored voices")
+    ls.add_argument("--json", action="store_true", help="machine-readable output")
+    rm = sub.add_parser("rm", help="remove voice NAME")
+    rm.add_argument("name")
+    for s in (add, ls, rm):
+        s.add_argument(
+            "--socket",
+            default=DEFAULT_SOCKET,
+            help=f"the service's HTTP socket, or http://HOST:PORT ({DEFAULT_SOCKET})",
+        )
+    return p
+
+
+async def _add(args: argparse.Namespace, clip: bytes) -> dict[str, Any]:
+    import aiohttp
+
+    form = aiohttp.FormData()
+    form.add_field("file", clip, filename=args.clip.name)
+    form.add_field("name", args.name)
+    for field, value in (("transcript", args.text), ("model", args.model)):
+        if value is not None:
+            form.add_field(field, value)
+    return await _call(args.socket, "POST", "/v1/voices", form)
+
+
+async def _call(socket: str, method: str, path: str, data: Any = None) -> Any:
+    import aiohttp
+
+    if "://" in socket:
+        connector, base = aiohttp.TCPConnector(), socket.rstrip("/")
+    else:
+        connector, base = aiohttp.UnixConnector(path=socket), "http://localhost"
+    timeout = aiohttp.ClientTimeout(
+        sock_connect=CONNECT_TIMEOUT_S, total=READ_TIMEOUT_S
+    )
+    try:
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as s:
+            async with s.request(method, f"{base}{path}", data=data) as resp:
+                body = await resp.text()
+                if resp.status >= 300:
+                    raise VoiceError(refusal(resp.status, body))
+                return json.loads(body)
+    except (aiohttp.ClientConnectorError, asyncio.TimeoutError) as exc:
+        raise VoiceError(
+            f"cannot reach hexvoice at {socket}: {exc or type(exc).__name__} "
+            "(is `hexvoice serve` running?)"
+        ) from None
+    except aiohttp.ClientError as exc:  # connected, but no HTTP answer came
+        raise VoiceError(
+            f"{socket} does not answer HTTP ({type(exc).__name__}): voice talks "
+            "to the service's HTTP socket (http.sock), not its Wyoming one"
+        ) from None
+
+
+def _print_list(voices: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(voices, indent=2))
+        return
+    for v in voices:
+        state = "" if v["available"] else f"  (not offered: {v['reason']})"
+        langs = ",".join(v["languages"]) or "-"
+        print(f"{v['name']:<24} {langs:<12} {v['engine']} via {v['base']}{state}")

@@ -1,0 +1,131 @@
+"""``/v1/voices``: cloned voices over HTTP (not an OpenAI route; OpenAI's shapes).
+
+- ``POST /v1/voices``: ``multipart/form-data`` with the clip in ``file`` (or
+  ``audio``), ``name``, optional ``transcript`` and ``model`` (the loaded voice,
+  or engine id, to clone with; default: the first that clones).  The order keeps
+  a bad request off the NPU worker: the form (caps of forms.py), the name, the
+  engine, the clip's header (no audio decoded for a clip that is too long or no
+  audio), the decoded clip (too short, NaN, silence), then the registration as a
+  queued job (service/clones.py).  201 with the stored voice.
+- ``GET /v1/voices``: every stored voice, with ``available`` (and ``reason``
+  when a loaded engine cannot speak it).
+- ``DELETE /v1/voices/NAME``: removes one (OpenAI's ``{"id", "object",
+  "deleted": true}``).
+
+Refusals are OpenAI's envelope: 400 for the request (``param`` the form field),
+404 for an unknown name, 409 for a name taken or a full store (with
+``x-should-retry: false``: the SDK would retry a 409), 413 for an upload past
+25 MB, 429 busy, 503 when the store cannot be written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Final
+
+import msgspec
+import numpy as np
+from aiohttp import web
+
+from daemon.engine.asr import downmix
+from daemon.engine.cancel import Cancelled
+from daemon.engine.requests import (
+    BadRequest,
+    Found,
+    MissingField,
+    RequestError,
+    UnknownVoice,
+    decode,
+    refuse,
+)
+from daemon.protocols import audio_files
+from daemon.protocols.openai.forms import read_parts
+from daemon.protocols.openai.requests import ApiError, job_error
+from daemon.service.clones import StoreFull, VoiceExists
+from daemon.service.host import EngineHost
+from daemon.service.jobs import Busy
+
+#: Multipart fields the clip may arrive in: OpenAI's ``file``; ``audio`` as
+#: GPT-SoVITS-style APIs name it.
+FILE_FIELDS: Final = ("file", "audio")
+#: Where a refused field is on the form (the clip's facts are the file's).
+WIRE: Final = {"audio": "file", **audio_files.FIELDS}
+_NO_RETRY: Final = {"x-should-retry": "false"}
+
+
+class VoiceForm(msgspec.Struct, frozen=True):
+    """The registration's text fields (strings; others are ignored)."""
+
+    name: str
+    transcript: str | None = None
+    model: str | None = None
+
+
+class Voices:
+    """The routes' handlers (one per app)."""
+
+    def __init__(self, host: EngineHost) -> None:
+        self.host = host
+
+    async def create(self, request: web.Request) -> web.Response:
+        clones = self.host.clones
+        try:
+            timeout = self.host.cfg.limits.body_timeout_s
+            fields, data = await read_parts(request, timeout, FILE_FIELDS)
+            form = decode(fields, VoiceForm)
+            clones.check_name(form.name)
+            if data is None:
+                missing = Found("nothing (missing field)")
+                raise refuse(MissingField, "file", "an audio clip", missing)
+            _, cloning = clones.cloner(form.model)
+            pcm, rate = await asyncio.to_thread(_clip, data, cloning.max_seconds)
+            voice = await clones.add(
+                form.name, pcm, rate, form.transcript, form.model, "http"
+            )
+        except (ApiError, BadRequest, RequestError, Cancelled) as exc:
+            if isinstance(exc, BadRequest | ApiError):
+                self.host.metrics.request("http", "bad_request")
+            raise api_error(exc) from None
+        body = next(v for v in clones.listing() if v["id"] == voice.name)
+        return web.json_response(body, status=201)
+
+    async def list(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": self.host.clones.listing()})
+
+    async def delete(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        try:
+            await self.host.clones.remove(name)
+        except (BadRequest, RequestError) as exc:
+            raise api_error(exc) from None
+        return web.json_response({"id": name, "object": "voice", "deleted": True})
+
+
+def _clip(data: bytes, max_seconds: float) -> tuple[np.ndarray, int]:
+    """The uploaded clip as float32 mono and its rate, refused (``BadRequest``,
+    field ``file``) as an upload to the transcriptions route is: no audio, a
+    truncated file, NaN samples, longer than ``max_seconds`` (told from the
+    header first)."""
+    audio = audio_files.scan(audio_files.read_header(data, max_seconds), max_seconds)
+    blocks = list(audio_files.blocks(audio))
+    pcm = downmix(np.concatenate(blocks)) if blocks else np.zeros(0, np.float32)
+    return np.ascontiguousarray(pcm, np.float32), audio.sample_rate
+
+
+def api_error(exc: Exception) -> ApiError:
+    """A refusal as OpenAI's envelope, the field under its form name."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, UnknownVoice):
+        return ApiError(404, str(exc), "name", exc.code, _NO_RETRY)
+    if isinstance(exc, BadRequest):
+        path = WIRE.get(exc.field, exc.field) if exc.field else None
+        param = path.split(".")[0] if path else None
+        return ApiError(400, exc.at(path), param, exc.code)
+    if isinstance(exc, VoiceExists | StoreFull):
+        param = "name" if isinstance(exc, VoiceExists) else None
+        return ApiError(409, str(exc), param, exc.code, _NO_RETRY)
+    if isinstance(exc, Busy):
+        headers = {"Retry-After": str(exc.retry_after)}
+        return ApiError(429, str(exc), code="busy", headers=headers)
+    return job_error(exc)

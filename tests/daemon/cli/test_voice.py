@@ -1,0 +1,83 @@
+"""``hexvoice voice add|list|rm`` against a running service (real sockets)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.daemon.conftest import ROOT, Daemon, copy_voice, serving
+from tests.daemon.protocols.openai.test_voices import clip
+
+CLONING = {"min_seconds": 0.5, "max_seconds": 4.0}
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory, test_voice) -> Iterator[Daemon]:
+    tmp = tmp_path_factory.mktemp("voice_cli")
+    cloner = copy_voice(test_voice, tmp / "cloner", "cloner", cloning=CLONING)
+    yield from serving(
+        tmp / "d",
+        cloner,
+        voice_store={"dir": str(tmp / "store")},
+        engine={"backend": "cpu"},
+    )
+
+
+def hexvoice(d: Daemon, *args: str, socket: Path | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "daemon.cli", *args, "--socket", str(socket or d.http)],
+        cwd=ROOT, env={**os.environ}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_add_list_say_remove(daemon: Daemon, tmp_path: Path):
+    ref = tmp_path / "ref.wav"
+    ref.write_bytes(clip())
+    p = hexvoice(daemon, "voice", "add", "anna", "--clip", str(ref), "--text", "hi")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "anna: added (test-tone, cloner)"
+
+    p = hexvoice(daemon, "voice", "list")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["anna", "en_US", "test-tone", "via", "cloner"]
+    p = hexvoice(daemon, "voice", "list", "--json")
+    (entry,) = json.loads(p.stdout)
+    assert entry["transcript"] == "hi" and entry["available"] is True
+
+    # `hexvoice voices` (Wyoming info) lists it beside the engine's own voice.
+    p = hexvoice(daemon, "voices", socket=daemon.wyoming)
+    assert p.returncode == 0, p.stderr
+    names = [line.split()[0] for line in p.stdout.splitlines()]
+    assert names == ["cloner", "anna"], p.stdout
+    out = tmp_path / "anna.wav"
+    p = hexvoice(daemon, "say", "one two", "--voice", "anna", "-o", str(out),
+                 socket=daemon.wyoming)  # fmt: skip
+    assert p.returncode == 0 and out.stat().st_size > 1000, p.stderr
+
+    p = hexvoice(daemon, "voice", "rm", "anna")
+    assert (p.returncode, p.stdout.strip()) == (0, "anna: removed"), p.stderr
+    assert hexvoice(daemon, "voice", "list").stdout == ""
+
+
+def test_refusals_exit_1_with_the_service_reason(daemon: Daemon, tmp_path: Path):
+    short = tmp_path / "short.wav"
+    short.write_bytes(clip(seconds=0.1))
+    p = hexvoice(daemon, "voice", "add", "bob", "--clip", str(short))
+    assert p.returncode == 1, p.stdout
+    assert "service error (HTTP 400): file: expected at least 0.5 s" in p.stderr
+    p = hexvoice(daemon, "voice", "add", "../x", "--clip", str(short))
+    assert p.returncode == 1 and "name: expected a name of 1-64" in p.stderr
+    p = hexvoice(daemon, "voice", "rm", "nobody")
+    assert p.returncode == 1 and "HTTP 404" in p.stderr
+    p = hexvoice(daemon, "voice", "add", "x", "--clip", str(tmp_path / "missing.wav"))
+    assert p.returncode == 1 and "missing.wav" in p.stderr
+    p = hexvoice(daemon, "voice", "list", socket=daemon.wyoming)
+    assert p.returncode == 1 and "does not answer HTTP" in p.stderr
+    p = hexvoice(daemon, "voice", "list", socket=tmp_path / "nothing.sock")
+    assert p.returncode == 1 and "cannot reach hexvoice" in p.stderr
