@@ -1,7 +1,8 @@
-"""Qwen3-ASR test fixtures (a pytest plugin, listed in tests/conftest.py).
+"""Qwen3-ASR and Qwen3-TTS test fixtures (a pytest plugin, listed in tests/conftest.py).
 
-``tiny_asr_model``: the tiny random checkpoint of scripts/qwen3/asr/tiny.py,
-written once per content key under the ``qnn_cache`` directory, so later runs
+``tiny_asr_model``: the tiny random checkpoint of scripts/qwen3/asr/tiny.py;
+``tiny_tts_custom`` / ``tiny_tts_base``: those of scripts/qwen3/tts/tiny.py. Each
+is written once per content key under the ``qnn_cache`` directory, so later runs
 (and the other engineers' sessions sharing the cache) reuse it.
 """
 
@@ -61,6 +62,67 @@ def cached_tiny_model(root: Path, seed: int = TINY_SEED) -> Path:
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return out
+
+
+#: What the TTS checkpoints' bytes depend on besides their writer's sources.
+_TTS_KEY_PACKAGES: Final = (
+    "qwen-tts",
+    "transformers",
+    "tokenizers",
+    "torch",
+    "safetensors",
+)
+#: The modules that write them (scripts/qwen3/tts/).
+_TTS_WRITERS: Final = ("tiny", "tiny_codec", "tiny_init", "tiny_tokenizer", "upstream")
+
+
+def tiny_tts_key(kind: str, seed: int = TINY_SEED) -> str:
+    """Content key of a tiny TTS checkpoint: writers' sources, kind, seed, versions."""
+    root = Path(__file__).resolve().parents[1] / "scripts" / "qwen3" / "tts"
+    h = hashlib.sha256(f"kind={kind}|seed={seed}".encode())
+    for name in _TTS_WRITERS:
+        h.update((root / f"{name}.py").read_bytes())
+    for name in _TTS_KEY_PACKAGES:
+        h.update(f"|{name}={metadata.version(name)}".encode())
+    return h.hexdigest()[:16]
+
+
+def cached_tiny_tts(root: Path, kind: str, seed: int = TINY_SEED) -> Path:
+    """``root/qwen3-tts-tiny/<kind>-<key>``, written by write_tiny_tts when missing
+    (into a sibling, renamed under a lock, as cached_tiny_model)."""
+    from scripts.qwen3.tts.tiny import write_tiny_tts
+
+    base = root / "qwen3-tts-tiny"
+    base.mkdir(parents=True, exist_ok=True)
+    out = base / f"{kind}-{tiny_tts_key(kind, seed)}"
+    with open(base / "lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not (out / "speech_tokenizer" / "config.json").is_file():
+                part = base / f"{out.name}.part"
+                shutil.rmtree(part, ignore_errors=True)
+                shutil.rmtree(out, ignore_errors=True)
+                write_tiny_tts(part, kind, seed)
+                part.rename(out)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_tts_custom(qnn_cache: Path) -> Path:
+    """The tiny Qwen3-TTS CustomVoice dir (Qwen3-TTS-12Hz-0.6B-CustomVoice layout)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("qwen_tts")
+    return cached_tiny_tts(qnn_cache, "custom_voice")
+
+
+@pytest.fixture(scope="session")
+def tiny_tts_base(qnn_cache: Path) -> Path:
+    """The tiny Qwen3-TTS Base directory (Qwen3-TTS-12Hz-0.6B-Base layout)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("qwen_tts")
+    return cached_tiny_tts(qnn_cache, "base")
 
 
 @pytest.fixture(scope="session")

@@ -16,11 +16,13 @@ Scripts and tests only: never the board runtime.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import importlib.machinery
 import sys
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -112,6 +114,26 @@ def import_qwen_tts() -> QwenTts:
         codec_configuration=mod(
             "qwen_tts.core.tokenizer_12hz.configuration_qwen3_tts_tokenizer_v2"
         ),
-        codec_modeling=mod("qwen_tts.core.tokenizer_12hz.modeling_qwen3_tts_tokenizer_v2"),
+        codec_modeling=mod(
+            "qwen_tts.core.tokenizer_12hz.modeling_qwen3_tts_tokenizer_v2"
+        ),
         torchaudio_stubbed=stubbed,
     )
+
+
+@contextlib.contextmanager
+def torch_threads(n: int = 1) -> Iterator[None]:
+    """Run torch on ``n`` intra-op threads while inside.
+
+    The tiny models' ops take microseconds; on a shared, loaded box torch's
+    default thread pool spends milliseconds per op waking its threads (a greedy
+    frame: 1.4 s on 2 threads vs 0.2 s on 1, measured), so the tiny writer and
+    the oracle run single-threaded."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
