@@ -92,7 +92,8 @@ class Clones:
         #: why the store cannot be used (None once it is open)
         self.problem: str | None = "the voice store is not open yet"
         self._pending: set[str] = set()  # names being registered
-        self._unfit: dict[str, str] = {}  # name -> why not offered (logged once)
+        self._unfit: dict[str, str] = {}  # name -> why it is not offered now
+        self._said: dict[str, str] = {}  # what the log said last
 
     async def open(self) -> None:
         """Read the store; a store that cannot be read leaves cloning off (the
@@ -116,8 +117,12 @@ class Clones:
 
     # -- what is offered -------------------------------------------------------
 
-    def offered(self, engine_voices: Mapping[str, Voice]) -> dict[str, Voice]:
-        """The stored voices the loaded engines can speak now, as voices."""
+    def offered(
+        self, engine_voices: Mapping[str, Voice], loading: bool = False
+    ) -> dict[str, Voice]:
+        """The stored voices the loaded engines can speak now, as voices.
+        While a load runs (``loading``) nothing is logged: a voice whose engine
+        comes later in the same load is no news."""
         out: dict[str, Voice] = {}
         why: dict[str, str] = {}
         for name, e in self.entries.items():
@@ -129,12 +134,14 @@ class Clones:
                 why[name] = reason
             else:
                 out[name] = cloned(e, base)
-        for name, reason in why.items():
-            if self._unfit.get(name) != reason:
-                _LOGGER.warning("cloned voice %r is not offered: %s", name, reason)
-        for name in out.keys() & self._unfit.keys():
-            _LOGGER.info("cloned voice %r is offered again", name)
         self._unfit = why
+        if not loading:
+            for name, reason in why.items():
+                if self._said.get(name) != reason:
+                    _LOGGER.warning("cloned voice %r is not offered: %s", name, reason)
+            for name in out.keys() & self._said.keys():
+                _LOGGER.info("cloned voice %r is offered again", name)
+            self._said = dict(why)
         return out
 
     def listing(self) -> list[dict[str, Any]]:
@@ -257,7 +264,7 @@ class Clones:
         except OSError as exc:
             raise StoreUnavailable(f"voice store: {exc}") from None
         del self.entries[name]
-        self._unfit.pop(name, None)
+        self._said.pop(name, None)
         self.host.publish()
         _LOGGER.info("cloned voice %r removed", name)
 

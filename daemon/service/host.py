@@ -149,7 +149,8 @@ class EngineHost:
         change of the cloned voices (event loop)."""
         vs = self._set
         engine_voices = vs.voices if vs else {}
-        self.voices = {**engine_voices, **self.clones.offered(engine_voices)}
+        loading = self._loading_since is not None
+        self.voices = {**engine_voices, **self.clones.offered(engine_voices, loading)}
         self.default_voice = vs.pick_default() if vs else None
         n = len(self.voices)
         self.status = f"{n} voice(s), {vs.status}" if vs and n else NO_VOICES
