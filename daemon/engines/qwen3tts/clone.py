@@ -58,10 +58,11 @@ def check_clip(audio: Any, sample_rate: Any) -> np.ndarray:
             f"{MIN_RATE}..{MAX_RATE} Hz"
         )
     a = np.asarray(audio)
-    if a.dtype.kind not in "fiu" or a.size == 0:
+    # integer PCM has no agreed scale (int16? int32?): the caller converts
+    if a.dtype.kind != "f" or a.size == 0:
         raise ValueError(
-            f"qwen3-tts: the clip must be non-empty numeric samples, got "
-            f"{a.dtype} {list(a.shape)}"
+            f"qwen3-tts: the clip must be non-empty float samples in [-1, 1], "
+            f"got {a.dtype} {list(a.shape)}"
         )
     pcm = mono(a)
     if not np.isfinite(pcm).all():

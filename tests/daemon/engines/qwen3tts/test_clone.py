@@ -27,7 +27,7 @@ def test_a_good_clip_comes_back_mono_float32() -> None:
     pcm = check_clip(stereo, RATE)
     assert pcm.dtype == np.float32 and pcm.shape == (RATE,)
     assert np.allclose(pcm, tone(1.0))
-    assert check_clip((tone(1.0) * 32767).astype(np.int16), np.int32(16000)).ndim == 1
+    assert check_clip(tone(1.0, 16000), np.int32(16000)).shape == (16000,)
 
 
 @pytest.mark.parametrize(
@@ -37,8 +37,9 @@ def test_a_good_clip_comes_back_mono_float32() -> None:
         (tone(1.0), True, "is not an integer"),
         (tone(1.0), 4000, r"4000 Hz: expected 8000\.\.192000 Hz"),
         (tone(1.0), 384000, "384000 Hz"),
-        (np.zeros(0, np.float32), RATE, "non-empty numeric"),
-        (np.array(["a", "b"]), RATE, "non-empty numeric"),
+        (np.zeros(0, np.float32), RATE, r"non-empty float samples in \[-1, 1\]"),
+        (np.array(["a", "b"]), RATE, "non-empty float samples"),
+        ((tone(1.0) * 32767).astype(np.int16), RATE, "got int16"),
         (
             np.zeros((2, 3, 4), np.float32),
             RATE,
