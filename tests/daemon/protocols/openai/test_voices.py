@@ -46,15 +46,19 @@ def pitch(audio: np.ndarray, rate: int) -> float:
 
 @pytest.fixture(scope="module")
 def voices(test_voice: ServiceVoice, tmp_path_factory) -> dict[str, Any]:
-    """A plain tone voice and a cloning one, and a store directory."""
+    """A plain tone voice, two cloning ones, and a store directory."""
     root = tmp_path_factory.mktemp("clone_voices")
     spec = {"min_seconds": MIN_S, "max_seconds": MAX_S}
     cloner = copy_voice(test_voice, root / "cloner", "cloner", cloning=spec)
+    # As GPT-SoVITS zero-shot will: the clip's transcript is part of the voice.
+    scribe = {**spec, "transcript": "required"}
+    scribe_voice = copy_voice(test_voice, root / "scribe", "scribe", cloning=scribe)
     return {
         "sections": {
             "voices": [
                 {"bundle": str(test_voice.bundle)},
                 {"bundle": str(cloner.bundle)},
+                {"bundle": str(scribe_voice.bundle)},
             ],
             "voice_store": {"dir": str(root / "store"), "max_count": 3},
             # onnxruntime CPU: these tests are about the service, not the graphs
@@ -172,6 +176,24 @@ def test_wyoming_speaks_the_cloned_voice(daemon: Daemon):
         ("alloy", None, {}, 400, "name", "invalid_voice_name", "not an OpenAI voice"),
         ("tone", None, {}, 409, "name", "voice_exists", "a loaded voice is named"),
         ("b", None, {"model": "tone"}, 400, "model", "cloning_unavailable", "cloner"),
+        (
+            "b",
+            None,
+            {"model": "scribe"},
+            400,
+            "transcript",
+            "missing_required_parameter",
+            "the clip's transcript",
+        ),
+        (
+            "b",
+            None,
+            {"model": "scribe", "transcript": " "},
+            400,
+            "transcript",
+            "missing_required_parameter",
+            "the clip's transcript",
+        ),
         ("b", clip(seconds=0.2), {}, 400, "file", "invalid_value", "at least 0.5 s"),
         ("b", clip(seconds=6), {}, 400, "file", "invalid_value", "at most 4 s"),
         ("b", b"not audio at all", {}, 400, "file", "unsupported_format", "bytes"),
@@ -197,6 +219,14 @@ def test_bad_registrations_are_refused_and_leave_nothing(
 def daemon_voices(d: Daemon) -> list[dict[str, Any]]:
     with d.http_client() as c:
         return c.get("/v1/audio/voices").json()["voices"]
+
+
+def test_an_engine_that_needs_the_transcript_gets_it(daemon: Daemon):
+    r = add(daemon, "said", model="scribe", transcript=" one two three ")
+    assert r.status_code == 201, r.text
+    assert (r.json()["base"], r.json()["transcript"]) == ("scribe", "one two three")
+    with daemon.http_client() as c:
+        assert c.delete("/v1/voices/said").status_code == 200
 
 
 def test_duplicates_missing_fields_unknown_and_engine_voices(daemon: Daemon):
