@@ -1,0 +1,201 @@
+"""The ``qwen3-tts`` engine: Qwen3-TTS 12 Hz speech on the NPU.
+
+A bundle built by ``scripts/build_tts_qwen3`` holds the text projection, the
+talker's prefill and decode buckets, the code predictor's step, the codec
+windows and (Base) the speaker encoder (params.py), the CPU tables and the
+tokenizer.  A request's text is cut into pieces the graphs hold (text.py); each
+piece's prompt is built as upstream's ``generate`` (prompt.py), its frames come
+one per talker step (generator.py) and go to the codec stream, whose windows
+leave as audio while the talker goes on (stream.py).  A CustomVoice bundle's
+voices are its speakers; a Base bundle is one voice that speaks in cloned
+voices (``clone``, clone.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
+from daemon.engine.bundles.manifest import Bundle, BundleError
+from daemon.engine.bundles.needs import require
+from daemon.engine.cancel import CancelToken
+from daemon.engine.capabilities import Capabilities, VoiceInfo
+from daemon.engine.cloning import VoicePrint
+from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
+from daemon.engines.qwen3tts.graphio import graph_needs
+from daemon.engines.qwen3tts.model import Model, load_model
+from daemon.engines.qwen3tts.options import Request
+from daemon.engines.qwen3tts.params import ENGINE_ID, TtsParams
+from daemon.engines.qwen3tts.stream import CodecStream
+from daemon.engines.qwen3tts.text import pieces
+from daemon.text.languages import code_of
+
+if TYPE_CHECKING:
+    from daemon.engine.bundles.needs import GraphNeeds
+    from daemon.engine.graphs import Runner
+
+ATTRIBUTION: Final = ("Qwen3-TTS", "https://github.com/QwenLM/Qwen3-TTS")
+#: a piece that ends like this ends a sentence (the longer pause after it)
+_SENTENCE_END: Final = re.compile(r"[.!?。！？…]['\"”’)）]*$")
+#: warm-up: a short text, greedy, a few frames (every graph kind runs once)
+WARMUP_TEXT: Final = "Hello."
+WARMUP_FRAMES: Final = 4
+
+
+def _params(bundle: Bundle) -> TtsParams:
+    try:
+        return TtsParams.from_mapping(bundle.params, where=f"{bundle.root}: params")
+    except ValueError as exc:
+        raise BundleError(str(exc)) from None
+
+
+class Qwen3TtsEngine:
+    """A Qwen3-TTS bundle, loaded; one request at a time (synchronous)."""
+
+    engine_id = ENGINE_ID
+    task = "tts"
+
+    def __init__(self) -> None:
+        self._bundle: Bundle | None = None
+        self._model: Model | None = None
+
+    @classmethod
+    def requirements(cls, bundle: Bundle) -> GraphNeeds:
+        return graph_needs(_params(bundle))
+
+    def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
+        p = _params(bundle)
+        require(graph_needs(p), graphs)  # what `bundle verify` checks
+        self._model = load_model(bundle, p, graphs)
+        self._bundle = bundle
+
+    @property
+    def model(self) -> Model:
+        """The loaded model (parity tests and benchmarks drive its parts)."""
+        if self._model is None:
+            raise RuntimeError(f"{ENGINE_ID} engine: load() a bundle first")
+        return self._model
+
+    @property
+    def sample_rate(self) -> int:
+        return self.model.p.codec.sample_rate
+
+    # --- what clients see ---------------------------------------------------------
+    @property
+    def language_codes(self) -> tuple[str, ...]:
+        """The advertised languages as codes ("zh", "en", ...; a name without one
+        stays a name); "auto" left out."""
+        names = self.model.p.advertised_languages[1:]
+        return tuple(code_of(n) or n for n in names)
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """Every spelling a request may use: codes, upstream's names in lower and
+        title case, and "auto" (the service matches these exactly)."""
+        names = self.model.p.advertised_languages[1:]
+        spellings = [*self.language_codes, *names, *(n.title() for n in names)]
+        return tuple(dict.fromkeys([*spellings, "auto"]))
+
+    def voices(self) -> list[VoiceInfo]:
+        assert self._bundle is not None
+        p, name = self.model.p, self._bundle.name
+        if p.kind == "base":
+            return [
+                VoiceInfo(
+                    name=name,
+                    languages=self.language_codes,
+                    description=f"Qwen3-TTS Base ({name}); speaks in cloned voices",
+                    attribution=ATTRIBUTION,
+                )
+            ]
+        return [
+            VoiceInfo(
+                name=speaker,
+                languages=self.language_codes,
+                description=f"Qwen3-TTS CustomVoice speaker {speaker!r} ({name})",
+                attribution=ATTRIBUTION,
+            )
+            for speaker in p.speakers
+        ]
+
+    def capabilities(self) -> Capabilities:
+        m = self.model
+        return Capabilities(
+            task="tts",
+            languages=self.languages,
+            sample_rate_out=self.sample_rate,
+            speakers=tuple(m.p.speakers),
+            speed_range=None,  # upstream has no speed control
+            streaming=True,
+            max_input=MAX_TEXT_CHARS,
+            cloning=None if m.cloner is None else m.cloner.capability,
+        )
+
+    # --- work -----------------------------------------------------------------------
+    def synthesize(
+        self,
+        text: str,
+        options: SynthesisOptions | None = None,
+        cancel: CancelToken | None = None,
+    ) -> Iterator[AudioChunk]:
+        """Audio per codec window, a segment per piece of text; ValueError for
+        options this engine refuses or text with nothing to say."""
+        m = self.model
+        request = Request.from_options(options or SynthesisOptions(), m.p)
+        parts = pieces(text, lambda piece: m.fits(piece, request))
+        if not parts:
+            raise ValueError(f"{ENGINE_ID}: no text to speak")
+        return self._stream(parts, request, cancel)
+
+    def _stream(
+        self, parts: list[str], request: Request, cancel: CancelToken | None
+    ) -> Iterator[AudioChunk]:
+        for index, piece in enumerate(parts):
+            last = index == len(parts) - 1
+            pause = 0.0 if last else self._pause(piece)
+            yield from shaped_segment(
+                self._audio(piece, request, cancel), self.sample_rate, index, pause
+            )
+
+    def _audio(
+        self, piece: str, request: Request, cancel: CancelToken | None
+    ) -> Iterator[np.ndarray]:
+        m = self.model
+        prompt = m.prompt(piece, request)
+        stream = CodecStream(m.p, m.codec, "streaming", cancel)
+        for frame in m.generator.frames(prompt, request, cancel):
+            yield from stream.push(frame)
+        yield from stream.finish()
+
+    @staticmethod
+    def _pause(piece: str) -> float:
+        return SENTENCE_PAUSE_S if _SENTENCE_END.search(piece) else COMMA_PAUSE_S
+
+    def clone(
+        self,
+        audio: np.ndarray,
+        sample_rate: int,
+        transcript: str | None = None,
+        cancel: CancelToken | None = None,
+    ) -> VoicePrint:
+        """A Base bundle's x-vector of ``audio`` (clone.py); ValueError for a
+        CustomVoice bundle or a clip it cannot use."""
+        cloner = self.model.cloner
+        if cloner is None:
+            raise ValueError(
+                f"{ENGINE_ID}: a CustomVoice bundle does not clone (use a Base one)"
+            )
+        return cloner.clone(audio, sample_rate, transcript, cancel)
+
+    def warmup(self) -> None:
+        """Every graph once: the talker's buckets, a few greedy frames through
+        the predictor and the codec windows, the speaker encoder."""
+        self.model.warmup(WARMUP_TEXT, WARMUP_FRAMES)
+
+    def close(self) -> None:
+        self._model = None
+        self._bundle = None

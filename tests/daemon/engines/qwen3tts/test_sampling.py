@@ -1,0 +1,134 @@
+"""Talker and predictor code choices against transformers' own processors, in
+upstream's order (qwen3.md §2.4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from daemon.engine.ar.draws import request_rng
+from daemon.engines.qwen3tts.sampling import CodeChooser, Settings, TalkerChooser
+
+torch = pytest.importorskip("torch")
+from transformers import (  # noqa: E402
+    LogitsProcessorList,
+    MinNewTokensLengthLogitsProcessor,
+    RepetitionPenaltyLogitsProcessor,
+    SuppressTokensLogitsProcessor,
+    TemperatureLogitsWarper,
+    TopKLogitsWarper,
+    TopPLogitsWarper,
+)
+
+V, VC, EOS = 1152, 128, 230
+SUPPRESS = (V - 1024, V)
+SETTINGS = Settings(
+    do_sample=True, top_k=40, top_p=0.95, temperature=0.8, repetition_penalty=1.1,
+    min_new_tokens=2, subtalker_do_sample=True, subtalker_top_k=30,
+    subtalker_top_p=0.9, subtalker_temperature=0.7, suppress=SUPPRESS,
+)  # fmt: skip
+GREEDY = Settings(
+    **{**SETTINGS.__dict__, "do_sample": False, "subtalker_do_sample": False}
+)
+
+
+def hf_talker(s: Settings) -> tuple[LogitsProcessorList, LogitsProcessorList]:
+    """transformers' _get_logits_processor for upstream's talker kwargs."""
+    suppressed = [i for i in range(*s.suppress) if i != EOS]
+    processors = LogitsProcessorList([
+        RepetitionPenaltyLogitsProcessor(s.repetition_penalty),
+        MinNewTokensLengthLogitsProcessor(0, s.min_new_tokens, EOS),
+        SuppressTokensLogitsProcessor(suppressed),
+    ])  # fmt: skip
+    warpers = LogitsProcessorList([
+        TemperatureLogitsWarper(s.temperature), TopKLogitsWarper(s.top_k),
+        TopPLogitsWarper(s.top_p),
+    ])  # fmt: skip
+    return processors, warpers
+
+
+def steps(n: int, seed: int = 0) -> np.ndarray:
+    """Random talker logits whose best ids would break the rules: EOS first
+    (masked for 2 steps), a suppressed id, then repeats (penalised)."""
+    x = np.random.default_rng(seed).normal(0, 2, (n, V)).astype(np.float32)
+    x[0, EOS] = x[1, EOS] = 50.0
+    x[2, 1000] = 60.0  # suppressed
+    x[3:, 7] = x[3:].max(1) + 0.05  # a token seen before wins by a hair, then loses
+    return x
+
+
+def test_greedy_talker_follows_hf_order_and_masks() -> None:
+    x = steps(12)
+    x[9, EOS] = 80.0
+    processors, _ = hf_talker(GREEDY)
+    choose = TalkerChooser(GREEDY, V, EOS, request_rng(0))
+    ids = torch.zeros((1, 0), dtype=torch.long)
+    ours, theirs = [], []
+    for step in x:
+        token, stop = choose(step.copy())
+        scores = processors(ids, torch.from_numpy(step.copy())[None])
+        best = int(scores.argmax())
+        theirs.append(best)
+        ours.append(token)
+        if stop:
+            break
+        ids = torch.cat([ids, torch.tensor([[token]])], 1)
+    assert ours == theirs
+    assert ours[0] != EOS and ours[1] != EOS  # min_new_tokens: EOS masked, next best
+    assert ours[2] != 1000 and all(t < SUPPRESS[0] or t == EOS for t in ours)
+    assert ours[-1] == EOS and len(ours) == 10  # stops at the first EOS
+
+
+def test_sampled_talker_distribution_is_hf_warpers() -> None:
+    x = steps(6, seed=1)
+    processors, warpers = hf_talker(SETTINGS)
+    choose = TalkerChooser(SETTINGS, V, EOS, request_rng(3))
+    ids = torch.zeros((1, 0), dtype=torch.long)
+    for step in x:
+        token, stop = choose(step.copy())
+        s = processors(ids, torch.from_numpy(step.copy())[None])
+        probs = torch.softmax(warpers(ids, s), -1)[0].numpy()
+        cand = choose.sampler.candidates
+        assert set(cand) == set(np.flatnonzero(probs))
+        np.testing.assert_allclose(choose.sampler.probs, probs[cand], rtol=2e-5)
+        assert token in set(cand)
+        if stop:
+            break
+        ids = torch.cat([ids, torch.tensor([[token]])], 1)
+
+
+def test_predictor_has_no_penalty_and_hf_warpers() -> None:
+    logits = np.random.default_rng(5).normal(0, 2, VC).astype(np.float32)
+    greedy = CodeChooser(GREEDY, VC, request_rng(0))
+    best = int(np.argmax(logits))
+    assert [greedy(logits, k) for k in range(15)] == [best] * 15  # no penalty
+    sampled = CodeChooser(SETTINGS, VC, request_rng(0))
+    sampled(logits, 0)
+    warpers = LogitsProcessorList([
+        TemperatureLogitsWarper(0.7), TopKLogitsWarper(30), TopPLogitsWarper(0.9),
+    ])  # fmt: skip
+    t = torch.from_numpy(logits.copy())[None]
+    probs = torch.softmax(warpers(torch.zeros((1, 0), dtype=torch.long), t), -1)[0]
+    cand = sampled.sampler.candidates
+    assert set(cand) == set(np.flatnonzero(probs.numpy()))
+    np.testing.assert_allclose(sampled.sampler.probs, probs.numpy()[cand], rtol=2e-5)
+
+
+def test_a_seed_gives_the_same_codes_and_seeds_differ() -> None:
+    x = steps(20, seed=2)
+    x[:, EOS] = -50.0
+
+    def run(seed: int) -> list[int]:
+        rng = request_rng(seed)
+        talker, code = (
+            TalkerChooser(SETTINGS, V, EOS, rng),
+            CodeChooser(SETTINGS, VC, rng),
+        )
+        out = []
+        for step in x:
+            out.append(talker(step.copy())[0])
+            out += [code(step[:VC].copy(), k) for k in range(15)]
+        return out
+
+    assert run(7) == run(7)
+    assert run(7) != run(8)
