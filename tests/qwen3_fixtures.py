@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import importlib.util
 import shutil
 from importlib import metadata
 from pathlib import Path
@@ -87,6 +88,14 @@ def tiny_tts_key(kind: str, seed: int = TINY_SEED) -> str:
     return h.hexdigest()[:16]
 
 
+def require_qwen_tts() -> None:
+    """Skip unless torch and qwen-tts are installed. Not importorskip("qwen_tts"):
+    a bare import needs torchaudio; scripts/qwen3/tts/upstream.py imports it."""
+    pytest.importorskip("torch")
+    if importlib.util.find_spec("qwen_tts") is None:
+        pytest.skip("qwen-tts is not installed (scripts/_venv.sh installs it)")
+
+
 def cached_tiny_tts(root: Path, kind: str, seed: int = TINY_SEED) -> Path:
     """``root/qwen3-tts-tiny/<kind>-<key>``, written by write_tiny_tts when missing
     (into a sibling, renamed under a lock, as cached_tiny_model)."""
@@ -112,16 +121,14 @@ def cached_tiny_tts(root: Path, kind: str, seed: int = TINY_SEED) -> Path:
 @pytest.fixture(scope="session")
 def tiny_tts_custom(qnn_cache: Path) -> Path:
     """The tiny Qwen3-TTS CustomVoice dir (Qwen3-TTS-12Hz-0.6B-CustomVoice layout)."""
-    pytest.importorskip("torch")
-    pytest.importorskip("qwen_tts")
+    require_qwen_tts()
     return cached_tiny_tts(qnn_cache, "custom_voice")
 
 
 @pytest.fixture(scope="session")
 def tiny_tts_base(qnn_cache: Path) -> Path:
     """The tiny Qwen3-TTS Base directory (Qwen3-TTS-12Hz-0.6B-Base layout)."""
-    pytest.importorskip("torch")
-    pytest.importorskip("qwen_tts")
+    require_qwen_tts()
     return cached_tiny_tts(qnn_cache, "base")
 
 
