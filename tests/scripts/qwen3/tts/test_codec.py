@@ -85,3 +85,17 @@ def test_sliding_window_from_position_zero_equals_upstream(tts_codec: Any) -> No
         wide = codec.SlidingTransformer(full, 12)(x[0]).numpy()
     assert snr_db(want, got) >= gates.CODEC_MIN_SNR_DB
     assert snr_db(want, wide) < 60
+
+
+def test_codec_gate_fails_for_another_codec(
+    tts_codec: Any, codec_graphs: dict[int, Any]
+) -> None:
+    """The gate can fail: the graph against a codec with one SnakeBeta changed."""
+    other = copy.deepcopy(codec.decoder_of(tts_codec))
+    with torch.no_grad():
+        other.decoder[-2].alpha.add_(0.5)
+    t = min(CODEC_FRAMES)
+    result = gates.gate_codec(
+        other, cpu_runner(codec_graphs[t]), _codes(tts_codec, t, 9)
+    )
+    assert not result.passed, str(result)
