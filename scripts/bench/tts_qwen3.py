@@ -54,8 +54,14 @@ def stats_ms(seconds: list[float]) -> str:
 
 
 # --- 1. + 2. host per frame, time to first audio ----------------------------
-def synth_runs(bundle_dir: Path, backend: str, frames: int, runs: int,
-               options: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+def synth_runs(
+    bundle_dir: Path,
+    backend: str,
+    frames: int,
+    runs: int,
+    options: dict[str, Any],
+    pieces: bool = False,
+) -> dict[str, Any]:
     """Run the engine's synthesize ``runs`` times: first-audio and total
     seconds, audio seconds, and the engine's frame stats when it has them."""
     from daemon.engine.bundles.manifest import Bundle
@@ -72,7 +78,7 @@ def synth_runs(bundle_dir: Path, backend: str, frames: int, runs: int,
         engine.warmup()
         stats = _stats_hook(engine)
         extra = {"max_new_tokens": frames, "greedy": True, **options}
-        voice = engine.capabilities().voices[0].name
+        voice = engine.voices()[0].name
         opts = SynthesisOptions(voice=voice, language="english", extra=extra)
         first, total, audio = [], [], []
         for _ in range(runs):
@@ -85,25 +91,29 @@ def synth_runs(bundle_dir: Path, backend: str, frames: int, runs: int,
             total.append(time.perf_counter() - t0)
             first.append(t_first if t_first is not None else float("nan"))
             audio.append(n / engine.sample_rate)
+        parts = []
+        if pieces:
+            from scripts.bench import tts_qwen3_pieces
+
+            parts = [(s, tts_qwen3_pieces.pieces(engine, s))
+                     for s in tts_qwen3_pieces.SAMPLED]  # fmt: skip
     finally:
         host.close()
     host_frames = list(stats.host_frames) if stats is not None else []
     graph_ms = (1e3 * stats.graph_seconds / max(stats.frames, 1)
                 if stats is not None else float("nan"))  # fmt: skip
     return {"first": first, "total": total, "audio": audio,
-            "host": host_frames, "graph_ms": graph_ms}  # fmt: skip
+            "host": host_frames, "graph_ms": graph_ms, "pieces": parts}  # fmt: skip
 
 
 def _stats_hook(engine: Any) -> Any:
-    """Turn on the engine's per-frame host accounting (engine-core's
-    FrameStats on the generator), or None if this engine has none."""
-    gen = getattr(getattr(engine, "model", None), "generator", None)
-    if gen is None or not hasattr(gen, "stats"):
-        return None
-    from daemon.engines.qwen3tts.talker import FrameStats
-
-    gen.stats = FrameStats(host_frames=[])
-    return gen.stats
+    """The engine's frame accounting (engine-core's FrameStats, shared by its
+    generator), zeroed after the warm-up and recording each frame's host
+    seconds."""
+    stats = engine.model.stats
+    stats.frames, stats.frame_seconds, stats.graph_seconds = 0, 0.0, 0.0
+    stats.host_frames = []
+    return stats
 
 
 def print_host(backend: str, d: Dims, r: dict[str, Any]) -> None:
@@ -119,6 +129,10 @@ def print_host(backend: str, d: Dims, r: dict[str, Any]) -> None:
         print(f"  {'(graph execute, excluded)':<34}{r['graph_ms']:>9.3f}")
     else:
         print("frame, graphExecute excluded: the engine exposes no frame stats")
+    from scripts.bench.tts_qwen3_pieces import print_pieces
+
+    for sampled, rows in r["pieces"]:
+        print_pieces(rows, "sampled" if sampled else "greedy")
 
 
 def print_ttfa(label: str, r: dict[str, Any]) -> None:
@@ -206,6 +220,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
     parser.add_argument("--qnn-cache", type=Path, default=None)
+    parser.add_argument("--target", default="qcs8550")
+    parser.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="bundle bytes from parameters alone (no calibration compiles)",
+    )
     parser.add_argument(
         "--no-check",
         action="store_true",
@@ -225,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     for backend in backends:
         n = frames if backend == "cpu" else max(frames // 8, 8)  # simulator: s/frame
         print(f"\n== host per frame, {backend}", file=sys.stderr)
-        r = synth_runs(bundle.root, backend, n, runs, {})
+        r = synth_runs(bundle.root, backend, n, runs, {}, pieces=backend == "cpu")
         print_host(backend, d, r)
         if backend == "cpu":
             ttfa.append((f"stand-in (full I/O, no compute), {n} frames", r))

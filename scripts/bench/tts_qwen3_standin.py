@@ -67,7 +67,8 @@ def tokenizer_json(path: Path) -> tuple[Path, dict[str, int]]:
     vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
     letters = "abcdefghijklmnopqrstuvwxyz\u0120"  # U+0120: byte-level space
     pairs = ["".join(w) for w in product(letters, repeat=2)]
-    vocab.update((w, len(vocab) + i) for i, w in enumerate(pairs))
+    base = len(vocab)
+    vocab.update((w, base + i) for i, w in enumerate(pairs))
     tok = Tokenizer(models.BPE(vocab, [(w[0], w[1]) for w in pairs]))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
