@@ -190,6 +190,8 @@ def test_null_means_the_default(tmp_path):
         _write(tmp_path, "voices: [a]\nlimits: {queue_size: null}\nlog_level: null\n")
     )
     assert cfg.limits.queue_size == 4 and cfg.log_level == "info"
+    store = cfg.voice_store
+    assert store.dir == Path("/var/lib/hexvoice/voices") and store.max_count == 100
 
 
 def test_command_line_errors_say_so(monkeypatch, tmp_path):
@@ -228,3 +230,21 @@ def test_shipped_example_config_is_valid(tmp_path):
     assert cfg.engine.backend == "qnn" and cfg.engine.power == "burst"
     assert cfg.listen.socket_mode == 0o660 and cfg.listen.tcp_wyoming is None
     assert cfg.limits.queue_size == 4 and cfg.log_level == "info"
+
+
+def test_voice_store_section_and_flag(tmp_path):
+    from daemon.cli.serve import _overrides, _parser
+
+    text = "voices: [a]\nvoice_store: {dir: cloned, max_count: 0, max_bytes: 4096}\n"
+    cfg = load_config(_write(tmp_path, text))
+    # Relative to the config file, like every path in it; 0 voices: cloning off.
+    assert cfg.voice_store.dir == tmp_path / "cloned"
+    assert (cfg.voice_store.max_count, cfg.voice_store.max_bytes) == (0, 4096)
+    flags = _overrides(_parser().parse_args(["--voice-dir", "/srv/voices"]))
+    cfg = load_config(_write(tmp_path, "voices: [a]\n"), flags)
+    assert cfg.voice_store.dir == Path("/srv/voices")
+    assert load_config(_write(tmp_path, "voices: [a]\n")).voice_store.dir == Path(
+        "/var/lib/hexvoice/voices"
+    )
+    with pytest.raises(ConfigError, match="voice_store.max_bytes: expected an integer"):
+        load_config(_write(tmp_path, "voices: [a]\nvoice_store: {max_bytes: 0}\n"))
