@@ -1,16 +1,21 @@
-"""Qwen3-ASR test bundles (a pytest plugin, listed in tests/conftest.py).
+"""Qwen3 test bundles (a pytest plugin, listed in tests/conftest.py).
 
 ``tiny_asr_bundle``: the real build_asr run on ``tiny_asr_model`` for the
 simulator with the smallest buckets the tests use (prefill 128, KV 192), cached
 by content under the ``qnn_cache`` directory (scripts/qwen3/asr/pipeline/
 cache.py), so later sessions reuse it.  It has both the fp32 ONNX graphs (the
 CPU backend) and the simulator binaries.
+
+``tiny_tts_custom_bundle`` / ``tiny_tts_base_bundle``: the real
+build_tts_qwen3 on ``tiny_tts_custom`` / ``tiny_tts_base`` for the simulator
+(options: ``tiny_tts_options``), cached the same way
+(scripts/qwen3/tts/pipeline/cache.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
@@ -51,3 +56,61 @@ def tiny_asr_bundle(tiny_asr_model: Path, qnn_cache: Path) -> Path:
     opts = replace(tiny_options(), qnn_cache=qnn_cache)
     bundle, _ = cached_build(tiny_asr_model, qnn_cache / BUNDLES_DIR, opts)
     return bundle
+
+
+# --- Qwen3-TTS (issue 13) -------------------------------------------------------
+#: The tiny Qwen3-TTS bundles' options: a sentence's non-streaming prompt fits
+#: 64 rows; 192 KV rows leave 100+ frames; codec windows <= 16 frames (the
+#: simulator takes seconds per codec call) with contexts given (the tiny random
+#: codec never reaches log-mel L1 0.05 at these sizes: measured and reported);
+#: Base clips of 1 or 2 s, and codec_325 for the engine's upstream schedule.
+TTS_PREFILL: Final = (64,)
+TTS_KV: Final = (192,)
+TTS_WINDOWS: Final = "8:4,16:6"
+TTS_FIRST_FRAMES: Final = 4
+TTS_XVECTOR_SECONDS: Final = (1.0, 2.0)
+TTS_BUNDLES_DIR: Final = "qwen3-tts-bundles"
+
+
+def tiny_tts_options(kind: str) -> Any:
+    """The options of a tiny Qwen3-TTS bundle (model, out and work set by the
+    cache; imported here: the build needs torch and qwen_tts)."""
+    from scripts.qwen3.tts.build import BuildOptions
+    from scripts.qwen3.tts.windows import parse_windows
+
+    return BuildOptions(
+        model=Path("."),
+        target="simulator",
+        out=Path("."),
+        prefill_buckets=TTS_PREFILL,
+        kv_buckets=TTS_KV,
+        codec_windows=parse_windows(TTS_WINDOWS),
+        first_frames=TTS_FIRST_FRAMES,
+        xvector_seconds=TTS_XVECTOR_SECONDS,
+        name=f"qwen3-tts-tiny-{kind.replace('_', '-')}",
+        upstream_codec=kind == "base",
+    )
+
+
+def _tts_bundle(model: Path, kind: str, qnn_cache: Path) -> Path:
+    pytest.importorskip("onnxruntime_qnn")
+    from dataclasses import replace
+
+    from scripts.qwen3.tts.pipeline.cache import cached_build
+
+    opts = replace(tiny_tts_options(kind), qnn_cache=qnn_cache)
+    bundle, _ = cached_build(model, qnn_cache / TTS_BUNDLES_DIR, opts)
+    return bundle
+
+
+@pytest.fixture(scope="session")
+def tiny_tts_custom_bundle(tiny_tts_custom: Path, qnn_cache: Path) -> Path:
+    """The tiny CustomVoice bundle (onnx/ for the CPU backend, graphs/ for the
+    simulator), built by the real build_tts_qwen3, simulator gates passed."""
+    return _tts_bundle(tiny_tts_custom, "custom_voice", qnn_cache)
+
+
+@pytest.fixture(scope="session")
+def tiny_tts_base_bundle(tiny_tts_base: Path, qnn_cache: Path) -> Path:
+    """The tiny Base bundle (x-vector speaker graphs, codec_325 as well)."""
+    return _tts_bundle(tiny_tts_base, "base", qnn_cache)

@@ -14,7 +14,10 @@ from typing import Final
 from scripts.common.steps import code_hash
 
 ROOT: Final = Path(__file__).resolve().parents[4]
-_READ: Final = ("scripts/qwen3/asr/pipeline/source.py",)
+_READ: Final = (
+    "scripts/qwen3/asr/pipeline/source.py",
+    "scripts/qwen3/pipeline_common/hfdir.py",
+)
 _MODEL: Final = ("scripts/qwen3/asr/pipeline/context.py", "scripts/qwen3/asr/oracle.py")
 #: step -> its sources (relative to the repository)
 ROOTS: Final[dict[str, tuple[str, ...]]] = {

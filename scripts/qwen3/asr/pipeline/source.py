@@ -14,27 +14,25 @@ Code defaults are never relied on: they are wrong for the real checkpoints
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
-from daemon.engine.reader import invalid, read
+from daemon.engine.reader import invalid
+from scripts.qwen3.pipeline_common import hfdir
 
 CONFIG: Final = "config.json"
 PREPROCESSOR: Final = "preprocessor_config.json"
 GENERATION: Final = "generation_config.json"
 TOKENIZER_CONFIG: Final = "tokenizer_config.json"
-TOKENIZER_JSON: Final = "tokenizer.json"
-#: the slow tokenizer's files, from which transformers builds the fast one
-TOKENIZER_BPE: Final = ("vocab.json", "merges.txt")
+TOKENIZER_JSON: Final = hfdir.TOKENIZER_JSON
+TOKENIZER_BPE: Final = hfdir.TOKENIZER_BPE
 CHAT_TEMPLATES: Final = ("chat_template.jinja", "chat_template.json")
-WEIGHTS: Final = "model.safetensors"
-WEIGHTS_INDEX: Final = "model.safetensors.index.json"
+WEIGHTS: Final = hfdir.WEIGHTS
+WEIGHTS_INDEX: Final = hfdir.WEIGHTS_INDEX
 #: read by the tokenizer when present (they change its added tokens)
 OPTIONAL: Final = ("added_tokens.json", "special_tokens_map.json")
 #: upstream hard-codes 100-frame conv chunks of 13 tokens
@@ -176,22 +174,11 @@ def read_model_dir(root: str | Path) -> ModelDir:
 
 
 def _need(root: Path, name: str) -> Path:
-    path = root / name
-    if not path.is_file():
-        raise ModelDirError(f"{root}: no {name} (a Qwen3-ASR model directory has one)")
-    return path
+    return hfdir.need(root, name, "Qwen3-ASR model", ModelDirError)
 
 
 def _tokenizer_files(root: Path) -> list[Path]:
-    if (root / TOKENIZER_JSON).is_file():
-        return [root / TOKENIZER_JSON]
-    missing = [n for n in TOKENIZER_BPE if not (root / n).is_file()]
-    if missing:
-        raise ModelDirError(
-            f"{root}: no tokenizer: neither {TOKENIZER_JSON} nor "
-            f"{' + '.join(TOKENIZER_BPE)} (missing {', '.join(missing)})"
-        )
-    return [root / n for n in TOKENIZER_BPE]
+    return hfdir.tokenizer_files(root, ModelDirError)
 
 
 def _template_files(root: Path) -> list[Path]:
@@ -208,34 +195,8 @@ def _template_files(root: Path) -> list[Path]:
 
 
 def _weight_files(root: Path) -> list[Path]:
-    if (root / WEIGHTS).is_file():
-        return [root / WEIGHTS]
-    if not (root / WEIGHTS_INDEX).is_file():
-        raise ModelDirError(
-            f"{root}: no weights: neither {WEIGHTS} nor {WEIGHTS_INDEX}"
-        )
-    index = json.loads((root / WEIGHTS_INDEX).read_text(encoding="utf-8"))
-    shards = sorted(set((index.get("weight_map") or {}).values()))
-    missing = [s for s in shards if not (root / s).is_file()]
-    if not shards or missing:
-        raise ModelDirError(f"{root / WEIGHTS_INDEX}: missing shard(s) "
-                            f"{missing or 'in weight_map'}")  # fmt: skip
-    return [root / WEIGHTS_INDEX, *(root / s for s in shards)]
+    return hfdir.weight_files(root, ModelDirError)
 
 
 def _read_json(path: Path, cls: type) -> Any:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ModelDirError(f"{path}: invalid JSON: {exc}") from None
-    return read(_declared(data, cls), cls, where=str(path), error=ModelDirError)
-
-
-def _declared(data: Any, cls: Any) -> Any:
-    """``data`` with only the keys ``cls`` declares (recursively): the reader
-    refuses unknown keys, and these files hold many that are not ours."""
-    if not (isinstance(data, dict) and dataclasses.is_dataclass(cls)):
-        return data
-    hints = typing.get_type_hints(cls, include_extras=True)
-    names = {f.name for f in dataclasses.fields(cls)}
-    return {k: _declared(v, hints[k]) for k, v in data.items() if k in names}
+    return hfdir.read_json(path, cls, ModelDirError)

@@ -1,0 +1,210 @@
+"""Qwen3-TTS 12 Hz Hugging Face directory -> static NPU graphs -> verified bundle.
+
+    scripts/build_tts_qwen3 MODEL_DIR [--codec DIR] --target qcs8550|simulator \\
+        --out DIR [--prefill-buckets 64,256] [--kv-buckets 1024] \\
+        [--codec-windows 16,80] [--first-frames 8] [--xvector-seconds 3,5,8,10] \\
+        [--no-onnx] [--cp-weights fp16|w8a16]
+
+Steps (each skipped when its inputs, options and code are unchanged; state in
+<work>/state.json): measure the codec windows' left context against upstream's
+decode (windows), export the graphs to ONNX (text projection, talker prefill
+per prompt bucket, talker step per KV bucket, code-predictor step, codec per
+window, speaker encoder per clip bucket for Base; fp32 for the CPU backend,
+fp16 K/V for the NPU), CPU parity gates against upstream's torch modules, CPU
+tables (embeddings, mel basis, tokenizer) and params, optionally the w8a16
+code predictor, compile each graph for the target (one graph per binary),
+simulator gates on the binaries (default for --target simulator; --sim-gates
+for qcs8550), then the bundle directory + .tar, verified as `hexvoice bundle
+verify` does.  A failed gate stops the run naming graph, metric and threshold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from scripts.common.qnn_compile import TARGETS, CompileError
+from scripts.common.steps import BuildReport
+from scripts.qwen3.tts.pipeline import report
+from scripts.qwen3.tts.pipeline.gating import GateError
+from scripts.qwen3.tts.pipeline.graph import BuildError, run_steps
+from scripts.qwen3.tts.pipeline.prompt import PromptError
+from scripts.qwen3.tts.pipeline.source import ModelDirError
+from scripts.qwen3.tts.windows import Window, parse_windows
+
+log = logging.getLogger(__name__)
+
+#: qwen3.md §4: one bucket per role until weight sharing lands (each copies the
+#: talker's 0.88 GB): 64 rows hold a sentence's non-streaming prompt, 256 a
+#: paragraph's; 1024 KV rows are ~80 s of audio at 12.5 frames/s
+PREFILL_BUCKETS: Final = (64, 256)
+KV_BUCKETS: Final = (1024,)
+#: codec graphs (frames per call, context measured): a 16-frame graph for the
+#: ramp after the first audio, an 80-frame steady window (windows.py: why)
+CODEC_WINDOWS: Final = (Window(16), Window(80))
+#: frames before the first audio leaves: 0.64 s of speech, decoded with no
+#: context (nothing precedes it) in the smallest codec graph that holds it
+FIRST_FRAMES: Final = 8
+#: Base: reference clip buckets in seconds (speaker_<F> graphs); the engine
+#: trims a clip to the largest bucket it fills, so 3 s is the shortest clip
+XVECTOR_SECONDS: Final = (3.0, 5.0, 8.0, 10.0)
+CP_WEIGHTS: Final = ("fp16", "w8a16")
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    model: Path
+    target: str
+    out: Path
+    codec: Path | None = None
+    prefill_buckets: tuple[int, ...] = PREFILL_BUCKETS
+    kv_buckets: tuple[int, ...] = KV_BUCKETS
+    codec_windows: tuple[Window, ...] = CODEC_WINDOWS
+    first_frames: int = FIRST_FRAMES
+    xvector_seconds: tuple[float, ...] = XVECTOR_SECONDS
+    name: str | None = None
+    work: Path | None = None
+    qnn_cache: Path | None = None
+    #: None: on for --target simulator, off for a board target
+    sim_gates: bool | None = None
+    #: the fp32 graphs in onnx/ for the CPU backend (a board bundle can leave
+    #: them out: at full size the talker graphs are ~3.5 GB each)
+    onnx: bool = True
+    #: the code predictor's weights on the NPU: fp16, or w8a16 (opt-in)
+    cp_weights: str = "fp16"
+    #: also bundle codec_325 (upstream's 300 + 25 chunking: the engine's
+    #: "upstream" schedule, equal to upstream's decode); gated on the CPU always
+    upstream_codec: bool = False
+
+    def validate(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"--target must be one of {sorted(TARGETS)}")
+        for flag, sizes in (("--prefill-buckets", self.prefill_buckets),
+                            ("--kv-buckets", self.kv_buckets)):  # fmt: skip
+            if not sizes or min(sizes) < 1:
+                raise ValueError(f"{flag}: expected positive sizes, found {sizes}")
+        if max(self.kv_buckets) <= max(self.prefill_buckets):
+            raise ValueError(
+                f"--kv-buckets: the largest ({max(self.kv_buckets)}) must exceed the "
+                f"largest prefill bucket ({max(self.prefill_buckets)}): decoding "
+                "continues after the prompt"
+            )
+        if not self.codec_windows:
+            raise ValueError("--codec-windows: expected at least one window")
+        largest = max(w.frames for w in self.codec_windows)
+        if not 1 <= self.first_frames <= largest:
+            raise ValueError(f"--first-frames: expected 1..{largest} (the largest "
+                             f"codec window), found {self.first_frames}")  # fmt: skip
+        if not self.xvector_seconds or min(self.xvector_seconds) <= 0:
+            raise ValueError("--xvector-seconds: expected positive seconds, found "
+                             f"{self.xvector_seconds}")  # fmt: skip
+        if self.cp_weights not in CP_WEIGHTS:
+            raise ValueError(f"--cp-weights must be one of {CP_WEIGHTS}")
+
+    @property
+    def run_sim_gates(self) -> bool:
+        return self.target == "simulator" if self.sim_gates is None else self.sim_gates
+
+
+def build(opts: BuildOptions) -> BuildReport:
+    opts.validate()
+    return run_steps(opts)
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated sizes, e.g. 64 or 64,256; found {text!r}"
+        ) from None
+
+
+def _seconds(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated seconds, e.g. 3,5,10; found {text!r}"
+        ) from None
+
+
+def _windows(text: str) -> tuple[Window, ...]:
+    try:
+        return parse_windows(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="scripts/build_tts_qwen3", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("model", type=Path, help="Hugging Face model directory")
+    p.add_argument("--codec", type=Path,
+                   help="12 Hz codec dir (default MODEL/speech_tokenizer)")  # fmt: skip
+    p.add_argument("--target", choices=sorted(TARGETS), required=True)
+    p.add_argument("--out", type=Path, required=True, help="bundle directory")
+    p.add_argument("--prefill-buckets", type=_sizes, default=PREFILL_BUCKETS,
+                   help="prompt-length buckets (default 64,256)")  # fmt: skip
+    p.add_argument("--kv-buckets", type=_sizes, default=KV_BUCKETS,
+                   help="talker KV-cache buckets (default 1024)")  # fmt: skip
+    p.add_argument("--codec-windows", type=_windows, default=CODEC_WINDOWS,
+                   help="codec graphs as FRAMES[:CONTEXT],... (default 16,80; "
+                        "a context not given is measured)")  # fmt: skip
+    p.add_argument("--first-frames", type=int, default=FIRST_FRAMES,
+                   help="frames before the first audio (default 8)")  # fmt: skip
+    p.add_argument("--xvector-seconds", type=_seconds, default=XVECTOR_SECONDS,
+                   help="Base: reference clip buckets (default 3,5,8,10)")  # fmt: skip
+    p.add_argument("--cp-weights", choices=CP_WEIGHTS, default="fp16",
+                   help="code-predictor weights on the NPU (opt-in w8a16)")  # fmt: skip
+    p.add_argument("--upstream-codec", action="store_true",
+                   help="also bundle codec_325 (upstream 300+25 chunks)")  # fmt: skip
+    p.add_argument("--name", help="bundle name (default: the model dir's name)")
+    p.add_argument("--work", type=Path, help="work dir (default: OUT.work)")
+    p.add_argument("--qnn-cache", type=Path, help="content-keyed compile cache")
+    sim = p.add_mutually_exclusive_group()
+    sim.add_argument("--sim-gates", action="store_true", default=None,
+                     help="run the simulator gates (default for --target "
+                          "simulator)")  # fmt: skip
+    sim.add_argument("--no-sim-gates", dest="sim_gates", action="store_false")
+    p.add_argument("--no-onnx", dest="onnx", action="store_false",
+                   help="leave the fp32 graphs (onnx/, the CPU backend) out of "
+                        "the bundle")  # fmt: skip
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="  %(message)s", stream=sys.stderr)
+    opts = BuildOptions(
+        model=a.model, target=a.target, out=a.out, codec=a.codec,
+        prefill_buckets=a.prefill_buckets, kv_buckets=a.kv_buckets,
+        codec_windows=a.codec_windows, first_frames=a.first_frames,
+        xvector_seconds=a.xvector_seconds, name=a.name, work=a.work,
+        qnn_cache=a.qnn_cache, sim_gates=a.sim_gates, onnx=a.onnx,
+        cp_weights=a.cp_weights, upstream_codec=a.upstream_codec,
+    )  # fmt: skip
+    try:
+        rep = build(opts)
+    except (
+        ModelDirError,
+        PromptError,
+        GateError,
+        CompileError,
+        BuildError,
+        ValueError,
+    ) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(report.summary(rep.results))
+    print(f"bundle: {rep.bundle}\ntar:    {rep.tar}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Which sources each build_tts_qwen3 step's output depends on.
+
+Each step's key includes the hash of its own sources only, so a change to the
+gates or the engine reruns the gates, not the export (minutes at full size) or
+the compiles.  The directory reader is in every set: it decides what the
+model is.  ``ALL`` (the union) keys whole cached builds (pipeline/cache.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+from scripts.common.steps import code_hash
+
+ROOT: Final = Path(__file__).resolve().parents[4]
+_READ: Final = (
+    "scripts/qwen3/tts/pipeline/source.py",
+    "scripts/qwen3/pipeline_common/hfdir.py",
+)
+#: what loads upstream's model (every step that touches it)
+_MODEL: Final = (
+    "scripts/qwen3/tts/pipeline/context.py",
+    "scripts/qwen3/tts/pipeline/tables.py",
+    "scripts/qwen3/tts/upstream.py",
+)
+#: step -> its sources (relative to the repository)
+ROOTS: Final[dict[str, tuple[str, ...]]] = {
+    "windows": ("scripts/qwen3/tts/windows.py", "scripts/common/parity.py", *_MODEL),
+    "export": (
+        "scripts/qwen3/__init__.py",
+        "scripts/qwen3/decoder.py",
+        "scripts/qwen3/graph_export.py",
+        "scripts/qwen3/tts/export.py",
+        "scripts/qwen3/tts/talker.py",
+        "scripts/qwen3/tts/predictor.py",
+        "scripts/qwen3/tts/codec.py",
+        "scripts/qwen3/tts/speaker.py",
+        "scripts/common/onnx_surgery.py",
+        *_MODEL,
+    ),
+    # the params (the prompt, ids, schema) feed the gates and the bundle
+    "tables": (
+        "scripts/qwen3/tts/pipeline/prompt.py",
+        "daemon/engines/qwen3tts/params.py",
+        *_MODEL,
+    ),
+    "quant": ("scripts/qwen3/tts/quant.py", "scripts/qwen3/tts/pipeline/quant.py",
+              *_MODEL),  # fmt: skip
+    "gates": (
+        "scripts/qwen3/tts/gates.py",
+        "scripts/qwen3/tts/windows.py",
+        "scripts/qwen3/tts/pipeline/gating.py",
+        "scripts/qwen3/tts/pipeline/prompt.py",
+        "scripts/qwen3/asr/gates.py",  # GateResult, sim_gate's fp16-ulp rule
+        "scripts/common/parity.py",
+        "scripts/gsv/verify/runtime.py",
+        "daemon/engines/qwen3tts/params.py",
+        "daemon/engine/ar",
+        "daemon/engine/graphs.py",
+        *_MODEL,
+    ),
+    "compile": ("scripts/common/qnn_compile.py",),
+    "bundle": (
+        "scripts/qwen3/tts/pipeline/finish.py",
+        "scripts/common/bundling.py",
+        "daemon/engine/bundles/manifest.py",
+        "daemon/engines/qwen3tts/params.py",
+    ),
+}
+ALL: Final = tuple(sorted({r for roots in ROOTS.values() for r in roots} | set(_READ)))
+
+
+def hashes() -> dict[str, str]:
+    """step -> the hash of its sources (and the reader's)."""
+    return {
+        step: code_hash(ROOT / rel for rel in (*_READ, *roots))
+        for step, roots in ROOTS.items()
+    }
+
+
+def all_hash() -> str:
+    return code_hash(ROOT / rel for rel in ALL)

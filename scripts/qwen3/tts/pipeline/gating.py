@@ -1,0 +1,262 @@
+"""The build's parity gates: what they are fed and what stops the build.
+
+The gates themselves (metrics, thresholds, the graph drivers) are
+scripts/qwen3/tts/gates.py (CPU vs upstream) and scripts/qwen3/asr/gates.py
+``sim_gate`` (simulator vs CPU: cosine and top-1 with the fp16-tie rule); this
+module picks one deterministic input and runs them over every graph the build
+made (pipeline/trajectory.py: upstream's greedy run of a fixed text).
+
+CPU: text_proj; every (prefill, decode) pair covering each bucket, fp32 (rel
+error, argmax, h) and with the NPU's fp16 K/V (argmax); cp_step teacher-forced
+on every frame (fp32 and fp16 K/V); every codec window at two lengths (full and
+right-padded) and codec_325 in upstream's 300 + 25 chunking against upstream's
+``decode`` (>= 90 dB); every speaker bucket (Base).  Simulator: the binaries
+vs the fp32 graphs on the CPU backend, on a few steps, one frame and the
+smallest codec window (the simulator takes seconds per codec call).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from typing import Any, Final
+
+import numpy as np
+
+from daemon.engines.qwen3tts import params as layout
+from scripts.common.parity import snr_db
+from scripts.qwen3.asr.gates import GateResult, sim_gate
+from scripts.qwen3.tts import gates
+from scripts.qwen3.tts import windows as codec_windows
+from scripts.qwen3.tts.pipeline.context import BuildContext
+from scripts.qwen3.tts.pipeline.trajectory import GateInputs, gate_inputs
+
+_LOGGER = logging.getLogger(__name__)
+#: teacher-forced talker steps on the simulator, and predictor frames
+SIM_STEPS: Final = 4
+SIM_FRAMES: Final = 1
+
+
+class GateError(RuntimeError):
+    """A gate failed; the message names graph, metric, value and threshold."""
+
+
+def _record(out: dict, keys: Iterable[str], results: Iterable[GateResult]) -> None:
+    keys = list(keys)
+    for r in results:
+        _LOGGER.info("%s (%s)", r, ", ".join(keys))  # progress of a long step
+        entry = {**asdict(r), "passed": r.passed}
+        for key in keys:
+            out.setdefault(key, []).append(entry)
+        if not r.passed:
+            raise GateError(f"gate failed: {', '.join(keys)}: {r}")
+
+
+def _renamed(r: GateResult, note: str) -> GateResult:
+    return GateResult(r.name, f"{r.metric} ({note})", r.value, r.threshold,
+                      r.at_least)  # fmt: skip
+
+
+def _pairs(ctx: BuildContext) -> list[tuple[int, int]]:
+    """(P, L) pairs covering every bucket: each prefill with the largest KV
+    bucket, each KV bucket with the smallest prefill."""
+    pairs = [(p, max(ctx.kv_buckets)) for p in ctx.prefill_buckets]
+    pairs += [(min(ctx.prefill_buckets), n) for n in ctx.kv_buckets]
+    return sorted(set(pairs))
+
+
+# ------------------------------------------------------------------ windows
+def windows(
+    ctx: BuildContext, asked: Sequence[codec_windows.Window], first_frames: int
+) -> dict[str, Any]:
+    """Measure each window's left context on the model's own codec; the
+    chosen {frames, context} and first_frames are params.codec's."""
+    from scripts.qwen3.tts.upstream import torch_threads
+
+    with torch_threads(1):  # tiny ops: one thread beats a contended pool
+        return _windows(ctx, asked, first_frames)
+
+
+def _windows(
+    ctx: BuildContext, asked: Sequence[codec_windows.Window], first_frames: int
+) -> dict[str, Any]:
+    spf, book = ctx.src.codec.decode_upsample_rate, ctx.src.predictor.vocab_size
+    measured = [w.frames for w in asked if w.context is None]
+    rows = codec_windows.measure(ctx.codec, measured, spf, book, _LOGGER.info)
+    for w in asked:
+        if w.context is not None:  # given: measured once, kept as given
+            rows += codec_windows.measure_given(ctx.codec, w.frames, w.context, spf,
+                                                book, _LOGGER.info)  # fmt: skip
+    chosen = [
+        (w.frames, w.context if w.context is not None
+         else codec_windows.choose(rows, w.frames))
+        for w in asked
+    ]  # fmt: skip
+    sched = codec_windows.measure_schedule(ctx.codec, chosen, first_frames, spf, book)
+    _LOGGER.info("codec schedule %s, first %d frames: SNR %.1f dB, log-mel L1 %.4f",
+                 chosen, first_frames, sched["snr_db"], sched["log_mel_l1"])
+    if not codec_windows.passes(sched):
+        _LOGGER.warning(
+            "the codec schedule misses log-mel L1 <= %g / SNR >= %g dB against "
+            "upstream's decode (contexts given on the command line are kept)",
+            codec_windows.MAX_LOG_MEL_L1, codec_windows.MIN_SNR_DB,
+        )  # fmt: skip
+    return {
+        "rows": rows,
+        "schedule": sched,
+        "codec": {"windows": [{"frames": f, "context": c} for f, c in chosen],
+                  "first_frames": first_frames},  # fmt: skip
+    }
+
+
+# --------------------------------------------------------------------- CPU
+def cpu_gates(ctx: BuildContext) -> dict:
+    """Every graph's CPU gate: graph key -> its gate results."""
+    from scripts.gsv.verify.runtime import cpu_runner
+
+    x = gate_inputs(ctx)
+    m = ctx.model
+    out: dict[str, list] = {}
+    key = layout.TEXT_PROJ
+    _record(out, [key], [gates.gate_text_proj(m, cpu_runner(ctx.onnx(key)), x.text)])
+    for p, n in _pairs(ctx):
+        keys = [layout.talker_prefill_key(p), layout.talker_decode_key(n)]
+        steps = x.steps[: n - len(x.prompt)]
+        fp32 = gates.gate_talker(m, *(cpu_runner(ctx.onnx(k)) for k in keys),
+                                 x.prompt, steps)  # fmt: skip
+        _record(out, keys, fp32)
+        kv16 = gates.gate_talker(m, *(cpu_runner(ctx.npu_onnx(k)) for k in keys),
+                                 x.prompt, steps)  # fmt: skip
+        # fp16 K/V cannot meet the fp32 error bound; the argmax must still agree
+        _record(out, keys, [_renamed(r, "fp16 K/V") for r in kv16 if r.at_least])
+    key = layout.CP_STEP
+    for path, note in ((ctx.onnx(key), None), (ctx.npu_onnx(key), "fp16 K/V")):
+        res = gates.gate_predictor(m, cpu_runner(path), x.hidden, x.codes)
+        _record(out, [key], [_renamed(r, note) for r in res if r.at_least]
+                if note else res)  # fmt: skip
+    codec = ctx.codec.model
+    for t in ctx.codec_frames:
+        key = layout.codec_key(t)
+        run = cpu_runner(ctx.onnx(key))
+        codes = codec_windows.test_codes(ctx.src.predictor.vocab_size, t)
+        # two lengths: a full window and a right-padded partial one
+        half = codes[:, : t // 2 + 1]
+        _record(out, [key], [gates.gate_codec(codec, run, codes),
+                             gates.gate_codec(codec, run, half)])  # fmt: skip
+    _record(out, [ctx.gate_codec().stem], [_upstream_chunking(ctx)])
+    for f in ctx.xvector_buckets:
+        key = layout.speaker_key(f)
+        _record(out, [key], [gates.gate_speaker(m, cpu_runner(ctx.onnx(key)),
+                                                x.mel[:f])])  # fmt: skip
+    return {"gates": out, "prompt": len(x.prompt), "steps": len(x.steps),
+            "frames": len(x.codes)}  # fmt: skip
+
+
+def _upstream_chunking(ctx: BuildContext) -> GateResult:
+    """codec_325 driven in upstream's chunking (300 new frames, 25 of context)
+    over more than one chunk, against upstream's own ``decode``."""
+    from scripts.gsv.verify.runtime import cpu_runner
+
+    w = codec_windows
+    frames = w.UPSTREAM_CHUNK + w.UPSTREAM_CONTEXT
+    codes = w.test_codes(ctx.src.predictor.vocab_size, w.UPSTREAM_GATE_FRAMES)
+    decode = graph_decoder(cpu_runner(ctx.gate_codec()), frames)
+    spf = ctx.src.codec.decode_upsample_rate
+    got = w.stream_decode(decode, codes, [(frames, w.UPSTREAM_CONTEXT)],
+                          w.UPSTREAM_CHUNK, spf)  # fmt: skip
+    want = w.upstream_decode(ctx.codec, codes)
+
+    metric = f"SNR dB in upstream's {w.UPSTREAM_CHUNK}+{w.UPSTREAM_CONTEXT} chunking"
+    return GateResult(layout.codec_key(frames), metric,
+                      snr_db(reference=want, test=got), w.MIN_UPSTREAM_SNR_DB,
+                      True)  # fmt: skip
+
+
+def graph_decoder(runner: Any, frames: int) -> codec_windows.Decode:
+    """A codec_<frames> runner as a windows.Decode: right-pad, run, trim."""
+
+    def run(codes: np.ndarray) -> np.ndarray:
+        n = codes.shape[1]
+        padded = np.zeros((1, codes.shape[0], frames), np.int32)
+        padded[0, :, :n] = codes
+        wav = runner.run({"codes": padded})[runner.output_index["wav"]]
+        return np.asarray(wav).reshape(-1)[: n * (wav.size // frames)]
+
+    return run
+
+
+# --------------------------------------------------------------- simulator
+def sim_gates(ctx: BuildContext, params: dict[str, Any]) -> dict:
+    """The compiled binaries on the x86 HTP simulator against the fp32 graphs
+    on the CPU backend: graph key -> its gate results (+ seconds per call)."""
+    from scripts.gsv.verify.runtime import Simulator, cpu_runner
+
+    x = gate_inputs(ctx)
+    m = ctx.model
+    out: dict[str, list] = {}
+    secs: dict[str, float] = {}
+    sim = Simulator()
+    try:
+        key = layout.TEXT_PROJ
+        run = sim.runner(ctx.bin_path(key), key)
+        ids = np.asarray(x.text)
+        feeds = _text_rows(m, run, ids)
+        got, ref = (r.run(feeds)[r.output_index["y"]][: len(ids)]
+                    for r in (run, cpu_runner(ctx.onnx(key))))  # fmt: skip
+        _record(out, [key], sim_gate("text_proj", [ref], [got], False))
+        _seconds(secs, key, run)
+        p, n = min(ctx.prefill_buckets), min(ctx.kv_buckets)
+        keys = [layout.talker_prefill_key(p), layout.talker_decode_key(n)]
+        run = sim.open({k: ctx.bin_path(k) for k in keys})
+        steps = x.steps[: min(SIM_STEPS, n - len(x.prompt))]
+        got, _ = gates.talker_graphs(m, *(run[k] for k in keys), x.prompt, steps)
+        ref, _ = gates.talker_graphs(m, *(cpu_runner(ctx.onnx(k)) for k in keys),
+                                     x.prompt, steps)  # fmt: skip
+        _record(out, keys, sim_gate("talker", [ref], [got]))
+        for k in keys:
+            _seconds(secs, k, run[k])
+        key = layout.CP_STEP
+        run = sim.runner(ctx.bin_path(key), key)
+        rows = gates.predictor_rows(m, x.hidden[:SIM_FRAMES], x.codes[:SIM_FRAMES])
+        got = gates.predictor_graph(m, run, rows)
+        ref = gates.predictor_graph(m, cpu_runner(ctx.onnx(key)), rows)
+        _record(out, [key], sim_gate("predictor", [ref], [got]))
+        _seconds(secs, key, run)
+        t = min(ctx.codec_frames)
+        key = layout.codec_key(t)
+        run = sim.runner(ctx.bin_path(key), key)
+        codes = codec_windows.test_codes(ctx.src.predictor.vocab_size, t)
+        got = graph_decoder(run, t)(codes)
+        ref = graph_decoder(cpu_runner(ctx.onnx(key)), t)(codes)
+        _record(out, [key], sim_gate("codec", [ref], [got], False))
+        _seconds(secs, key, run)
+        if ctx.xvector_buckets:
+            f = min(ctx.xvector_buckets)
+            key = layout.speaker_key(f)
+            run = sim.runner(ctx.bin_path(key), key)
+            feeds = {"mel": x.mel[None, :f].astype(np.float32)}
+            got, ref = (r.run(feeds)[r.output_index["xvec"]]
+                        for r in (run, cpu_runner(ctx.onnx(key))))  # fmt: skip
+            _record(out, [key], sim_gate("speaker", [ref], [got], False))
+            _seconds(secs, key, run)
+    finally:
+        sim.close()
+    return {"gates": out, "seconds": secs}
+
+
+def _text_rows(model: Any, runner: Any, ids: np.ndarray) -> dict[str, np.ndarray]:
+    emb = model.talker.model.text_embedding.weight.detach().float().numpy()
+    rows = runner.inputs[0].shape[0]
+    x = np.zeros((rows, emb.shape[1]), np.float32)
+    x[: len(ids)] = emb[ids]
+    return {"x": x}
+
+
+def _seconds(secs: dict, key: str, runner: Any) -> None:
+    """Mean simulator seconds per call of ``key`` (the summary's last column)."""
+    if runner.stats.calls:
+        secs[key] = round(runner.stats.seconds / runner.stats.calls, 4)
+
+
+__all__ = ["GateError", "GateInputs", "cpu_gates", "sim_gates", "windows"]
