@@ -131,6 +131,22 @@ GENERATE_CONFIG: Final[dict[str, Any]] = {
     "subtalker_temperature": 0.7,
     "max_new_tokens": 600,
 }
+#: The base kind's file leaves these out, so upstream's hard defaults fill them
+#: (the merge must take each key from the file or, missing, from the defaults).
+BASE_OMITS: Final = (
+    "subtalker_dosample",
+    "subtalker_top_k",
+    "subtalker_top_p",
+    "subtalker_temperature",
+)
+
+
+def generate_config(kind: Kind) -> dict[str, Any]:
+    """What generation_config.json of ``kind`` holds."""
+    omit = BASE_OMITS if kind == "base" else ()
+    return {k: v for k, v in GENERATE_CONFIG.items() if k not in omit}
+
+
 #: Test texts the EOS calibration was measured on (parity tests may use others).
 TEXTS: Final = {
     "en": "Hello, how are you today?",
@@ -245,7 +261,7 @@ def write_tiny_tts(out: Path | str, kind: Kind, seed: int = 0) -> Path:
         # upstream reads this file with json.load (Qwen3TTSForConditionalGeneration
         # .from_pretrained): generate kwargs, not a transformers GenerationConfig
         (out / "generation_config.json").write_text(
-            json.dumps(GENERATE_CONFIG, indent=2) + "\n"
+            json.dumps(generate_config(kind), indent=2) + "\n"
         )
         tiny_codec.write_codec(out / "speech_tokenizer", seed)
     return out

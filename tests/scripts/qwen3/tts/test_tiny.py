@@ -134,15 +134,24 @@ def test_speakers_languages_and_dims_are_the_contracts(tiny):
 
 def test_generate_defaults_come_from_the_file_and_differ_from_the_hard_ones(tiny):
     from scripts.qwen3.tts.oracle import load
-    from scripts.qwen3.tts.tiny import GENERATE_CONFIG
+    from scripts.qwen3.tts.tiny import BASE_OMITS, GENERATE_CONFIG, generate_config
 
-    _, path = tiny
+    kind, path = tiny
     tts = load(path)
-    assert tts.generate_defaults == GENERATE_CONFIG
+    on_file = json.loads((path / "generation_config.json").read_text())
+    assert tts.generate_defaults == on_file == generate_config(kind)
     merged = tts._merge_generate_kwargs()
     hard = {"top_k": 50, "temperature": 0.9, "repetition_penalty": 1.05}
+    hard |= {
+        "subtalker_top_k": 50,
+        "subtalker_temperature": 0.9,
+        "max_new_tokens": 2048,
+    }
     for key, value in hard.items():
-        assert merged[key] == GENERATE_CONFIG[key] != value
+        if kind == "base" and key in BASE_OMITS:
+            assert key not in on_file and merged[key] == value  # upstream's default
+        else:
+            assert merged[key] == GENERATE_CONFIG[key] != value, key
 
 
 def test_the_prompt_template_tokenizes_to_the_3_role_and_5_tail_tokens(tiny):
