@@ -215,7 +215,10 @@ def greedy(
     """Greedy talker and predictor (do_sample / subtalker_dosample False); the
     other knobs (repetition_penalty ...) from generation_config.json unless given.
     ``speaker`` (custom_voice), ``xvector`` [D] (base clone), or neither (the
-    speaker-less prompt)."""
+    speaker-less prompt). max_new_tokens >= 2: with 1, upstream's generate has
+    no frame to stack and raises."""
+    if max_new_tokens < 2:
+        raise ValueError(f"max_new_tokens must be >= 2, got {max_new_tokens}")
     kw = _generate_kwargs(
         tts, text, language, speaker, xvector, non_streaming_mode,
         do_sample=False, subtalker_dosample=False, max_new_tokens=max_new_tokens, **gen,

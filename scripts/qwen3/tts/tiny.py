@@ -159,7 +159,9 @@ TEXTS: Final = {
 #: EOS_CODES as code0, the final-normed hidden is ~8 on that axis and EOS wins.
 #: The frames before are untouched (those rows were never an input yet), so a
 #: run stops after an emergent, text-dependent number of frames (8 codes of 128:
-#: ~16 frames on average); lengths measured in tests/scripts/qwen3/tts/test_tiny.py.
+#: ~16 frames on average). Measured (seed 0, greedy, cap 40, TEXTS x both text
+#: modes x {serena, eric} / {x-vector of a 1.5 s tone, none}): 23 of 24 runs stop
+#: after 3-31 frames; custom eric "mixed" auto non-streaming runs to the cap.
 EOS_CODES: Final = tuple(range(5, CODEBOOK, 16))
 EOS_AXIS: Final = 0
 EOS_PUSH: Final = 100.0
