@@ -14,6 +14,7 @@ from tests.qwen3_fixtures import require_qwen_tts
 require_qwen_tts()
 
 TEXT = "Hello, how are you today?"  # tiny.TEXTS["en"]
+MIXED = "我喜欢听音乐, and I like to read books."  # tiny.TEXTS["mixed"]: 8 frames
 
 
 @pytest.fixture(scope="module")
@@ -236,3 +237,35 @@ def test_speaker_embedding_is_the_encoder_on_upstreams_mel(
     np.testing.assert_allclose(clone_xvector(base, clip, 24000), xv, atol=1e-6)
     resampled = clone_xvector(base, clip[::3], 8000)  # librosa to 24 kHz first
     assert resampled.shape == xv.shape and not np.allclose(resampled, xv)
+
+
+def test_upstreams_public_api_speaks_what_the_oracle_says(
+    custom: Any, base: Any, run: Any, clip: np.ndarray
+) -> None:
+    """generate_custom_voice / generate_voice_clone(x_vector_only_mode=True), as
+    users call them, give the audio of the oracle's greedy codes."""
+    from scripts.qwen3.tts import oracle
+    from scripts.qwen3.tts.oracle_audio import decode, speaker_embedding
+    from scripts.qwen3.tts.upstream import torch_threads
+
+    greedy = {"do_sample": False, "subtalker_dosample": False}
+    cap = oracle.MAX_NEW_TOKENS
+    with torch_threads(1):
+        wavs, sr = custom.generate_custom_voice(
+            TEXT, speaker="serena", language="english", max_new_tokens=cap, **greedy
+        )
+    assert sr == 24000
+    np.testing.assert_array_equal(
+        wavs[0], decode(custom.model.speech_tokenizer, run.codes)
+    )
+
+    with torch_threads(1):
+        wavs, _ = base.generate_voice_clone(
+            MIXED, language="auto", ref_audio=(clip, 24000), x_vector_only_mode=True,
+            max_new_tokens=cap, **greedy,
+        )  # fmt: skip
+    want = oracle.greedy(base, MIXED, "auto", xvector=speaker_embedding(base, clip))
+    assert len(want.codes) >= 2 and wavs[0].shape == (1920 * len(want.codes),)
+    np.testing.assert_array_equal(
+        wavs[0], decode(base.model.speech_tokenizer, want.codes)
+    )
