@@ -38,7 +38,7 @@ from daemon.engine.requests import (
     refuse,
 )
 from daemon.service import voicestore
-from daemon.service.jobs import ServiceError, Voice
+from daemon.service.jobs import ServiceError, Unavailable, Voice
 from daemon.service.voicestore import Entry, VoiceStore, VoiceStoreConfig
 
 if TYPE_CHECKING:
@@ -182,8 +182,12 @@ class Clones:
     def cloner(self, model: str | None) -> tuple[Voice, Cloning]:
         """The engine voice to clone with: ``model`` (a loaded voice's name, or
         an engine id), else the first one that clones."""
+        if self.host.state != "ready":
+            raise Unavailable(f"service is {self.host.state}")
         if self.problem is not None:
             raise StoreUnavailable(f"{self.problem}: cloned voices are off")
+        if self.store.max_count == 0:
+            raise StoreUnavailable("cloned voices are off (voice_store.max_count: 0)")
         able = [
             v
             for v in self.host.voices.values()
@@ -234,7 +238,8 @@ class Clones:
                 )
             entry = Entry(name, vp, voice.name, time.time(), transcript, 0)
             try:
-                stored = await asyncio.to_thread(self.store.add, entry, self.entries)
+                held = dict(self.entries)  # the loop may change it meanwhile
+                stored = await asyncio.to_thread(self.store.add, entry, held)
             except voicestore.StoreFull as exc:
                 raise StoreFull(str(exc)) from None
             except voicestore.Exists as exc:
