@@ -41,6 +41,8 @@ from scripts.bench.tts_qwen3_sizes import Dims
 TARGET_HOST_MS: Final = 1.0
 #: frames per run (16 s of audio) and runs
 FULL_FRAMES, RUNS = 200, 3
+#: --quick: frames per run (and fewer calls per piece alone)
+QUICK_FRAMES: Final = 24
 #: a sentence of the stand-in tokenizer's letters (~1 s of text per word)
 SENTENCE: Final = "please turn on the kitchen lights and set a timer for ten minutes"
 DEFAULT_WORK: Final = Path(tempfile.gettempdir()) / "hexvoice-bench-tts-qwen3"
@@ -95,7 +97,8 @@ def synth_runs(
         if pieces:
             from scripts.bench import tts_qwen3_pieces
 
-            parts = [(s, tts_qwen3_pieces.pieces(engine, s))
+            calls = {} if frames > QUICK_FRAMES else {"calls": 200, "flushed": 20}
+            parts = [(s, tts_qwen3_pieces.pieces(engine, s, **calls))
                      for s in tts_qwen3_pieces.SAMPLED]  # fmt: skip
     finally:
         host.close()
@@ -233,7 +236,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.quick:
-        d, backends, frames, runs = sizes.TINY, ["cpu"], min(args.frames, 24), 1
+        d, backends, frames, runs = (
+            sizes.TINY,
+            ["cpu"],
+            min(args.frames, QUICK_FRAMES),
+            1,
+        )
     else:
         d, backends, frames, runs = Dims(), args.backend, args.frames, RUNS
     from scripts.bench.tts_qwen3_standin import standin_bundle

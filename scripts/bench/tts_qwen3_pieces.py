@@ -43,7 +43,7 @@ def alone(
 
 
 def pieces(
-    engine: Any, sampled: bool
+    engine: Any, sampled: bool, calls: int = PIECE_CALLS, flushed: int = FLUSHED_CALLS
 ) -> list[tuple[str, int, list[float], list[float]]]:
     """(name, calls per frame, warm seconds, flushed seconds) per piece."""
     from daemon.engine.tts import SynthesisOptions
@@ -62,7 +62,7 @@ def pieces(
     rng = np.random.default_rng(0)
     choose_code = CodeChooser(request.sampling, p.predictor.vocab, rng)
     choose0 = TalkerChooser(request.sampling, p.talker.vocab, p.tokens.codec_eos, rng)
-    n = PIECE_CALLS
+    n = calls
     codes = rng.integers(0, p.predictor.vocab, n)
     groups = p.predictor.groups
     row = np.zeros(p.talker.hidden, np.float32)
@@ -105,7 +105,7 @@ def pieces(
         ("predictor: table row into the next input", groups - 1, cp_row),
     ]  # fmt: skip
     flush = np.zeros(FLUSH_BYTES // 8)
-    out = [(name, k, alone(fn, n), alone(fn, FLUSHED_CALLS, flush))
+    out = [(name, k, alone(fn, n), alone(fn, flushed, flush))
            for name, k, fn in parts]  # fmt: skip
     g.start(g.k, g.v, 0)
     return out
