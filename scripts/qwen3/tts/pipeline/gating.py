@@ -235,7 +235,7 @@ def sim_gates(ctx: BuildContext, params: dict[str, Any]) -> dict:
             f = min(ctx.xvector_buckets)
             key = layout.speaker_key(f)
             run = sim.runner(ctx.bin_path(key), key)
-            feeds = {"mel": x.mel[None, :f].astype(np.float32)}
+            feeds = {"mel": np.ascontiguousarray(x.mel[None, :f], np.float32)}
             got, ref = (r.run(feeds)[r.output_index["xvec"]]
                         for r in (run, cpu_runner(ctx.onnx(key))))  # fmt: skip
             _record(out, [key], sim_gate("speaker", [ref], [got], False))

@@ -69,7 +69,7 @@ def _mel(ctx: BuildContext) -> np.ndarray:
         clip, n_fft=m["n_fft"], num_mels=m["n_mels"], sampling_rate=sr,
         hop_size=m["hop"], win_size=m["win"], fmin=m["fmin"], fmax=m["fmax"],
     )  # fmt: skip
-    return mel[0].T.numpy().astype(np.float32)
+    return np.ascontiguousarray(mel[0].T.numpy(), np.float32)
 
 
 def gate_inputs(ctx: BuildContext) -> GateInputs:
