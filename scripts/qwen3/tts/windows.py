@@ -93,17 +93,18 @@ def schedule(
     n: int, windows: Sequence[tuple[int, int]], first_frames: int
 ) -> list[tuple[int, int, int, int]]:
     """(graph frames, start, context, end) of each call for ``n`` frames:
-    frames [start - context, end) decoded, the first context frames dropped."""
-    sizes = sorted(f for f, _ in windows)
-    first = next(f for f in sizes if f >= min(first_frames, sizes[-1]))
-    calls = [(first, 0, 0, min(first_frames, first, n))]
-    pos, i = calls[0][3], 1
-    while pos < n:
-        frames, context = windows[min(i - 1, len(windows) - 1)]
-        ctx = min(context, pos)
-        end = min(pos + frames - context, n)
-        calls.append((frames, pos, ctx, end))
-        pos, i = end, i + 1
+    frames [start - context, end) decoded, the first context frames dropped.
+    The engine's own schedule (daemon/engines/qwen3tts/stream.py), so the
+    measurement is of what the engine runs."""
+    from daemon.engines.qwen3tts.stream import Schedule
+
+    first_graph = next(t for t in sorted(f for f, _ in windows) if t >= first_frames)
+    plan = Schedule(first_frames, first_graph, tuple((f, c) for f, c in windows))
+    calls, start = [], 0
+    while start < n:
+        w = plan.window(len(calls), start, n)
+        calls.append((w.graph, w.start, w.context, w.stop))
+        start = w.stop
     return calls
 
 

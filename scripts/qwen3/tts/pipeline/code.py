@@ -26,7 +26,12 @@ _MODEL: Final = (
 )
 #: step -> its sources (relative to the repository)
 ROOTS: Final[dict[str, tuple[str, ...]]] = {
-    "windows": ("scripts/qwen3/tts/windows.py", "scripts/common/parity.py", *_MODEL),
+    "windows": (
+        "scripts/qwen3/tts/windows.py",
+        "scripts/common/parity.py",
+        "daemon/engines/qwen3tts/stream.py",  # the schedule measured
+        *_MODEL,
+    ),
     "export": (
         "scripts/qwen3/__init__.py",
         "scripts/qwen3/decoder.py",
@@ -50,6 +55,7 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
     "gates": (
         "scripts/qwen3/tts/gates.py",
         "scripts/qwen3/tts/windows.py",
+        "daemon/engines/qwen3tts/stream.py",
         "scripts/qwen3/tts/pipeline/gating.py",
         "scripts/qwen3/tts/pipeline/prompt.py",
         "scripts/qwen3/asr/gates.py",  # GateResult, sim_gate's fp16-ulp rule
