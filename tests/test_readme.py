@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 import soundfile
 from wyoming.client import AsyncClient
@@ -252,3 +253,62 @@ def test_readme_asr_block_runs_as_written(
         p = service.run(f"{sys.executable} {example}")
         assert p.returncode == 0, p.stderr
         assert "transcript.text.done" in p.stdout, p.stdout
+
+
+#: The Qwen3-TTS section: its shell block, run as written against the tiny
+#: bundles linked where the README's build lines put them.
+TTS_HEADING = (
+    "## Speech synthesis with Qwen3-TTS (ten languages, voices cloned from a clip)"
+)
+TTS_CUSTOM, TTS_BASE = Path("bundles/qwen3-tts-custom"), Path("bundles/qwen3-tts-base")
+TTS_RATE = 24000
+#: The README's ``ref.wav``: a clip of "someone speaking", long enough for every
+#: x-vector bucket the README promises (3 s and up), at a rate that is not 24 kHz.
+REF_SECONDS, REF_RATE = 5.0, 22050
+
+
+def _ref_clip() -> np.ndarray:
+    """A voiced, syllable-paced tone (harmonics of a wandering pitch)."""
+    t = np.arange(round(REF_SECONDS * REF_RATE)) / REF_RATE
+    f0 = 140 + 25 * np.sin(2 * np.pi * 0.7 * t)
+    phase = 2 * np.pi * np.cumsum(f0) / REF_RATE
+    voiced = sum(np.sin(k * phase) / k for k in range(1, 8))
+    envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 4 * t) ** 2
+    return (0.2 * voiced * envelope).astype(np.float32)
+
+
+def test_readme_tts_block_runs_as_written(
+    tmp_path_factory: pytest.TempPathFactory,
+    tiny_tts_custom_bundle: Path,
+    tiny_tts_base_bundle: Path,
+):
+    text = README.read_text()
+    (serve, *clients) = commands_of(fenced(text, TTS_HEADING))
+    assert serve.startswith("hexvoice serve ") and str(TTS_BASE) in serve
+    builds = re.findall(r"^    (scripts/build_tts_qwen3 .*)$", text, re.M)
+    assert [b.rsplit("--out ", 1)[1] for b in builds] == [
+        str(TTS_CUSTOM),
+        str(TTS_BASE),
+    ]
+    cwd = tmp_path_factory.mktemp("readme_tts")
+    soundfile.write(cwd / "ref.wav", _ref_clip(), REF_RATE)
+    links = {TTS_CUSTOM: tiny_tts_custom_bundle, TTS_BASE: tiny_tts_base_bundle}
+    with serving(cwd, serve, links) as service:
+        for command in clients:
+            p = service.run(command)
+            assert p.returncode == 0, f"{command}\n{p.stdout}\n{p.stderr}"
+            out = re.search(r" -o (\S+)", command)
+            if out and out[1].endswith(".wav"):
+                info = soundfile.info(str(service.cwd / out[1]))
+                assert info.samplerate == TTS_RATE and info.duration > 0, out[1]
+            elif command.startswith("curl "):
+                json.loads(p.stdout)  # the API's JSON, not an error page
+            if command.startswith("hexvoice voices"):
+                assert "serena" in p.stdout.split(), p.stdout
+            if command.startswith("hexvoice voice list"):
+                assert p.stdout.split()[0] == "anna", p.stdout
+        # Both clones were stored, then removed; the store directory stays.
+        assert (cwd / "voices").is_dir() and not list((cwd / "voices").iterdir())
+        with service.http() as http:
+            voices = http.get("/v1/audio/voices").json()["voices"]
+        assert not any(v["cloned"] for v in voices), voices
