@@ -137,7 +137,13 @@ class CodecStream:
     def push(self, frame: np.ndarray | Sequence[int]) -> list[np.ndarray]:
         if self.finished:
             raise RuntimeError("codec stream: push after finish")
-        rows = np.asarray(frame).reshape(-1, self.groups)
+        rows = np.asarray(frame)
+        if rows.ndim not in (1, 2) or rows.shape[-1] != self.groups:
+            raise ValueError(
+                f"codec stream: a frame is [{self.groups}] codes (or [n, "
+                f"{self.groups}]), got {list(rows.shape)}"
+            )
+        rows = rows.reshape(-1, self.groups)
         need = self.frames + len(rows)
         if need > len(self._codes):
             grown = np.zeros((max(need, 2 * len(self._codes)), self.groups), np.int64)
