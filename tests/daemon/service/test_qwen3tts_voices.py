@@ -77,7 +77,7 @@ def sdk(d: Daemon) -> openai.OpenAI:
     )
 
 
-def speak(d: Daemon, voice: str, seed: int = 7) -> bytes:
+def speak(d: Daemon, voice: str, seed: int = 7, language: str = "english") -> bytes:
     return (
         sdk(d)
         .audio.speech.create(
@@ -85,7 +85,7 @@ def speak(d: Daemon, voice: str, seed: int = 7) -> bytes:
             voice=voice,
             input=TEXT,
             response_format="wav",
-            extra_body={"language": "english", "seed": seed, "stream": False},
+            extra_body={"language": language, "seed": seed, "stream": False},
         )
         .read()
     )
@@ -132,6 +132,9 @@ def test_clone_speak_restart_remove(daemon: Daemon, setup):
     assert rate == RATE and len(audio) > 0 and np.abs(audio).max() > 1e-3
     assert speak(daemon, "anna") == wav  # the same seed, the same bytes
     assert speak(daemon, base.name) != wav  # the x-vector row made the difference
+    assert speak(daemon, "anna", language="chinese") != wav  # and the language row
+    with pytest.raises(openai.BadRequestError, match="language: expected one of"):
+        speak(daemon, "anna", language="klingon")
     (tts,) = info(daemon).tts
     wy = {v.name: v for v in tts.voices}
     assert "anna" in wy and "en" in wy["anna"].languages
