@@ -42,14 +42,18 @@ class GateError(RuntimeError):
     """A gate failed; the message names graph, metric, value and threshold."""
 
 
-def _record(out: dict, keys: Iterable[str], results: Iterable[GateResult]) -> None:
+def _record(
+    out: dict, keys: Iterable[str], results: Iterable[GateResult], fatal: bool = True
+) -> None:
+    """Log and store each result under every key; a failure stops the build
+    unless not ``fatal`` (a measurement reported, e.g. the opt-in w8a16)."""
     keys = list(keys)
     for r in results:
         _LOGGER.info("%s (%s)", r, ", ".join(keys))  # progress of a long step
         entry = {**asdict(r), "passed": r.passed}
         for key in keys:
             out.setdefault(key, []).append(entry)
-        if not r.passed:
+        if fatal and not r.passed:
             raise GateError(f"gate failed: {', '.join(keys)}: {r}")
 
 
@@ -187,9 +191,13 @@ def graph_decoder(runner: Any, frames: int) -> codec_windows.Decode:
 
 
 # --------------------------------------------------------------- simulator
-def sim_gates(ctx: BuildContext, params: dict[str, Any]) -> dict:
+def sim_gates(
+    ctx: BuildContext, params: dict[str, Any], quantized: bool = False
+) -> dict:
     """The compiled binaries on the x86 HTP simulator against the fp32 graphs
-    on the CPU backend: graph key -> its gate results (+ seconds per call)."""
+    on the CPU backend: graph key -> its gate results (+ seconds per call).
+    A w8a16 cp_step (``quantized``) is measured and reported, not gated: the
+    option is opt-in until its parity holds."""
     from scripts.gsv.verify.runtime import Simulator, cpu_runner
 
     x = gate_inputs(ctx)
@@ -221,7 +229,10 @@ def sim_gates(ctx: BuildContext, params: dict[str, Any]) -> dict:
         rows = gates.predictor_rows(m, x.hidden[:SIM_FRAMES], x.codes[:SIM_FRAMES])
         got = gates.predictor_graph(m, run, rows)
         ref = gates.predictor_graph(m, cpu_runner(ctx.onnx(key)), rows)
-        _record(out, [key], sim_gate("predictor", [ref], [got]))
+        res = sim_gate("predictor", [ref], [got])
+        if quantized:
+            res = [_renamed(r, "w8a16, reported") for r in res]
+        _record(out, [key], res, fatal=not quantized)
         _seconds(secs, key, run)
         t = min(ctx.codec_frames)
         key = layout.codec_key(t)

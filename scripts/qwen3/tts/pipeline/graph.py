@@ -131,10 +131,10 @@ def _run(opts: BuildOptions, ctx: BuildContext) -> BuildReport:
         res["gates_sim"] = steps.run(
             "gates_sim",
             {"code": sources["gates"], "model": model, "bins": ctx.bin_dir,
-             "onnx": ctx.onnx_dir, "shape": shape,
+             "onnx": ctx.onnx_dir, "shape": shape, "cp_weights": opts.cp_weights,
              "params": res["tables"]["params"]},  # fmt: skip
             [],
-            lambda: gating.sim_gates(ctx, res["tables"]["params"]),
+            lambda: gating.sim_gates(ctx, res["tables"]["params"], quantized),
         )
     name = opts.name or src.root.name
     tar = opts.out.with_name(opts.out.name + ".tar")

@@ -279,6 +279,31 @@ def test_a_bundle_without_onnx_verifies(fresh: list[str], capsys):
     assert verify_bundle(bundle) == []
 
 
+def test_the_w8a16_code_predictor_is_opt_in(fresh: list[str], capsys):
+    """--cp-weights w8a16: cp_step is quantized (QDQ, calibrated on the gate
+    trajectory's predictor feeds) and compiled from that; nothing else reruns
+    but the bundle, which still verifies."""
+    import onnx
+
+    out = Path(fresh[fresh.index("--out") + 1])
+    work = out.with_name(out.name + ".work")
+    argv = [*fresh, "--cp-weights", "w8a16", "--out", str(out.with_name("w8a16")),
+            "--work", str(work)]  # fmt: skip
+    assert build_tts(argv) == 0
+    err = capsys.readouterr().err
+    n = len(STEPS) + 1
+    ran = {line.split("] ")[1][: -len(" ...")] for line in err.splitlines()
+           if line.startswith("[") and line.endswith(" ...")}  # fmt: skip
+    assert ran == {"quant cp_step", "compile cp_step", "bundle"}, ran
+    assert f"[5/{n}] quant cp_step ...\n" in err
+    quantized = onnx.load(str(work / "onnx_npu" / "cp_step.w8a16.onnx"))
+    ops = {node.op_type for node in quantized.graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear"} <= ops
+    bundle = Bundle.load(out.with_name("w8a16"))
+    assert verify_bundle(bundle) == []
+    assert bundle.graphs["cp_step"].onnx == "onnx/cp_step.onnx"  # fp32 for the CPU
+
+
 def test_a_gate_change_reruns_only_the_gates(fresh: list[str], capsys, monkeypatch):
     """The gates' code hash changes (as an edit to gates.py would): gates_cpu
     reruns, every other step (export, compiles: minutes at full size) stays."""
