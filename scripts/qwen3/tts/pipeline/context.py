@@ -7,6 +7,8 @@ layout::
     onnx_npu/<key>.onnx   talker/predictor graphs with float16 K/V (the NPU's)
     gate_onnx/codec_325   upstream's 300 + 25 chunking, for the codec CPU gate
     stage/cpu, stage/text bundle files other than graphs
+    model/                links to MODEL_DIR with speech_tokenizer -> --codec DIR
+                          (only when the codec is elsewhere: upstream loads from it)
     bins/<key>.bin        compiled context binaries
 """
 
@@ -60,8 +62,8 @@ class BuildContext:
     @cached_property
     def tts(self) -> Any:
         """Upstream's ``Qwen3TTSModel`` (fp32, eval, CPU) with the codec of
-        ``src.codec_root`` attached."""
-        return tables.load_upstream(self.src)
+        ``src.codec_root`` (tables.load_upstream)."""
+        return tables.load_upstream(self.src, self.work)
 
     @property
     def model(self) -> Any:

@@ -12,7 +12,10 @@ which.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -49,21 +52,37 @@ def tiny(src: ModelDir) -> bool:
     return t.text_vocab_size * t.text_hidden_size * 4 <= EMBED_FP32_MAX_BYTES
 
 
-def load_upstream(src: ModelDir) -> Any:
-    """Upstream's Qwen3TTSModel (fp32, eval, CPU), with the codec of
-    ``src.codec_root`` when it is not the model's own speech_tokenizer/."""
+def load_upstream(src: ModelDir, work: Path) -> Any:
+    """Upstream's Qwen3TTSModel (fp32, eval, CPU) of ``src``, by upstream's own
+    loader.  That loader reads the codec from MODEL/speech_tokenizer only; a
+    codec elsewhere (``--codec``) is seen through ``work/model``, a directory of
+    links to the model's files with speech_tokenizer -> the codec."""
     import torch
 
-    from scripts.qwen3.tts.upstream import import_qwen_tts
+    from scripts.qwen3.tts.upstream import import_qwen_tts, torch_threads
 
-    qt = import_qwen_tts()
-    tts = qt.Qwen3TTSModel.from_pretrained(str(src.root), dtype=torch.float32)
-    if src.codec_root.resolve() != (src.root / CODEC_DIR).resolve():
-        tts.model.load_speech_tokenizer(
-            qt.Qwen3TTSTokenizer.from_pretrained(str(src.codec_root))
+    root = src.root
+    if src.codec_root.resolve() != (root / CODEC_DIR).resolve():
+        root = _linked(src, work / "model")
+    with torch_threads(1) if tiny(src) else contextlib.nullcontext():
+        tts = import_qwen_tts().Qwen3TTSModel.from_pretrained(
+            str(root), dtype=torch.float32
         )
-    tts.model.eval().requires_grad_(False)
+    tts.model.float().eval().requires_grad_(False)
     return tts
+
+
+def _linked(src: ModelDir, out: Path) -> Path:
+    """``out`` with a link to each of the model's files and speech_tokenizer ->
+    the codec directory (rebuilt each time: the sources may have moved)."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for path in src.root.iterdir():
+        if path.name != CODEC_DIR:
+            (out / path.name).symlink_to(path.resolve())
+    (out / CODEC_DIR).symlink_to(src.codec_root.resolve(), target_is_directory=True)
+    return out
 
 
 def arrays(model: Any) -> dict[str, np.ndarray]:
