@@ -165,7 +165,7 @@ class Qwen3TtsEngine:
         self, piece: str, request: Request, cancel: CancelToken | None
     ) -> Iterator[np.ndarray]:
         m = self.model
-        prompt = m.prompt(piece, request)
+        prompt = m.prompt(piece, request, cancel)
         stream = CodecStream(m.p, m.codec, "streaming", cancel)
         for frame in m.generator.frames(prompt, request, cancel):
             yield from stream.push(frame)

@@ -77,7 +77,8 @@ class Generator:
         if cancel is not None:
             cancel.check()
         logits, feed, done = self.start(prompt, code, cancel)
-        for _ in loop.free_steps(logits, choose, feed, limit, cancel):
+        # the feed checks ``cancel`` before each of its graph calls itself
+        for _ in loop.free_steps(logits, choose, feed, limit):
             while done:
                 yield done.pop(0)
         while done:

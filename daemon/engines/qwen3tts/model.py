@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from daemon.engine.bundles.manifest import Bundle, BundleError
+from daemon.engine.cancel import CancelToken
 from daemon.engine.tts import SynthesisOptions
 from daemon.engines.qwen3tts.clone import Cloner, speaker_model_id
 from daemon.engines.qwen3tts.codec import CodecDecoder
@@ -65,7 +66,12 @@ class Model:
         """``options`` checked against this bundle (ValueError if refused)."""
         return Request.from_options(options or SynthesisOptions(), self.p)
 
-    def prompt(self, text: str, request: Request) -> Prompt:
+    def prompt(
+        self, text: str, request: Request, cancel: CancelToken | None = None
+    ) -> Prompt:
+        """``text``'s talker prompt (its text_proj calls follow one check)."""
+        if cancel is not None:
+            cancel.check()
         return self.builder.build(
             text, request.language, request.speaker, request.xvector, request.text_mode
         )
@@ -118,7 +124,9 @@ def _table(bundle: Bundle, name: str, shape: tuple[int, ...]) -> np.ndarray:
         raise BundleError(
             f"{bundle.root}: {name} is {list(table.shape)}, params say {list(shape)}"
         )
-    return table
+    # a plain ndarray view of the mapping: indexing an np.memmap builds a memmap
+    # object per row, a measurable cost at 17 table rows a frame
+    return np.asarray(table)
 
 
 def load_model(bundle: Bundle, p: TtsParams, graphs: Mapping[str, Runner]) -> Model:
