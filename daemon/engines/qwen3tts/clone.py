@@ -49,7 +49,8 @@ def speaker_model_id(p: TtsParams, specs: Mapping[str, Any]) -> str:
 
 
 def check_clip(audio: Any, sample_rate: Any) -> np.ndarray:
-    """The clip as float32 mono [n]; ValueError saying what is wrong with it."""
+    """The clip as float32 mono [n]; ValueError saying what is wrong with it
+    (the part the encoder takes is checked for silence again)."""
     if isinstance(sample_rate, bool) or not isinstance(sample_rate, int | np.integer):
         raise ValueError(f"qwen3-tts: sample rate {sample_rate!r} is not an integer")
     if not MIN_RATE <= sample_rate <= MAX_RATE:
@@ -112,7 +113,9 @@ class Cloner:
         if cancel is not None:
             cancel.check()
         pcm = check_clip(audio, sample_rate)
-        clip = self.xvector.prepare(pcm, int(sample_rate))
+        clip, start = self.xvector.cut(pcm, int(sample_rate))
+        if float(np.max(np.abs(clip))) < SILENCE_PEAK:
+            raise ValueError("qwen3-tts: the clip is silent (peak below -60 dBFS)")
         vec = self.xvector.embed_mel(self.xvector.mel(clip), cancel)
         if not np.isfinite(vec).all():
             raise ValueError(
@@ -123,6 +126,7 @@ class Cloner:
             "sample_rate": int(sample_rate),
             "seconds": round(len(pcm) / sample_rate, 3),
             "used_seconds": round(len(clip) / x.sample_rate, 3),
+            "start_seconds": round(start / x.sample_rate, 3),
             "frames": len(clip) // x.hop,
         }
         return VoicePrint(ENGINE_ID, self.model_id, {XVECTOR: vec}, meta)

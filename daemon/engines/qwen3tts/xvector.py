@@ -13,9 +13,10 @@ then the speaker encoder on [1, frames, 128].  The same steps here in numpy
 
 The graphs have fixed frame counts, and ECAPA's reflect-padded convs and
 attentive pooling make padding inexact, so the clip is cut instead: to the
-largest bucket F <= its frames, i.e. its first F * hop samples (with center
-False and that padding, n samples make n // hop frames), which gives exactly
-upstream's embedding of the same cut clip.
+largest bucket F <= its frames, i.e. F * hop samples (with center False and
+that padding, n samples make n // hop frames), which gives exactly upstream's
+embedding of the same cut clip.  The cut is the loudest such span (on hop
+steps), so a recording's leading or trailing silence is what goes, not speech.
 """
 
 from __future__ import annotations
@@ -91,6 +92,16 @@ def bucket_of(samples: int, x: XVectorParams) -> int:
     return fits[-1]
 
 
+def loudest(pcm: np.ndarray, length: int, step: int) -> int:
+    """Start (a multiple of ``step``) of the ``length``-sample span of ``pcm``
+    with the most energy; the earliest of equals."""
+    if len(pcm) <= length:
+        return 0
+    energy = np.concatenate([[0.0], np.cumsum(np.square(pcm, dtype=np.float64))])
+    starts = np.arange(0, len(pcm) - length + 1, step)
+    return int(starts[np.argmax(energy[starts + length] - energy[starts])])
+
+
 class MelFrontEnd:
     """upstream ``mel_spectrogram`` for 24 kHz float32 samples."""
 
@@ -160,9 +171,14 @@ class XVector:
 
     def prepare(self, audio: np.ndarray, sample_rate: int) -> np.ndarray:
         """The 24 kHz mono float32 clip, cut to its bucket's samples."""
+        return self.cut(audio, sample_rate)[0]
+
+    def cut(self, audio: np.ndarray, sample_rate: int) -> tuple[np.ndarray, int]:
+        """(the 24 kHz mono float32 cut, its first sample in the 24 kHz clip)."""
         pcm = to_rate(mono(audio), sample_rate, self.x.sample_rate)
-        frames = self.bucket(len(pcm))
-        return pcm[: frames * self.x.hop]
+        n = self.bucket(len(pcm)) * self.x.hop
+        start = loudest(pcm, n, self.x.hop)
+        return pcm[start : start + n], start
 
     def mel(self, pcm24k: np.ndarray) -> np.ndarray:
         return self.front(pcm24k)

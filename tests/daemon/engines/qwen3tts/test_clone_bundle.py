@@ -71,19 +71,23 @@ def test_xvector_equals_upstream_clone_prompt(cloner, tts, rate) -> None:  # typ
     assert vp.engine_id == "qwen3-tts" and vp.model == cloner.model_id
 
 
-def test_a_longer_clip_is_cut_to_the_largest_bucket(cloner, tts) -> None:  # type: ignore[no-untyped-def]
-    """Upstream's embedding of the clip's first F * hop samples (44.1 kHz in:
-    the cut is made after resampling, as the encoder sees it)."""
+def test_a_longer_clip_is_cut_to_its_loudest_span(cloner, tts) -> None:  # type: ignore[no-untyped-def]
+    """Leading silence, then speech longer than the largest bucket, at 44.1
+    kHz: the encoder takes the loudest largest-bucket span after resampling,
+    which is upstream's embedding of that same span."""
     from scripts.qwen3.tts import oracle_audio
 
     x = cloner.xvector.x
     top = x.frame_buckets[-1]
-    clip = voice(top * x.hop / RATE + 0.7, 44100, seed=1)
+    speech = voice(top * x.hop / RATE + 0.4, 44100, seed=1)
+    clip = np.concatenate([np.zeros(44100, np.float32), speech])
     vp = cloner.clone(clip, 44100)
-    pcm24 = librosa.resample(y=clip, orig_sr=44100, target_sr=RATE)
-    ref = oracle_audio.speaker_embedding(tts, pcm24[: top * x.hop])
-    assert rel_error(ref, vp.arrays[XVECTOR]) < MAX_REL
+    assert 1.0 <= vp.meta["start_seconds"] <= 1.0 + 0.4 + x.hop / RATE
     assert vp.meta["used_seconds"] < vp.meta["seconds"]
+    start = round(vp.meta["start_seconds"] * RATE / x.hop) * x.hop
+    pcm24 = librosa.resample(y=clip, orig_sr=44100, target_sr=RATE)
+    ref = oracle_audio.speaker_embedding(tts, pcm24[start : start + top * x.hop])
+    assert rel_error(ref, vp.arrays[XVECTOR]) < MAX_REL
 
 
 def test_a_clip_between_buckets_takes_the_smaller(cloner) -> None:  # type: ignore[no-untyped-def]

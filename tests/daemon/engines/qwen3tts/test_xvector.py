@@ -13,6 +13,7 @@ from daemon.engines.qwen3tts.xvector import (
     MelFrontEnd,
     bucket_of,
     frames_of,
+    loudest,
     mono,
     to_rate,
 )
@@ -129,3 +130,14 @@ def test_too_short_clip_names_the_minimum() -> None:
 def test_bad_mel_basis_is_a_bundle_error() -> None:
     with pytest.raises(BundleError, match=r"\[128, 513\]"):
         MelFrontEnd(X, np.zeros((80, 513)))
+
+
+def test_the_cut_is_the_loudest_span_on_hop_steps() -> None:
+    speech = broadband(RATE)
+    clip = np.concatenate([np.zeros(RATE // 2 + 100, np.float32), speech,
+                           np.zeros(RATE // 3, np.float32)])  # fmt: skip
+    start = loudest(clip, RATE, 256)
+    assert start % 256 == 0 and abs(start - (RATE // 2 + 100)) < 256
+    flat = np.ones(3 * RATE, np.float32)
+    assert loudest(flat, RATE, 256) == 0  # the earliest of equals
+    assert loudest(speech, RATE, 256) == 0 == loudest(speech[:100], RATE, 256)
