@@ -60,13 +60,15 @@ def tiny_asr_bundle(tiny_asr_model: Path, qnn_cache: Path) -> Path:
 
 # --- Qwen3-TTS (issue 13) -------------------------------------------------------
 #: The tiny Qwen3-TTS bundles' options: a sentence's non-streaming prompt fits
-#: 64 rows; 192 KV rows leave 100+ frames; codec windows <= 16 frames (the
-#: simulator takes seconds per codec call) with contexts given (the tiny random
-#: codec never reaches log-mel L1 0.05 at these sizes: measured and reported);
-#: Base clips of 1 or 2 s, and codec_325 for the engine's upstream schedule.
+#: 64 rows; two KV buckets (the talker grows from 96 to 192 rows mid-utterance);
+#: codec windows <= 16 frames with contexts given (the tiny random codec never
+#: reaches log-mel L1 0.05 at these sizes: measured and reported), the smallest
+#: of 4 frames (the one the simulator runs: seconds per frame); Base clips of 1
+#: or 2 s, codec_325 for the engine's upstream schedule, and no simulator codec
+#: gate (its codec is the CustomVoice bundle's: the same tiny codec, gated there).
 TTS_PREFILL: Final = (64,)
-TTS_KV: Final = (192,)
-TTS_WINDOWS: Final = "8:4,16:6"
+TTS_KV: Final = (96, 192)
+TTS_WINDOWS: Final = "4:2,8:4,16:6"
 TTS_FIRST_FRAMES: Final = 4
 TTS_XVECTOR_SECONDS: Final = (1.0, 2.0)
 TTS_BUNDLES_DIR: Final = "qwen3-tts-bundles"
@@ -89,6 +91,7 @@ def tiny_tts_options(kind: str) -> Any:
         xvector_seconds=TTS_XVECTOR_SECONDS,
         name=f"qwen3-tts-tiny-{kind.replace('_', '-')}",
         upstream_codec=kind == "base",
+        sim_codec=kind != "base",
     )
 
 

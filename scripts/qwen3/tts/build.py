@@ -71,6 +71,9 @@ class BuildOptions:
     qnn_cache: Path | None = None
     #: None: on for --target simulator, off for a board target
     sim_gates: bool | None = None
+    #: the simulator gate of the smallest codec window (a tiny 4-frame call
+    #: takes ~20 s on the simulator; a bundle sharing another's codec skips it)
+    sim_codec: bool = True
     #: the fp32 graphs in onnx/ for the CPU backend (a board bundle can leave
     #: them out: at full size the talker graphs are ~3.5 GB each)
     onnx: bool = True
@@ -172,6 +175,8 @@ def parser() -> argparse.ArgumentParser:
                      help="run the simulator gates (default for --target "
                           "simulator)")  # fmt: skip
     sim.add_argument("--no-sim-gates", dest="sim_gates", action="store_false")
+    p.add_argument("--no-sim-codec", dest="sim_codec", action="store_false",
+                   help="skip the codec's simulator gate (slow)")  # fmt: skip
     p.add_argument("--no-onnx", dest="onnx", action="store_false",
                    help="leave the fp32 graphs (onnx/, the CPU backend) out of "
                         "the bundle")  # fmt: skip
@@ -186,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         prefill_buckets=a.prefill_buckets, kv_buckets=a.kv_buckets,
         codec_windows=a.codec_windows, first_frames=a.first_frames,
         xvector_seconds=a.xvector_seconds, name=a.name, work=a.work,
-        qnn_cache=a.qnn_cache, sim_gates=a.sim_gates, onnx=a.onnx,
+        qnn_cache=a.qnn_cache, sim_gates=a.sim_gates, sim_codec=a.sim_codec,
+        onnx=a.onnx,
         cp_weights=a.cp_weights, upstream_codec=a.upstream_codec,
     )  # fmt: skip
     try:

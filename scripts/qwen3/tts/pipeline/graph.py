@@ -132,9 +132,10 @@ def _run(opts: BuildOptions, ctx: BuildContext) -> BuildReport:
             "gates_sim",
             {"code": sources["gates"], "model": model, "bins": ctx.bin_dir,
              "onnx": ctx.onnx_dir, "shape": shape, "cp_weights": opts.cp_weights,
-             "params": res["tables"]["params"]},  # fmt: skip
+             "codec": opts.sim_codec, "params": res["tables"]["params"]},  # fmt: skip
             [],
-            lambda: gating.sim_gates(ctx, res["tables"]["params"], quantized),
+            lambda: gating.sim_gates(ctx, res["tables"]["params"], quantized,
+                                     opts.sim_codec),  # fmt: skip
         )
     name = opts.name or src.root.name
     tar = opts.out.with_name(opts.out.name + ".tar")
