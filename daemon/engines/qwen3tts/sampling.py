@@ -22,13 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from daemon.engine.ar import draws
 from daemon.engine.ar.processors import (
     History,
     Suppress,
     Temperature,
-    TopK,
-    TopP,
     hf_chain,
+    softmax,
 )
 from daemon.engine.ar.sampler import Sampler
 
@@ -82,21 +82,53 @@ class TalkerChooser:
 
 class CodeChooser:
     """Codes 1..15: ``(logits, head) -> code`` (the head does not change the
-    rule; upstream uses one warper chain for all 15)."""
+    rule; upstream uses one warper chain for all 15).
+
+    Sampling is 15 draws a frame over the whole codebook (2048), so it works on
+    the top-k candidates only: the k-th largest scaled logit by partition (ties
+    with it kept, as ``TopKLogitsWarper``), softmax and HF's top-p over those,
+    one Exp(1) race.  The same distribution as temperature -> top-k -> top-p
+    over all ids (HF's softmax gives the removed ids 0), at a fraction of the
+    full-vocabulary passes.
+    """
 
     def __init__(
         self, s: Settings, vocab: int, rng: np.random.Generator | None
     ) -> None:
-        greedy = not s.subtalker_do_sample or rng is None
-        warpers: list = []
-        if not greedy:
-            warpers.append(Temperature(s.subtalker_temperature))
-            if s.subtalker_top_k:
-                warpers.append(TopK(s.subtalker_top_k))
-            warpers.append(TopP(s.subtalker_top_p, keep_crossing=True))
-        self.sampler = Sampler(
-            vocab, [], warpers, History(vocab), None if greedy else rng
+        self.greedy = not s.subtalker_do_sample or rng is None
+        self.rng = rng
+        self.temperature = np.float32(
+            Temperature(s.subtalker_temperature).temperature_floor()
         )
+        self.top_k = min(s.subtalker_top_k or vocab, vocab)
+        self.top_p = np.float32(s.subtalker_top_p)
+        self._scaled = np.empty(vocab, np.float32)
+        #: ids that had a non-zero probability at the last draw, and those
+        self.candidates = np.zeros(0, np.int64)
+        self.probs = np.zeros(0, np.float32)
 
     def __call__(self, logits: np.ndarray, head: int) -> int:
-        return self.sampler.step(logits).token
+        x = logits.reshape(-1)
+        if self.greedy:
+            return draws.greedy(x)
+        t = np.divide(x, self.temperature, out=self._scaled)
+        n = t.shape[0]
+        if self.top_k < n:
+            pivot = np.partition(t, n - self.top_k)[n - self.top_k]
+            cand = np.flatnonzero(t >= pivot)
+        else:
+            cand = np.arange(n)
+        probs = softmax(t[cand])
+        if (
+            self.top_p < 1.0
+        ):  # HF TopPLogitsWarper: keep until the mass before reaches p
+            order = np.argsort(-probs, kind="stable")
+            ranked = probs[order]
+            remove = np.cumsum(ranked) - ranked >= self.top_p
+            remove[0] = False
+            keep = np.sort(order[~remove])
+            kept = probs[keep]  # HF's softmax over the survivors: same max, renormed
+            cand, probs = cand[keep], kept / kept.sum()
+        self.candidates, self.probs = cand, probs
+        assert self.rng is not None
+        return draws.sample(cand, probs, self.rng)

@@ -3,6 +3,8 @@ upstream's order (qwen3.md §2.4)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -97,21 +99,37 @@ def test_sampled_talker_distribution_is_hf_warpers() -> None:
         ids = torch.cat([ids, torch.tensor([[token]])], 1)
 
 
-def test_predictor_has_no_penalty_and_hf_warpers() -> None:
-    logits = np.random.default_rng(5).normal(0, 2, VC).astype(np.float32)
+@pytest.mark.parametrize(
+    ("top_k", "top_p", "temperature"),
+    [(30, 0.9, 0.7), (50, 1.0, 0.9), (0, 0.8, 1.3), (128, 0.5, 0.2), (1, 1.0, 1.0)],
+)
+def test_predictor_has_no_penalty_and_hf_warpers(
+    top_k: int, top_p: float, temperature: float
+) -> None:
+    rng = np.random.default_rng(5)
+    logits = rng.normal(0, 2, VC).astype(np.float32)
+    logits[[3, 9, 40]] = np.sort(logits)[-top_k if top_k else -1]  # ties at the pivot
     greedy = CodeChooser(GREEDY, VC, request_rng(0))
     best = int(np.argmax(logits))
     assert [greedy(logits, k) for k in range(15)] == [best] * 15  # no penalty
-    sampled = CodeChooser(SETTINGS, VC, request_rng(0))
-    sampled(logits, 0)
-    warpers = LogitsProcessorList([
-        TemperatureLogitsWarper(0.7), TopKLogitsWarper(30), TopPLogitsWarper(0.9),
-    ])  # fmt: skip
+    s = dataclasses.replace(
+        SETTINGS, subtalker_top_k=top_k, subtalker_top_p=top_p,
+        subtalker_temperature=temperature,
+    )  # fmt: skip
+    sampled = CodeChooser(s, VC, request_rng(0))
+    warpers = [TemperatureLogitsWarper(temperature)]
+    if top_k:
+        warpers.append(TopKLogitsWarper(top_k))
+    if top_p < 1.0:
+        warpers.append(TopPLogitsWarper(top_p))
     t = torch.from_numpy(logits.copy())[None]
-    probs = torch.softmax(warpers(torch.zeros((1, 0), dtype=torch.long), t), -1)[0]
-    cand = sampled.sampler.candidates
-    assert set(cand) == set(np.flatnonzero(probs.numpy()))
-    np.testing.assert_allclose(sampled.sampler.probs, probs.numpy()[cand], rtol=2e-5)
+    scores = LogitsProcessorList(warpers)(torch.zeros((1, 0), dtype=torch.long), t)
+    probs = torch.softmax(scores, -1)[0].numpy()
+    for _ in range(3):  # the same candidates every draw; the draw is one of them
+        code = sampled(logits, 0)
+        cand = sampled.candidates
+        assert set(cand) == set(np.flatnonzero(probs)) and code in set(cand)
+        np.testing.assert_allclose(sampled.probs, probs[cand], rtol=2e-5, atol=1e-7)
 
 
 def test_a_seed_gives_the_same_codes_and_seeds_differ() -> None:
