@@ -2,12 +2,13 @@
 
     scripts/build_tts_qwen3 MODEL_DIR [--codec DIR] --target qcs8550|simulator \\
         --out DIR [--prefill-buckets 64,256] [--kv-buckets 1024] \\
-        [--codec-windows 16,80] [--first-frames 8] [--xvector-seconds 3,5,8,10] \\
+        [--codec-windows 40,100] [--first-frames 8] [--xvector-seconds 3,5,8,10] \\
         [--no-onnx] [--cp-weights fp16|w8a16]
 
 Steps (each skipped when its inputs, options and code are unchanged; state in
 <work>/state.json): measure the codec windows' left context against upstream's
-decode (windows), export the graphs to ONNX (text projection, talker prefill
+decode (windows: first, so a window without a context stops before the
+export), export the graphs to ONNX (text projection, talker prefill
 per prompt bucket, talker step per KV bucket, code-predictor step, codec per
 window, speaker encoder per clip bucket for Base; fp32 for the CPU backend,
 fp16 K/V for the NPU), CPU parity gates against upstream's torch modules, CPU
@@ -43,9 +44,9 @@ log = logging.getLogger(__name__)
 #: paragraph's; 1024 KV rows are ~80 s of audio at 12.5 frames/s
 PREFILL_BUCKETS: Final = (64, 256)
 KV_BUCKETS: Final = (1024,)
-#: codec graphs (frames per call, context measured): a 16-frame graph for the
-#: ramp after the first audio, an 80-frame steady window (windows.py: why)
-CODEC_WINDOWS: Final = (Window(16), Window(80))
+#: codec graphs (frames per call, context measured): a 40-frame graph for the
+#: first audio and the ramp, a 100-frame steady window (windows.py: why)
+CODEC_WINDOWS: Final = (Window(40), Window(100))
 #: frames before the first audio leaves: 0.64 s of speech, decoded with no
 #: context (nothing precedes it) in the smallest codec graph that holds it
 FIRST_FRAMES: Final = 8
@@ -157,7 +158,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kv-buckets", type=_sizes, default=KV_BUCKETS,
                    help="talker KV-cache buckets (default 1024)")  # fmt: skip
     p.add_argument("--codec-windows", type=_windows, default=CODEC_WINDOWS,
-                   help="codec graphs as FRAMES[:CONTEXT],... (default 16,80; "
+                   help="codec graphs as FRAMES[:CONTEXT],... (default 40,100; "
                         "a context not given is measured)")  # fmt: skip
     p.add_argument("--first-frames", type=int, default=FIRST_FRAMES,
                    help="frames before the first audio (default 8)")  # fmt: skip

@@ -1,7 +1,10 @@
 """build_tts_qwen3's step graph: which steps run, in what order, keyed by what.
 
-    export -> windows -> gates_cpu -> tables [-> quant cp_step] -> compile <key>...
-           [-> gates_sim] -> bundle
+    windows -> export -> gates_cpu -> tables [-> quant cp_step] -> compile <key>...
+            [-> gates_sim] -> bundle
+
+(windows first: a window whose context cannot be found stops the build before
+the export, minutes at full size)
 
 Each step's key holds its own code's hash (pipeline/code.py), the model files
 it reads and the options it depends on, so a gate change reruns the gates only
@@ -79,12 +82,6 @@ def _run(opts: BuildOptions, ctx: BuildContext) -> BuildReport:
         "xvector": list(ctx.xvector_buckets),
     }
     res: dict[str, Any] = {}
-    res["export"] = steps.run(
-        "export",
-        {"code": sources["export"], "model": model, "shape": shape},
-        ctx.export_outputs(),
-        ctx.export,
-    )
     asked = [[w.frames, w.context] for w in opts.codec_windows]
     res["windows"] = steps.run(
         "windows",
@@ -92,6 +89,12 @@ def _run(opts: BuildOptions, ctx: BuildContext) -> BuildReport:
          "first_frames": opts.first_frames},  # fmt: skip
         [],
         lambda: gating.windows(ctx, opts.codec_windows, opts.first_frames),
+    )
+    res["export"] = steps.run(
+        "export",
+        {"code": sources["export"], "model": model, "shape": shape},
+        ctx.export_outputs(),
+        ctx.export,
     )
     res["gates_cpu"] = steps.run(
         "gates_cpu",

@@ -221,8 +221,8 @@ def fresh(tiny_tts_custom: Path, qnn_cache: Path, tmp_path_factory) -> list[str]
 FRESH_KEYS = ("text_proj", f"talker_prefill_{P}", f"talker_decode_{L}", "cp_step",
               "codec_4")  # fmt: skip
 STEPS = [
-    "export",
     "windows",
+    "export",
     "gates_cpu",
     "tables",
     *(f"compile {k}" for k in FRESH_KEYS),

@@ -167,8 +167,8 @@ def test_build_exits_1_naming_the_problem(model_copy: Path, tmp_path, capsys):
         (["--codec", "{tmp}/nope"], "{tmp}/nope: not a directory (the codec"),
         (["--prefill-buckets", "256", "--kv-buckets", "192"],
          "--kv-buckets: the largest (192) must exceed"),
-        (["--first-frames", "99"], "--first-frames: expected 1..80 (the largest "
-         "codec window), found 99"),
+        (["--first-frames", "101"], "--first-frames: expected 1..100 (the largest "
+         "codec window), found 101"),
     ],
 )  # fmt: skip
 def test_options_and_dirs_are_checked_before_anything_runs(
