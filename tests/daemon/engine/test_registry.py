@@ -9,7 +9,7 @@ from daemon.engine.registry import ENTRY_POINT_GROUP, engine_class, engines
 from tests.engine_site import TONE_ENGINE, VAD_ENGINE, engine_site
 
 #: what pyproject.toml registers
-INSTALLED_TTS = {"piper-vits", "gpt-sovits-v2pro"}
+INSTALLED_TTS = {"piper-vits", "gpt-sovits-v2pro", "qwen3-tts"}
 INSTALLED_ASR = {"qwen3-asr"}
 
 
