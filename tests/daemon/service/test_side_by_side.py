@@ -22,6 +22,7 @@ ENGINE_MODULES = {
     "piper": "daemon.engines.piper",
     "gpt-sovits": "daemon.engines.gptsovits",
     "qwen3-asr": "daemon.engines.qwen3asr",
+    "qwen3-tts": "daemon.engines.qwen3tts",
 }
 _PROBE = """
 import asyncio, json, sys
