@@ -119,3 +119,22 @@ def test_measure_stops_at_the_first_passing_context(codec: Any, monkeypatch):
     assert lines == [f"codec window 8 context 0: SNR {rows[0]['snr_db']:.1f} dB, "
                      f"log-mel L1 {rows[0]['log_mel_l1']:.4f}"]  # fmt: skip
     assert w.choose(rows, 8) == 0
+
+
+def test_a_window_without_a_context_stops_the_build_before_the_export(
+    tiny_tts_custom: Path, tmp_path: Path, capsys
+):
+    """The tiny random codec needs far more context than 8 frames allow: the
+    build measures, refuses naming the window and the best row, exits 1, and
+    never exported (the windows step runs first)."""
+    require_qwen_tts()
+    out = tmp_path / "b"
+    code = build_tts([str(tiny_tts_custom), "--target", "simulator", "--out", str(out),
+                      "--codec-windows", "8", "--first-frames", "4"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1
+    assert ("error: codec window 8: no left context up to 4 frames reaches log-mel "
+            "L1 <= 0.05 and SNR >= 20.0 dB (best: {'frames': 8") in err  # fmt: skip
+    assert "use a larger window or give FRAMES:CONTEXT" in err
+    assert "[1/" in err and "export ..." not in err
+    assert not (tmp_path / "b.work" / "onnx").exists()
