@@ -221,6 +221,14 @@ def daemon_voices(d: Daemon) -> list[dict[str, Any]]:
         return c.get("/v1/audio/voices").json()["voices"]
 
 
+def test_an_upload_past_25_mb_is_refused_at_once(daemon: Daemon, voices):
+    big = b"RIFF" + bytes(26 * 1024 * 1024)
+    r = add(daemon, "huge", big)
+    assert r.status_code == 413, r.text
+    assert r.json()["error"]["code"] == "payload_too_large"
+    assert "huge.voice" not in stored(voices["store"])
+
+
 def test_an_engine_that_needs_the_transcript_gets_it(daemon: Daemon):
     r = add(daemon, "said", model="scribe", transcript=" one two three ")
     assert r.status_code == 201, r.text
