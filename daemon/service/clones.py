@@ -23,63 +23,31 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from daemon.engine.cloning import Cloning, unfit
-from daemon.engine.requests import (
-    BadRequest,
-    BadValue,
-    Found,
-    MissingField,
-    RequestError,
-    UnknownVoice,
-    refuse,
-)
+from daemon.engine.requests import Found, UnknownVoice, refuse
 from daemon.service import voicestore
-from daemon.service.jobs import ServiceError, Unavailable, Voice
+from daemon.service.clone_rules import (
+    RESERVED,
+    BadName,
+    NoCloning,
+    NotCloned,
+    StoreFull,
+    StoreUnavailable,
+    VoiceExists,
+    check_clip,
+    check_transcript,
+)
+from daemon.service.jobs import Unavailable, Voice
 from daemon.service.voicestore import Entry, VoiceStore, VoiceStoreConfig
 
 if TYPE_CHECKING:
     from daemon.service.host import EngineHost
 
 _LOGGER = logging.getLogger(__name__)
-#: A clip whose loudest sample is below this (-60 dBFS) holds no voice to copy.
-SILENT_PEAK: Final = 1e-3
-#: OpenAI's own voice names select the default voice (protocols/openai): a
-#: cloned voice by such a name could never be asked for.
-RESERVED: Final = frozenset(
-    "alloy ash ballad coral echo fable onyx nova sage shimmer verse marin cedar".split()
-)
-
-
-class BadName(BadRequest):
-    code = "invalid_voice_name"
-
-
-class NoCloning(BadRequest):
-    code = "cloning_unavailable"
-
-
-class NotCloned(BadRequest):
-    code = "not_a_cloned_voice"
-
-
-class SilentClip(BadRequest):
-    code = "invalid_audio"
-
-
-class VoiceExists(RequestError):
-    code = "voice_exists"
-
-
-class StoreFull(RequestError):
-    code = "voice_store_full"
-
-
-class StoreUnavailable(ServiceError):
-    code = "voice_store_unavailable"
 
 
 class Clones:
@@ -220,7 +188,7 @@ class Clones:
         self.check_name(name)
         voice, cloning = self.cloner(model)
         check_clip(audio, sample_rate, cloning)
-        transcript = _transcript(transcript, cloning)
+        transcript = check_transcript(transcript, cloning)
         if len(self.entries) + len(self._pending) >= self.store.max_count:
             raise StoreFull(
                 f"the voice store is full: voice_store.max_count is "
@@ -306,26 +274,3 @@ def _base(e: Entry, voices: Mapping[str, Voice]) -> tuple[Voice | None, str]:
             return v, ""
         why = why or f"{v.name}: {problem}"
     return None, why
-
-
-def check_clip(audio: np.ndarray, rate: int, cloning: Cloning) -> None:
-    seconds = len(audio) / rate
-    if seconds < cloning.min_seconds:
-        expected = f"at least {cloning.min_seconds:g} s of audio"
-        raise refuse(BadValue, "audio", expected, Found(f"{seconds:.2f} s"))
-    if seconds > cloning.max_seconds:
-        expected = f"at most {cloning.max_seconds:g} s of audio"
-        raise refuse(BadValue, "audio", expected, Found(f"{seconds:.2f} s"))
-    peak = float(np.max(np.abs(audio))) if len(audio) else 0.0
-    if peak < SILENT_PEAK:
-        db = 20 * np.log10(peak) if peak > 0 else -np.inf
-        found = Found(f"silence (peak {db:.0f} dBFS)")
-        raise refuse(SilentClip, "audio", "a clip of someone speaking", found)
-
-
-def _transcript(text: str | None, cloning: Cloning) -> str | None:
-    text = text.strip() if text else None
-    if cloning.transcript == "required" and not text:
-        missing = Found("nothing (missing field)")
-        raise refuse(MissingField, "transcript", "the clip's transcript", missing)
-    return text

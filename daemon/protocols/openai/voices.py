@@ -6,7 +6,8 @@
   a bad request off the NPU worker: the form (caps of forms.py), the name, the
   engine, the clip's header (no audio decoded for a clip that is too long or no
   audio), the decoded clip (too short, NaN, silence), then the registration as a
-  queued job (service/clones.py).  201 with the stored voice.
+  queued job (service/clones.py; its checks: clone_rules.py).  201 with the
+  stored voice.
 - ``GET /v1/voices``: every stored voice, with ``available`` (and ``reason``
   when a loaded engine cannot speak it).
 - ``DELETE /v1/voices/NAME``: removes one (OpenAI's ``{"id", "object",
@@ -41,7 +42,7 @@ from daemon.engine.requests import (
 from daemon.protocols import audio_files
 from daemon.protocols.openai.forms import read_parts
 from daemon.protocols.openai.requests import ApiError, job_error
-from daemon.service.clones import StoreFull, VoiceExists
+from daemon.service.clone_rules import StoreFull, VoiceExists
 from daemon.service.host import EngineHost
 from daemon.service.jobs import Busy
 
