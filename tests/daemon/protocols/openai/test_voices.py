@@ -10,6 +10,7 @@ import shutil
 import socket
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import yaml
 from wyoming.client import AsyncClient
 from wyoming.info import Describe, Info
 
+from daemon.service import voicestore
 from tests.daemon.conftest import Daemon, ServiceVoice, copy_voice, start_daemon
 from tests.daemon.tone_engine import ENGINE_ID
 
@@ -345,14 +347,28 @@ def test_voices_survive_restarts_and_follow_their_bundle(tmp_path, test_voice, v
     finally:
         assert d.stop() == 0, d.stderr()
 
+    # A stored voice named like a bundle's voice (written while the service was
+    # down): the bundle's voice wins, the stored one waits, and the log says so.
+    kept = voicestore.decode((store / "kept.voice").read_bytes(), "kept")
+    (store / "tone.voice").write_bytes(voicestore.encode(replace(kept, name="tone")))
+
     # Restarted: still there, and speaking.
     d = start_daemon(tmp_path / "b", test_voice, **sections)
     try:
         audio, rate = say(d, "kept")
         assert pitch(audio, rate) == pytest.approx(600, abs=10)
-        assert "voice store" in d.stderr() and "1 cloned voice(s)" in d.stderr()
+        log = d.stderr()
+        assert "voice store" in log and "2 cloned voice(s)" in log
         # Not even while its bundle was still loading (after the other one).
-        assert "is not offered" not in d.stderr()
+        assert "cloned voice 'kept' is not offered" not in log
+        shadow = "cloned voice 'tone' is not offered: a loaded bundle offers a voice"
+        assert log.count(shadow) == 1, log
+        base, _ = say(d, "tone")
+        assert abs(pitch(base, rate) - 600) > 20  # the bundle's own voice spoke
+        with d.http_client() as c:
+            listed = {v["name"]: v for v in c.get("/v1/voices").json()["data"]}
+            assert listed["tone"]["available"] is False
+            assert c.delete("/v1/voices/tone").status_code == 200
     finally:
         assert d.stop() == 0, d.stderr()
 
