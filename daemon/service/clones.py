@@ -23,7 +23,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -45,15 +45,27 @@ from daemon.service.jobs import Unavailable, Voice
 from daemon.service.voicestore import Entry, VoiceStore, VoiceStoreConfig
 
 if TYPE_CHECKING:
-    from daemon.service.host import EngineHost
+    from daemon.service.scheduler import Scheduler
 
 _LOGGER = logging.getLogger(__name__)
+
+
+class Host(Protocol):
+    """What cloned voices need of the service host (host.py's ``EngineHost``;
+    a protocol, so the host can own a ``Clones`` without the two importing each
+    other)."""
+
+    voices: dict[str, Voice]
+    state: str
+    jobs: Scheduler
+
+    def publish(self) -> None: ...
 
 
 class Clones:
     """The stored voices and what is offered of them (event loop only)."""
 
-    def __init__(self, cfg: VoiceStoreConfig, host: EngineHost) -> None:
+    def __init__(self, cfg: VoiceStoreConfig, host: Host) -> None:
         self.store = VoiceStore(cfg)
         self.host = host
         self.entries: dict[str, Entry] = {}
