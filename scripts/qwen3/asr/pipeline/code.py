@@ -1,19 +1,20 @@
-"""Which sources each build_asr step's output depends on.
+"""Which sources each build_asr step's output depends on (hashed by
+scripts/qwen3/pipeline_common/step_sources.py).
 
-Each step's key includes the hash of its own sources only, so a change to the
-gates or the engine reruns the gates, not the export (minutes at full size) or
-the compiles.  The model directory reader is in every set: it decides what the
-model is.  ``ALL`` (the union) keys whole cached builds (pipeline/cache.py).
+A step's key holds the hash of its own sources and the reader's (it decides
+what the model is) only, so a change to the gates or the engine reruns the
+gates, not the export (minutes at full size) or the compiles.  ``ALL`` (the
+union) keys whole cached builds (pipeline/cache.py).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Final
 
-from scripts.common.steps import code_hash
+from scripts.qwen3.pipeline_common import step_sources
+from scripts.qwen3.pipeline_common.step_sources import ROOT
 
-ROOT: Final = Path(__file__).resolve().parents[4]
+__all__ = ["ALL", "ROOT", "ROOTS", "all_hash", "hashes"]
 _READ: Final = (
     "scripts/qwen3/asr/pipeline/source.py",
     "scripts/qwen3/pipeline_common/hfdir.py",
@@ -61,16 +62,13 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
         "daemon/engines/qwen3asr/prompt.py",  # the manifest's language codes
     ),
 }
-ALL: Final = tuple(sorted({r for roots in ROOTS.values() for r in roots} | set(_READ)))
+ALL: Final = step_sources.union(_READ, ROOTS)
 
 
 def hashes() -> dict[str, str]:
     """step -> the hash of its sources (and the reader's)."""
-    return {
-        step: code_hash(ROOT / rel for rel in (*_READ, *roots))
-        for step, roots in ROOTS.items()
-    }
+    return step_sources.hashes(_READ, ROOTS)
 
 
 def all_hash() -> str:
-    return code_hash(ROOT / rel for rel in ALL)
+    return step_sources.all_hash(ALL)
