@@ -19,7 +19,11 @@ _READ: Final = (
     "scripts/qwen3/asr/pipeline/source.py",
     "scripts/qwen3/pipeline_common/hfdir.py",
 )
-_MODEL: Final = ("scripts/qwen3/asr/pipeline/context.py", "scripts/qwen3/asr/oracle.py")
+_MODEL: Final = (
+    "scripts/qwen3/asr/pipeline/context.py",
+    "scripts/qwen3/pipeline_common/workdir.py",
+    "scripts/qwen3/asr/oracle.py",
+)
 #: step -> its sources (relative to the repository)
 ROOTS: Final[dict[str, tuple[str, ...]]] = {
     "export": (

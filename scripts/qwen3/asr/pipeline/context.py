@@ -1,7 +1,7 @@
 """The work of each build_asr step, over one checked model directory.
 
 The upstream model loads lazily (a fully resumed run loads none).  Work-dir
-layout::
+layout (scripts/qwen3/pipeline_common/workdir.py)::
 
     onnx/<key>.onnx       fp32 graphs (bundle onnx/: the CPU backend; CPU gates)
     onnx_npu/<key>.onnx   prefill/decode with float16 K/V (compiled for the NPU)
@@ -24,6 +24,7 @@ from daemon.engines.qwen3asr import params as layout
 from scripts.qwen3.asr import encoder, export
 from scripts.qwen3.asr.pipeline import prompt
 from scripts.qwen3.asr.pipeline.source import GENERATION, SAMPLE_RATE, ModelDir
+from scripts.qwen3.pipeline_common.workdir import WorkDir
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def upstream_max_new_tokens() -> int:
     return int(sig.parameters["max_new_tokens"].default)
 
 
-class BuildContext:
+class BuildContext(WorkDir):
     def __init__(
         self,
         src: ModelDir,
@@ -51,12 +52,8 @@ class BuildContext:
         prefill_buckets: tuple[int, ...],
         kv_buckets: tuple[int, ...],
     ) -> None:
-        self.src, self.work = src, Path(work)
-        self.prefill_buckets, self.kv_buckets = prefill_buckets, kv_buckets
-        self.onnx_dir = self.work / "onnx"
-        self.npu_dir = self.work / "onnx_npu"
-        self.stage = self.work / "stage"
-        self.bin_dir = self.work / "bins"
+        super().__init__(work, prefill_buckets, kv_buckets)
+        self.src = src
 
     # model -------------------------------------------------------------------
     @cached_property
@@ -83,15 +80,9 @@ class BuildContext:
             *(layout.decode_key(n) for n in self.kv_buckets),
         ]
 
-    def onnx(self, key: str) -> Path:
-        return self.onnx_dir / f"{key}.onnx"
-
     def npu_onnx(self, key: str) -> Path:
         """The graph compiled for the NPU: float16 K/V for the decoder graphs."""
         return self.onnx(key) if key == layout.ENCODER else self.npu_dir / f"{key}.onnx"
-
-    def bin_path(self, key: str) -> Path:
-        return self.bin_dir / f"{key}.bin"
 
     def export_outputs(self) -> list[Path]:
         keys = self.graph_keys()

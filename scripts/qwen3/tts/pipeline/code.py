@@ -22,6 +22,7 @@ _READ: Final = (
 #: what loads upstream's model (every step that touches it)
 _MODEL: Final = (
     "scripts/qwen3/tts/pipeline/context.py",
+    "scripts/qwen3/pipeline_common/workdir.py",
     "scripts/qwen3/tts/pipeline/tables.py",
     "scripts/qwen3/tts/upstream.py",
 )

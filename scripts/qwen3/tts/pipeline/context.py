@@ -1,7 +1,8 @@
 """The work of each build_tts_qwen3 step, over one checked model directory.
 
 Upstream's model loads lazily (a fully resumed run loads none).  Work-dir
-layout::
+layout (shared: scripts/qwen3/pipeline_common/workdir.py, plus gate_onnx/ and
+model/)::
 
     onnx/<key>.onnx       fp32 graphs (bundle onnx/: the CPU backend; CPU gates)
     onnx_npu/<key>.onnx   talker/predictor graphs with float16 K/V (the NPU's)
@@ -21,6 +22,7 @@ from typing import Any, Final
 import torch
 
 from daemon.engines.qwen3tts import params as layout
+from scripts.qwen3.pipeline_common.workdir import WorkDir
 from scripts.qwen3.tts.pipeline import tables
 from scripts.qwen3.tts.pipeline.source import ModelDir
 from scripts.qwen3.tts.pipeline.tables import TEXT_ROWS
@@ -38,7 +40,7 @@ def xvector_frames(seconds: float, sample_rate: int) -> int:
     return 1 + (n + 2 * XVECTOR_PAD - XVECTOR_FFT) // XVECTOR_HOP
 
 
-class BuildContext:
+class BuildContext(WorkDir):
     def __init__(
         self,
         src: ModelDir,
@@ -48,15 +50,11 @@ class BuildContext:
         codec_frames: tuple[int, ...],
         xvector_buckets: tuple[int, ...] = (),
     ) -> None:
-        self.src, self.work = src, Path(work)
-        self.prefill_buckets, self.kv_buckets = prefill_buckets, kv_buckets
+        super().__init__(work, prefill_buckets, kv_buckets)
+        self.src = src
         self.codec_frames = tuple(sorted(set(codec_frames)))
         self.xvector_buckets = xvector_buckets if src.kind == "base" else ()
-        self.onnx_dir = self.work / "onnx"
-        self.npu_dir = self.work / "onnx_npu"
         self.gate_dir = self.work / "gate_onnx"
-        self.stage = self.work / "stage"
-        self.bin_dir = self.work / "bins"
 
     # model -------------------------------------------------------------------
     @cached_property
@@ -92,9 +90,6 @@ class BuildContext:
             *(layout.speaker_key(f) for f in self.xvector_buckets),
         ]
 
-    def onnx(self, key: str) -> Path:
-        return self.onnx_dir / f"{key}.onnx"
-
     def npu_onnx(self, key: str) -> Path:
         """The graph compiled for the NPU: float16 K/V for the decoder graphs
         (the w8a16 step may replace cp_step's: ``quant_path``)."""
@@ -107,9 +102,6 @@ class BuildContext:
 
     def gate_codec(self) -> Path:
         return self.gate_dir / f"{layout.codec_key(_upstream_frames())}.onnx"
-
-    def bin_path(self, key: str) -> Path:
-        return self.bin_dir / f"{key}.bin"
 
     def export_outputs(self) -> list[Path]:
         keys = self.graph_keys()
