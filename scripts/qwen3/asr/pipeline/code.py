@@ -61,6 +61,7 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
     "compile": ("scripts/common/qnn_compile.py",),
     "bundle": (
         "scripts/qwen3/asr/pipeline/finish.py",
+        "scripts/qwen3/pipeline_common/bundle.py",
         "scripts/common/bundling.py",
         "daemon/engine/bundles/manifest.py",
         "daemon/engines/qwen3asr/prompt.py",  # the manifest's language codes

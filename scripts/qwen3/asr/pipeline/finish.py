@@ -1,5 +1,6 @@
 """The bundle step: graphs, tables and voice.yaml into the output directory,
-verified as ``hexvoice bundle verify`` does, then packed as a .tar.
+verified as ``hexvoice bundle verify`` does, then packed as a .tar (shared with
+the other Qwen3 builds: scripts/qwen3/pipeline_common/bundle.py).
 
 Layout (daemon/engines/qwen3asr/params.py names the files)::
 
@@ -12,17 +13,14 @@ Layout (daemon/engines/qwen3asr/params.py names the files)::
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any, Final
 
-from daemon.engine.bundles.manifest import pack
-from daemon.engine.bundles.verify import verify_bundle
 from daemon.engines.qwen3asr import params as layout
 from daemon.engines.qwen3asr.prompt import language_code
-from scripts.common import bundling
 from scripts.qwen3.asr.pipeline.context import BuildContext
 from scripts.qwen3.asr.pipeline.source import SAMPLE_RATE
+from scripts.qwen3.pipeline_common import bundle
 
 TASK: Final = "asr"
 
@@ -36,34 +34,16 @@ def write_bundle(
     results: dict[str, Any],
     with_onnx: bool = True,
 ) -> tuple[list[str], int]:
-    """Write the bundle at ``out`` (replacing it) and ``tar``, with the fp32
-    graphs unless not ``with_onnx``: (the problems ``verify_bundle`` finds,
-    empty when sound; the number of files)."""
-    if out.exists():
-        shutil.rmtree(out)
-    shutil.copytree(ctx.stage, out)
-    graphs = {
-        key: bundling.add_graph(
-            out, key, ctx.bin_path(key), ctx.onnx(key) if with_onnx else None
-        )
-        for key in ctx.graph_keys()
-    }
-    tables = results["tables"]
-    sdks = {c["qnn_sdk"] for c in results["compile"].values()}
-    bundle = bundling.finish(
-        out,
+    """Every graph's bundle as engine qwen3-asr, task asr, its language codes
+    (pipeline_common/bundle.py): (the problems verify finds; the file count)."""
+    params = results["tables"]["params"]
+    return bundle.write_bundle(
+        ctx, ctx.graph_keys(), out, tar, results, with_onnx,
         engine=layout.ENGINE_ID,
         name=name,
         sample_rate=SAMPLE_RATE,
         # the codes clients see (the engine's capabilities), e.g. "en", "zh"
-        languages=tuple(language_code(n) for n in tables["params"]["languages"]),
-        graphs=graphs,
-        params=tables["params"],
-        qnn_sdk=",".join(sorted(sdks)),
+        languages=tuple(language_code(n) for n in params["languages"]),
         target=target,
         task=TASK,
-    )
-    problems = verify_bundle(bundle)
-    if not problems:
-        pack(out, tar)
-    return problems, len(bundle.files) + len(graphs) * (2 if with_onnx else 1)
+    )  # fmt: skip

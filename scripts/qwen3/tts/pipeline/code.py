@@ -71,6 +71,7 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
     "compile": ("scripts/common/qnn_compile.py",),
     "bundle": (
         "scripts/qwen3/tts/pipeline/finish.py",
+        "scripts/qwen3/pipeline_common/bundle.py",
         "scripts/common/bundling.py",
         "daemon/engine/bundles/manifest.py",
         "daemon/engines/qwen3tts/params.py",

@@ -1,5 +1,6 @@
 """The bundle step: graphs, tables and voice.yaml into the output directory,
-verified as ``hexvoice bundle verify`` does, then packed as a .tar.
+verified as ``hexvoice bundle verify`` does, then packed as a .tar (shared with
+the other Qwen3 builds: scripts/qwen3/pipeline_common/bundle.py).
 
 Layout (daemon/engines/qwen3tts/params.py names the files)::
 
@@ -15,15 +16,12 @@ Layout (daemon/engines/qwen3tts/params.py names the files)::
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any, Final
 
-from daemon.engine.bundles.manifest import pack
-from daemon.engine.bundles.verify import verify_bundle
 from daemon.engines.qwen3tts import params as layout
 from daemon.text.languages import code_of
-from scripts.common import bundling
+from scripts.qwen3.pipeline_common import bundle
 from scripts.qwen3.tts.pipeline.context import BuildContext
 from scripts.qwen3.tts.pipeline.source import SAMPLE_RATE
 
@@ -46,33 +44,14 @@ def write_bundle(
     results: dict[str, Any],
     with_onnx: bool = True,
 ) -> tuple[list[str], int]:
-    """Write the bundle at ``out`` (replacing it) and ``tar``, with the fp32
-    graphs unless not ``with_onnx``: (the problems ``verify_bundle`` finds,
-    empty when sound; the number of files)."""
-    if out.exists():
-        shutil.rmtree(out)
-    shutil.copytree(ctx.stage, out)
-    graphs = {
-        key: bundling.add_graph(
-            out, key, ctx.bin_path(key), ctx.onnx(key) if with_onnx else None
-        )
-        for key in ctx.graph_keys()
-    }
-    params = results["tables"]["params"]
-    sdks = {c["qnn_sdk"] for c in results["compile"].values()}
-    bundle = bundling.finish(
-        out,
+    """Every graph's bundle as engine qwen3-tts, task tts, the advertised languages
+    (pipeline_common/bundle.py): (the problems verify finds; the file count)."""
+    return bundle.write_bundle(
+        ctx, ctx.graph_keys(), out, tar, results, with_onnx,
         engine=layout.ENGINE_ID,
         name=name,
         sample_rate=SAMPLE_RATE,
-        languages=languages(params),
-        graphs=graphs,
-        params=params,
-        qnn_sdk=",".join(sorted(sdks)),
+        languages=languages(results["tables"]["params"]),
         target=target,
         task=TASK,
-    )
-    problems = verify_bundle(bundle)
-    if not problems:
-        pack(out, tar)
-    return problems, len(bundle.files) + len(graphs) * (2 if with_onnx else 1)
+    )  # fmt: skip
