@@ -23,13 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from scripts.common.onnx_data import model_files
-from scripts.common.qnn_compile import TARGETS, CompileError, compile_onnx
+from scripts.common.qnn_compile import TARGETS, CompileError
 from scripts.common.steps import BuildReport, Steps, hash_path
 from scripts.qwen3.asr.pipeline import code, finish, gating, report
 from scripts.qwen3.asr.pipeline.context import BuildContext
 from scripts.qwen3.asr.pipeline.prompt import PromptError
 from scripts.qwen3.asr.pipeline.source import ModelDirError, read_model_dir
+from scripts.qwen3.pipeline_common import bundle, cli
+from scripts.qwen3.pipeline_common.bundle import BuildError
+from scripts.qwen3.pipeline_common.compiling import compile_steps
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +42,7 @@ PREFILL_BUCKETS: Final = (512,)
 KV_BUCKETS: Final = (1024,)
 
 
-class BuildError(RuntimeError):
-    """The pipeline stopped; the message says where and why."""
+__all__ = ["BuildError", "BuildOptions", "BuildReport", "build", "main"]
 
 
 @dataclass(frozen=True)
@@ -61,22 +62,13 @@ class BuildOptions:
     onnx: bool = True
 
     def validate(self) -> None:
-        if self.target not in TARGETS:
-            raise ValueError(f"--target must be one of {sorted(TARGETS)}")
-        for flag, sizes in (("--prefill-buckets", self.prefill_buckets),
-                            ("--kv-buckets", self.kv_buckets)):  # fmt: skip
-            if not sizes or min(sizes) < 1:
-                raise ValueError(f"{flag}: expected positive sizes, found {sizes}")
-        if max(self.kv_buckets) <= max(self.prefill_buckets):
-            raise ValueError(
-                f"--kv-buckets: the largest ({max(self.kv_buckets)}) must exceed the "
-                f"largest prefill bucket ({max(self.prefill_buckets)}): decoding "
-                "continues after the prompt"
-            )
+        cli.check_target_and_buckets(
+            self.target, self.prefill_buckets, self.kv_buckets
+        )
 
     @property
     def run_sim_gates(self) -> bool:
-        return self.target == "simulator" if self.sim_gates is None else self.sim_gates
+        return cli.sim_gates_on(self.target, self.sim_gates)
 
 
 def build(opts: BuildOptions) -> BuildReport:
@@ -120,19 +112,10 @@ def build(opts: BuildOptions) -> BuildReport:
         ctx.table_outputs(),
         ctx.write_tables,
     )
-    compiled = {}
-    for key in keys:
-        source = ctx.npu_onnx(key)
-        compiled[key] = steps.run(
-            f"compile {key}",
-            {
-                "code": sources["compile"],
-                "onnx": model_files(source),
-                "target": opts.target,
-            },
-            [ctx.bin_path(key)],
-            lambda key=key, source=source: _compile(ctx, opts, key, source),
-        )
+    compiled = compile_steps(
+        steps, ctx, {k: ctx.npu_onnx(k) for k in keys}, sources["compile"],
+        opts.target, opts.qnn_cache,
+    )  # fmt: skip
     res["compile"] = compiled
     if opts.run_sim_gates:
         res["gates_sim"] = steps.run(
@@ -168,34 +151,14 @@ def build(opts: BuildOptions) -> BuildReport:
     return BuildReport(opts.out, tar, res, steps.ran, steps.skipped)
 
 
-def _compile(ctx: BuildContext, opts: BuildOptions, key: str, source: Path) -> dict:
-    result = compile_onnx(
-        source, ctx.bin_dir, name=key, target=opts.target, cache_dir=opts.qnn_cache
-    )
-    return {
-        "compile_seconds": result.seconds,
-        "qnn_sdk": result.qnn_sdk_version,
-        "bytes": result.bin_path.stat().st_size,
-    }
-
-
 def _bundle(ctx: BuildContext, opts: BuildOptions, res: dict, tar: Path) -> dict:
-    problems, files = finish.write_bundle(
+    return bundle.checked(*finish.write_bundle(
         ctx, opts.out, tar, opts.name or ctx.src.root.name, opts.target, res,
         opts.onnx,
-    )  # fmt: skip
-    if problems:
-        raise BuildError("bundle verify failed: " + "; ".join(problems))
-    return {"files": files}
+    ))  # fmt: skip
 
 
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated sizes, e.g. 512 or 256,512; found {text!r}"
-        ) from None
+_sizes = cli.comma_list(int, "sizes", "512 or 256,512")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -209,38 +172,17 @@ def main(argv: list[str] | None = None) -> int:
                    help="prompt-length buckets (default 512)")  # fmt: skip
     p.add_argument("--kv-buckets", type=_sizes, default=KV_BUCKETS,
                    help="KV-cache buckets (default 1024)")  # fmt: skip
-    p.add_argument("--name", help="bundle name (default: the model dir's name)")
-    p.add_argument("--work", type=Path, help="work dir (default: OUT.work)")
-    p.add_argument("--qnn-cache", type=Path, help="content-keyed compile cache")
-    sim = p.add_mutually_exclusive_group()
-    sim.add_argument("--sim-gates", action="store_true", default=None,
-                     help="run the simulator gates (default for --target "
-                          "simulator)")  # fmt: skip
-    sim.add_argument("--no-sim-gates", dest="sim_gates", action="store_false")
-    p.add_argument("--no-onnx", dest="onnx", action="store_false",
-                   help="leave the fp32 graphs (onnx/, the CPU backend) out of "
-                        "the bundle")  # fmt: skip
+    cli.add_output_args(p)
+    cli.add_no_onnx(p)
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="  %(message)s", stream=sys.stderr)
     opts = BuildOptions(
         a.model, a.target, a.out, a.prefill_buckets, a.kv_buckets, a.name, a.work,
         a.qnn_cache, a.sim_gates, a.onnx,
     )  # fmt: skip
-    try:
-        rep = build(opts)
-    except (
-        ModelDirError,
-        PromptError,
-        gating.GateError,
-        CompileError,
-        BuildError,
-        ValueError,
-    ) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(report.summary(rep.results))
-    print(f"bundle: {rep.bundle}\ntar:    {rep.tar}")
-    return 0
+    errors = (ModelDirError, PromptError, gating.GateError, CompileError,
+              BuildError, ValueError)  # fmt: skip
+    return cli.run(build, opts, errors, report.summary)
 
 
 if __name__ == "__main__":

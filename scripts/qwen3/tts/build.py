@@ -30,6 +30,7 @@ from typing import Final
 
 from scripts.common.qnn_compile import TARGETS, CompileError
 from scripts.common.steps import BuildReport
+from scripts.qwen3.pipeline_common import cli
 from scripts.qwen3.tts.pipeline import report
 from scripts.qwen3.tts.pipeline.gating import GateError
 from scripts.qwen3.tts.pipeline.graph import BuildError, run_steps
@@ -85,18 +86,9 @@ class BuildOptions:
     upstream_codec: bool = False
 
     def validate(self) -> None:
-        if self.target not in TARGETS:
-            raise ValueError(f"--target must be one of {sorted(TARGETS)}")
-        for flag, sizes in (("--prefill-buckets", self.prefill_buckets),
-                            ("--kv-buckets", self.kv_buckets)):  # fmt: skip
-            if not sizes or min(sizes) < 1:
-                raise ValueError(f"{flag}: expected positive sizes, found {sizes}")
-        if max(self.kv_buckets) <= max(self.prefill_buckets):
-            raise ValueError(
-                f"--kv-buckets: the largest ({max(self.kv_buckets)}) must exceed the "
-                f"largest prefill bucket ({max(self.prefill_buckets)}): decoding "
-                "continues after the prompt"
-            )
+        cli.check_target_and_buckets(
+            self.target, self.prefill_buckets, self.kv_buckets
+        )
         if not self.codec_windows:
             raise ValueError("--codec-windows: expected at least one window")
         largest = max(w.frames for w in self.codec_windows)
@@ -111,7 +103,7 @@ class BuildOptions:
 
     @property
     def run_sim_gates(self) -> bool:
-        return self.target == "simulator" if self.sim_gates is None else self.sim_gates
+        return cli.sim_gates_on(self.target, self.sim_gates)
 
 
 def build(opts: BuildOptions) -> BuildReport:
@@ -119,22 +111,10 @@ def build(opts: BuildOptions) -> BuildReport:
     return run_steps(opts)
 
 
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated sizes, e.g. 64 or 64,256; found {text!r}"
-        ) from None
+_sizes = cli.comma_list(int, "sizes", "64 or 64,256")
 
 
-def _seconds(text: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated seconds, e.g. 3,5,10; found {text!r}"
-        ) from None
+_seconds = cli.comma_list(float, "seconds", "3,5,10")
 
 
 def _windows(text: str) -> tuple[Window, ...]:
@@ -168,19 +148,10 @@ def parser() -> argparse.ArgumentParser:
                    help="code-predictor weights on the NPU (opt-in w8a16)")  # fmt: skip
     p.add_argument("--upstream-codec", action="store_true",
                    help="also bundle codec_325 (upstream 300+25 chunks)")  # fmt: skip
-    p.add_argument("--name", help="bundle name (default: the model dir's name)")
-    p.add_argument("--work", type=Path, help="work dir (default: OUT.work)")
-    p.add_argument("--qnn-cache", type=Path, help="content-keyed compile cache")
-    sim = p.add_mutually_exclusive_group()
-    sim.add_argument("--sim-gates", action="store_true", default=None,
-                     help="run the simulator gates (default for --target "
-                          "simulator)")  # fmt: skip
-    sim.add_argument("--no-sim-gates", dest="sim_gates", action="store_false")
+    cli.add_output_args(p)
     p.add_argument("--no-sim-codec", dest="sim_codec", action="store_false",
                    help="skip the codec's simulator gate (slow)")  # fmt: skip
-    p.add_argument("--no-onnx", dest="onnx", action="store_false",
-                   help="leave the fp32 graphs (onnx/, the CPU backend) out of "
-                        "the bundle")  # fmt: skip
+    cli.add_no_onnx(p)
     return p
 
 
@@ -196,21 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         onnx=a.onnx,
         cp_weights=a.cp_weights, upstream_codec=a.upstream_codec,
     )  # fmt: skip
-    try:
-        rep = build(opts)
-    except (
-        ModelDirError,
-        PromptError,
-        GateError,
-        CompileError,
-        BuildError,
-        ValueError,
-    ) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(report.summary(rep.results))
-    print(f"bundle: {rep.bundle}\ntar:    {rep.tar}")
-    return 0
+    errors = (ModelDirError, PromptError, GateError, CompileError, BuildError,
+              ValueError)  # fmt: skip
+    return cli.run(build, opts, errors, report.summary)
 
 
 if __name__ == "__main__":

@@ -17,9 +17,10 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scripts.common.onnx_data import model_files
-from scripts.common.qnn_compile import compile_onnx
 from scripts.common.steps import BuildReport, Steps, hash_path
+from scripts.qwen3.pipeline_common import bundle
+from scripts.qwen3.pipeline_common.bundle import BuildError
+from scripts.qwen3.pipeline_common.compiling import compile_steps
 from scripts.qwen3.tts import windows as codec_windows
 from scripts.qwen3.tts.pipeline import code, finish, gating, quant, tables
 from scripts.qwen3.tts.pipeline.context import BuildContext, xvector_frames
@@ -31,8 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class BuildError(RuntimeError):
-    """The pipeline stopped; the message says where and why."""
+__all__ = ["BuildError", "context", "run_steps"]
 
 
 def context(opts: BuildOptions) -> BuildContext:
@@ -119,16 +119,8 @@ def _run(opts: BuildOptions, ctx: BuildContext) -> BuildReport:
             lambda: quant.quantize(ctx),
         )
         npu["cp_step"] = ctx.quant_path()
-    compiled = {}
-    for key in keys:
-        source = npu[key]
-        compiled[key] = steps.run(
-            f"compile {key}",
-            {"code": sources["compile"], "onnx": model_files(source),
-             "target": opts.target},  # fmt: skip
-            [ctx.bin_path(key)],
-            lambda key=key, source=source: _compile(ctx, opts, key, source),
-        )
+    compiled = compile_steps(steps, ctx, npu, sources["compile"], opts.target,
+                             opts.qnn_cache)  # fmt: skip
     res["compile"] = compiled
     if opts.run_sim_gates:
         res["gates_sim"] = steps.run(
@@ -154,23 +146,9 @@ def _run(opts: BuildOptions, ctx: BuildContext) -> BuildReport:
     return BuildReport(opts.out, tar, res, steps.ran, steps.skipped)
 
 
-def _compile(ctx: BuildContext, opts: BuildOptions, key: str, source: Path) -> dict:
-    result = compile_onnx(
-        source, ctx.bin_dir, name=key, target=opts.target, cache_dir=opts.qnn_cache
-    )
-    return {
-        "compile_seconds": result.seconds,
-        "qnn_sdk": result.qnn_sdk_version,
-        "bytes": result.bin_path.stat().st_size,
-    }
-
-
 def _bundle(
     ctx: BuildContext, opts: BuildOptions, res: dict, name: str, tar: Path
 ) -> dict:
-    problems, files = finish.write_bundle(
+    return bundle.checked(*finish.write_bundle(
         ctx, opts.out, tar, name, opts.target, res, opts.onnx
-    )
-    if problems:
-        raise BuildError("bundle verify failed: " + "; ".join(problems))
-    return {"files": files}
+    ))  # fmt: skip

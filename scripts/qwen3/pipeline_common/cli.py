@@ -1,0 +1,93 @@
+"""What the Qwen3 builds' command lines share (build_asr, build_tts_qwen3):
+the target and bucket checks, comma-separated lists, the output and gate flags, and
+the run that prints the summary or one ``error:`` line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from scripts.common.qnn_compile import TARGETS
+from scripts.common.steps import BuildReport
+
+Opts = TypeVar("Opts")
+N = TypeVar("N", int, float)
+
+
+def check_target_and_buckets(
+    target: str, prefill_buckets: tuple[int, ...], kv_buckets: tuple[int, ...]
+) -> None:
+    """ValueError naming the flag when the target or a bucket list is wrong."""
+    if target not in TARGETS:
+        raise ValueError(f"--target must be one of {sorted(TARGETS)}")
+    for flag, sizes in (("--prefill-buckets", prefill_buckets),
+                        ("--kv-buckets", kv_buckets)):  # fmt: skip
+        if not sizes or min(sizes) < 1:
+            raise ValueError(f"{flag}: expected positive sizes, found {sizes}")
+    if max(kv_buckets) <= max(prefill_buckets):
+        raise ValueError(
+            f"--kv-buckets: the largest ({max(kv_buckets)}) must exceed the "
+            f"largest prefill bucket ({max(prefill_buckets)}): decoding "
+            "continues after the prompt"
+        )
+
+
+def sim_gates_on(target: str, sim_gates: bool | None) -> bool:
+    """--sim-gates as given, else on for --target simulator only."""
+    return target == "simulator" if sim_gates is None else sim_gates
+
+
+def comma_list(
+    cast: Callable[[str], N], what: str, example: str
+) -> Callable[[str], tuple[N, ...]]:
+    """An argparse type for comma-separated values (``what``, e.g. "sizes",
+    and ``example`` in its error)."""
+
+    def parse(text: str) -> tuple[N, ...]:
+        try:
+            return tuple(cast(v) for v in text.split(","))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated {what}, e.g. {example}; found {text!r}"
+            ) from None
+
+    return parse
+
+
+def add_output_args(p: argparse.ArgumentParser) -> None:
+    """--name, --work, --qnn-cache and --sim-gates / --no-sim-gates."""
+    p.add_argument("--name", help="bundle name (default: the model dir's name)")
+    p.add_argument("--work", type=Path, help="work dir (default: OUT.work)")
+    p.add_argument("--qnn-cache", type=Path, help="content-keyed compile cache")
+    sim = p.add_mutually_exclusive_group()
+    sim.add_argument("--sim-gates", action="store_true", default=None,
+                     help="run the simulator gates (default for --target "
+                          "simulator)")  # fmt: skip
+    sim.add_argument("--no-sim-gates", dest="sim_gates", action="store_false")
+
+
+def add_no_onnx(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-onnx", dest="onnx", action="store_false",
+                   help="leave the fp32 graphs (onnx/, the CPU backend) out of "
+                        "the bundle")  # fmt: skip
+
+
+def run(
+    build: Callable[[Opts], BuildReport],
+    opts: Opts,
+    errors: tuple[type[Exception], ...],
+    summary: Callable[[Mapping[str, Any]], str],
+) -> int:
+    """Build ``opts``: the summary and the bundle's paths on stdout (0), or
+    one ``error:`` line on stderr for any of ``errors`` (1)."""
+    try:
+        rep = build(opts)
+    except errors as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(summary(rep.results))
+    print(f"bundle: {rep.bundle}\ntar:    {rep.tar}")
+    return 0
