@@ -3,9 +3,10 @@ the Qwen3 builds (scripts/qwen3/{asr,tts}/pipeline/cache.py give the key and
 the build).
 
 ``cached_build(root, key, build)`` runs ``build(out, work)`` once per key and
-returns ``root/<key>/bundle``.  A key covers everything that can change the
-bundle: the model files, the pipeline's code, the options, and the
-onnxruntime / QNN versions (``content_key``).  Layout of ``root/<key>/``::
+returns ``root/<key>/bundle``; ``cached_options_build`` does so for a build's
+options.  A key covers everything that can change the bundle: the model files,
+the pipeline's code, the options (``key_options``), and the onnxruntime / QNN
+versions (``content_key``).  Layout of ``root/<key>/``::
 
     bundle/      the bundle (voice.yaml, graphs/, onnx/, cpu/, text/)
     bundle.tar   the same, packed
@@ -24,6 +25,7 @@ import json
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -33,7 +35,10 @@ from scripts.common.steps import BuildReport, hash_path
 DONE: Final = "DONE"
 #: keys kept under one root: enough for the option sets one test run uses
 KEEP: Final = 3
+#: the options that only say where things are (the key holds their contents)
+PATH_OPTIONS: Final = ("model", "codec", "out", "work", "qnn_cache")
 R = TypeVar("R", bound=BuildReport)
+Opts = TypeVar("Opts")
 
 
 def content_key(code: str, files: Iterable[Path], options: Mapping[str, Any]) -> str:
@@ -75,6 +80,25 @@ def cached_build(
         (base / DONE).touch()  # recently used, for pruning
         _prune(root, KEEP)
     return bundle, report
+
+
+def key_options(opts: Any) -> dict[str, Any]:
+    """A build's options (a dataclass) without the ones that name paths."""
+    return {k: v for k, v in asdict(opts).items() if k not in PATH_OPTIONS}
+
+
+def cached_options_build(
+    root: Path, key: str, model_dir: Path, opts: Opts, build: Callable[[Opts], R]
+) -> tuple[Path, R | None]:
+    """``cached_build`` of ``build(opts)`` with its model, out and work dirs set
+    (the model to ``model_dir``, the others under ``root/key``)."""
+    return cached_build(
+        root,
+        key,
+        lambda out, work: build(
+            replace(opts, model=Path(model_dir), out=out, work=work)
+        ),
+    )
 
 
 def _prune(root: Path, keep: int) -> None:

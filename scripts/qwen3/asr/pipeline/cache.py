@@ -9,7 +9,6 @@ ALL), the options, and the onnxruntime / QNN versions.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
 from pathlib import Path
 
 from scripts.qwen3.asr.build import BuildOptions, BuildReport, build
@@ -23,9 +22,8 @@ __all__ = ["DONE", "KEEP", "cache_key", "cached_build"]
 
 def cache_key(model_dir: Path, opts: BuildOptions) -> str:
     """Hash of what can change the bundle: model files, code, options, QNN."""
-    fixed = {k: v for k, v in asdict(opts).items()
-             if k not in ("model", "out", "work", "qnn_cache")}  # fmt: skip
-    return cache.content_key(all_hash(), read_model_dir(model_dir).files, fixed)
+    files = read_model_dir(model_dir).files
+    return cache.content_key(all_hash(), files, cache.key_options(opts))
 
 
 def cached_build(
@@ -33,9 +31,6 @@ def cached_build(
 ) -> tuple[Path, BuildReport | None]:
     """(bundle dir, the build's report, or None when the cache had it) for
     ``opts`` with its model, out and work dirs set under ``root/<key>``."""
-    return cache.cached_build(
-        root,
-        cache_key(model_dir, opts),
-        lambda out, work: build(replace(opts, model=Path(model_dir), out=out,
-                                        work=work)),  # fmt: skip
+    return cache.cached_options_build(
+        root, cache_key(model_dir, opts), model_dir, opts, build
     )

@@ -9,7 +9,6 @@ onnxruntime / QNN versions.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
 from pathlib import Path
 
 from scripts.common.steps import BuildReport
@@ -21,10 +20,8 @@ from scripts.qwen3.tts.pipeline.source import read_model_dir
 
 def cache_key(model_dir: Path, opts: BuildOptions) -> str:
     """Hash of what can change the bundle: model files, code, options, QNN."""
-    fixed = {k: v for k, v in asdict(opts).items()
-             if k not in ("model", "codec", "out", "work", "qnn_cache")}  # fmt: skip
     src = read_model_dir(model_dir, opts.codec)
-    return cache.content_key(all_hash(), src.all_files, fixed)
+    return cache.content_key(all_hash(), src.all_files, cache.key_options(opts))
 
 
 def cached_build(
@@ -32,9 +29,6 @@ def cached_build(
 ) -> tuple[Path, BuildReport | None]:
     """(bundle dir, the build's report, or None when the cache had it) for
     ``opts`` with its model, out and work dirs set under ``root/<key>``."""
-    return cache.cached_build(
-        root,
-        cache_key(model_dir, opts),
-        lambda out, work: build(replace(opts, model=Path(model_dir), out=out,
-                                        work=work)),  # fmt: skip
+    return cache.cached_options_build(
+        root, cache_key(model_dir, opts), model_dir, opts, build
     )
