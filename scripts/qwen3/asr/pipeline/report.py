@@ -10,15 +10,8 @@ from typing import Any, Final
 from scripts.qwen3.pipeline_common import table
 from scripts.qwen3.pipeline_common.table import HEADER
 
-#: short names of the gates' metrics in the table, by how the metric starts
-#: (most specific first), with the digits that tell the values apart
-_SHORT: Final = (
-    ("rel error", "rel", ".2g"),
-    ("teacher-forced argmax agreement (fp16 K/V)", "argmax16", ".3g"),
-    ("teacher-forced argmax", "argmax", ".3g"),
-    ("simulator cosine", "cos", ".6f"),
-    ("simulator top-1", "top1", ".3g"),
-)
+#: short names of the gates' metrics in the table (the shared ones)
+_SHORT: Final = table.SHORT
 
 
 def rows(results: Mapping[str, Any]) -> list[tuple[str, ...]]:

@@ -11,16 +11,12 @@ from typing import Any, Final
 from scripts.qwen3.pipeline_common import table
 from scripts.qwen3.pipeline_common.table import HEADER
 
-#: short names of the gates' metrics, by how the metric starts (most specific
-#: first), with the digits that tell the values apart
+#: short names of the gates' metrics: the shared ones and the codec's SNR
+#: (in upstream's chunking first: the more specific)
 _SHORT: Final = (
-    ("rel error", "rel", ".2g"),
-    ("teacher-forced argmax agreement (fp16 K/V)", "argmax16", ".3g"),
-    ("teacher-forced argmax", "argmax", ".3g"),
+    *table.SHORT,
     ("SNR dB in upstream", "SNRup", ".1f"),
     ("SNR dB", "SNR", ".1f"),
-    ("simulator cosine", "cos", ".6f"),
-    ("simulator top-1", "top1", ".3g"),
 )
 WINDOW_HEADER: Final = ("codec window", "context", "codes", "SNR dB", "log-mel L1",
                         "chosen")  # fmt: skip
