@@ -42,9 +42,6 @@ PREFILL_BUCKETS: Final = (512,)
 KV_BUCKETS: Final = (1024,)
 
 
-__all__ = ["BuildError", "BuildOptions", "BuildReport", "build", "main"]
-
-
 @dataclass(frozen=True)
 class BuildOptions:
     model: Path

@@ -29,10 +29,9 @@ from scripts.qwen3.tts.pipeline.source import SAMPLE_RATE, read_model_dir
 if TYPE_CHECKING:
     from scripts.qwen3.tts.build import BuildOptions
 
-log = logging.getLogger(__name__)
-
-
 __all__ = ["BuildError", "context", "run_steps"]
+
+log = logging.getLogger(__name__)
 
 
 def context(opts: BuildOptions) -> BuildContext:
