@@ -1,7 +1,11 @@
 """Hashing the sources each step of a Qwen3 build depends on (each build's
-pipeline/code.py names them): a step's key holds the hash of its own sources
-and the directory reader's, and the union of all of them keys whole cached
-builds (pipeline_common/cache.py)."""
+pipeline/code.py names them).
+
+A step's key holds the hash of its own sources and the directory reader's (it
+decides what the model is) only, so a change to the gates or the engine reruns
+the gates, not the export (minutes at full size) or the compiles.  The union
+of all of them keys whole cached builds (each build's pipeline/cache.py).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ from scripts.common.steps import code_hash
 
 #: the repository, which the source paths are relative to
 ROOT: Final = Path(__file__).resolve().parents[3]
+#: the Hugging Face directory helpers every build's reader uses
+HFDIR: Final = "scripts/qwen3/pipeline_common/hfdir.py"
 
 Roots = Mapping[str, Sequence[str]]
 

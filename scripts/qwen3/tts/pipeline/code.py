@@ -1,11 +1,5 @@
-"""Which sources each build_tts_qwen3 step's output depends on (hashed by
-scripts/qwen3/pipeline_common/step_sources.py).
-
-A step's key holds the hash of its own sources and the reader's (it decides
-what the model is) only, so a change to the gates or the engine reruns the
-gates, not the export (minutes at full size) or the compiles.  ``ALL`` (the
-union) keys whole cached builds (pipeline/cache.py).
-"""
+"""Which sources each build_tts_qwen3 step's output depends on; hashed (and why
+per step) by scripts/qwen3/pipeline_common/step_sources.py."""
 
 from __future__ import annotations
 
@@ -15,10 +9,8 @@ from scripts.qwen3.pipeline_common import step_sources
 from scripts.qwen3.pipeline_common.step_sources import ROOT
 
 __all__ = ["ALL", "ROOT", "ROOTS", "all_hash", "hashes"]
-_READ: Final = (
-    "scripts/qwen3/tts/pipeline/source.py",
-    "scripts/qwen3/pipeline_common/hfdir.py",
-)
+#: the model directory reader (in every step's set)
+_READ: Final = ("scripts/qwen3/tts/pipeline/source.py", step_sources.HFDIR)
 #: what loads upstream's model (every step that touches it)
 _MODEL: Final = (
     "scripts/qwen3/tts/pipeline/context.py",
