@@ -7,7 +7,7 @@ One module per job:
     mel       Whisper's log-mel in numpy, frames settling as audio streams in
     encoder   the encoder graph window by window; re-encodes when the floor moves
     prompt    upstream's chat-template prompt, language hints, embeddings
-    decoder   prefill buckets, KV-cached decode steps (daemon/engine/ar)
+    decoder   prefill buckets, KV-cached decode steps (daemon/engines/qwen3)
     options   per-session settings and the token chooser (greedy or sampled)
     text      streamed detokenisation (UTF-8 holdback) and upstream's parse
     model     one loaded model: utterance -> prompt -> tokens (and parity calls)

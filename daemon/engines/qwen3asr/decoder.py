@@ -1,9 +1,9 @@
 """The text decoder: prefill at the smallest prompt bucket, then KV-cached steps.
 
-Qwen3's decoder (qwen3.md §1.4) with the CPU's share: token embeddings, RoPE
-cos/sin (plain 1-D RoPE: upstream's M-RoPE rows are equal for audio-only
-prompts, so its interleaving is the identity) with the rope init's attention
-scaling, the additive masks, and the K/V write-back (daemon/engine/ar/kv.py).
+Qwen3's decoder (qwen3.md §1.4) on the shared Qwen3 stack
+(daemon/engines/qwen3/stack.py: RoPE cos/sin, plain 1-D RoPE since upstream's
+M-RoPE rows are equal for audio-only prompts, with the rope init's attention
+scaling; the additive masks; the K/V write-back) plus the token embeddings.
 The engine's free run and the parity tests' teacher forcing both go through
 :meth:`Decoder.start` and its ``feed``, so a test measures the code that runs.
 """
@@ -13,14 +13,14 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.engine.ar import loop, masks
-from daemon.engine.ar.bound import BoundGraph
-from daemon.engine.ar.kv import CapacityError, KvBuckets, KvGraph
-from daemon.engine.ar.rope import rope_tables
+from daemon.engine.ar import loop
+from daemon.engine.ar.kv import KvGraph
+from daemon.engines.qwen3.stack import Stack
 from daemon.engines.qwen3asr.params import (
     AsrParams,
     decode_io,
@@ -49,56 +49,23 @@ class DecodeStats:
         return (self.step_seconds - self.graph_seconds) / max(self.steps, 1)
 
 
-class Decoder:
+class Decoder(Stack):
     """Prefill + decode steps over a bundle's ``prefill_<P>`` / ``decode_<L>``."""
 
     def __init__(
         self, p: AsrParams, embed: np.ndarray, graphs: Mapping[str, Runner]
     ) -> None:
+        super().__init__(graphs, p.decoder, p, "token",
+                         prefill=(prefill_key, partial(prefill_io, p)),
+                         decode=(decode_key, partial(decode_io, p)))  # fmt: skip
         self.p, self.embed = p, embed
-        self.prefills = {
-            n: BoundGraph(graphs[prefill_key(n)], prefill_io(p, n))
-            for n in p.prefill_buckets
-        }
-        self.buckets = KvBuckets(
-            {
-                n: KvGraph(graphs[decode_key(n)], decode_io(p, n), n, p.mask_value)
-                for n in p.kv_buckets
-            }
-        )
-        self.cos, self.sin = rope_tables(
-            p.head_dim, p.rope_theta, p.rope_scaling_factor, p.kv_buckets[-1]
-        )
         self.stats = DecodeStats()
-
-    @property
-    def max_prompt(self) -> int:
-        return self.p.prefill_buckets[-1]
-
-    @property
-    def max_positions(self) -> int:
-        return self.p.kv_buckets[-1]
 
     def prefill(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Logits [V] at the last of the prompt's ``x`` [S, H] rows, and k, v."""
-        s = len(x)
-        size = next((n for n in self.prefills if s <= n), None)
-        if size is None:
-            raise CapacityError(
-                f"a {s}-token prompt exceeds the largest prefill bucket "
-                f"{self.max_prompt}"
-            )
-        graph = self.prefills[size]
-        b = graph.bind()
-        b["x"][0, :s] = x
-        b["x"][0, s:] = 0.0
-        masks.causal(b["mask"], s, self.p.mask_value)
-        b["cos"][0, :s], b["sin"][0, :s] = self.cos[:s], self.sin[:s]
-        b["cos"][0, s:], b["sin"][0, s:] = 0.0, 0.0
-        b["last"][...] = 0.0
-        b["last"][0, s - 1] = 1.0
+        graph = self.prefill_graph(len(x))
         t0 = time.perf_counter()
-        graph.execute()
+        b = self.run_prefill(graph, x)
         self.stats.prefill_seconds += time.perf_counter() - t0
         return np.array(b["logits"][0], np.float32), b["k"], b["v"]
 
@@ -113,17 +80,13 @@ class Decoder:
         return logits, self._feed(bucket)
 
     def _feed(self, bucket: KvGraph) -> loop.Feed:
-        b = bucket.bind()
-        x, cos, sin, out = b["x"][0, 0], b["cos"][0, 0], b["sin"][0, 0], b["logits"][0]
+        out = bucket.bind()["logits"][0]
         stats, embed = self.stats, self.embed
         t0 = time.perf_counter()
 
         def feed(token: int) -> np.ndarray:
             nonlocal t0
-            pos = bucket.filled  # the token's position: right after the cache
-            x[...] = embed[token]
-            cos[...], sin[...] = self.cos[pos], self.sin[pos]
-            bucket.step()
+            self.run_step(bucket, embed[token])
             t1 = time.perf_counter()
             stats.steps += 1
             stats.step_seconds += t1 - t0

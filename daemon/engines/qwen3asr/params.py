@@ -23,6 +23,16 @@ from typing import Annotated, Any, Final
 import msgspec
 
 from daemon.engine.reader import invalid, read
+from daemon.engines.qwen3 import shapes as stack_io
+from daemon.engines.qwen3.shapes import (
+    Count,
+    DecoderShape,
+    Index,
+    Shapes,
+    Sizes,
+    Text,
+    settle_buckets,
+)
 
 ENGINE_ID: Final = "qwen3-asr"
 ENCODER: Final = "encoder"
@@ -42,12 +52,6 @@ def prefill_key(positions: int) -> str:
 
 def decode_key(kv_len: int) -> str:
     return f"decode_{kv_len}"
-
-
-Count = Annotated[int, msgspec.Meta(ge=1)]
-Index = Annotated[int, msgspec.Meta(ge=0)]
-Sizes = Annotated[tuple[Count, ...], msgspec.Meta(min_length=1)]
-Text = Annotated[str, msgspec.Meta(min_length=1)]
 
 
 @dataclass(frozen=True)
@@ -128,16 +132,9 @@ class AsrParams:
     mask_value: float = -100.0
 
     def __post_init__(self) -> None:
-        for key in ("prefill_buckets", "kv_buckets"):
-            object.__setattr__(self, key, tuple(sorted(set(getattr(self, key)))))
         if self.head_dim % 2:
             raise invalid("head_dim", "an even number (RoPE halves)", self.head_dim)
-        if self.kv_buckets[-1] <= self.prefill_buckets[-1]:
-            raise invalid(
-                "kv_buckets",
-                f"a largest bucket > the largest prefill ({self.prefill_buckets[-1]})",
-                list(self.kv_buckets),
-            )
+        settle_buckets(self)
         ids = self.tokens
         for name in ("audio_pad", "audio_start", "audio_end", "im_start", "im_end"):
             if getattr(ids, name) >= self.vocab:
@@ -145,6 +142,14 @@ class AsrParams:
                               getattr(ids, name))  # fmt: skip
         if self.mask_value >= 0:
             raise invalid("mask_value", "a negative number", self.mask_value)
+
+    @property
+    def decoder(self) -> DecoderShape:
+        """The text decoder's sizes, as the shared Qwen3 runtime reads them."""
+        return DecoderShape(
+            self.hidden, self.head_dim, self.layers, self.kv_heads, self.vocab,
+            self.rope_theta, self.rope_scaling_factor,
+        )  # fmt: skip
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], where: str = "") -> AsrParams:
@@ -156,7 +161,6 @@ class AsrParams:
 
 
 # --- graph I/O the engine feeds and reads ------------------------------------
-Shapes = dict[str, tuple[int, ...]]
 
 
 def encoder_io(p: AsrParams) -> Shapes:
@@ -172,33 +176,11 @@ def encoder_io(p: AsrParams) -> Shapes:
 
 
 def prefill_io(p: AsrParams, n: int) -> Shapes:
-    kv = (p.layers, p.kv_heads, n, p.head_dim)
-    return {
-        "x": (1, n, p.hidden),
-        "mask": (1, 1, n, n),
-        "cos": (1, n, p.head_dim),
-        "sin": (1, n, p.head_dim),
-        "last": (1, n),
-        "logits": (1, p.vocab),
-        "k": kv,
-        "v": kv,
-    }
+    return stack_io.prefill_io(p.decoder, n)
 
 
 def decode_io(p: AsrParams, kv_len: int) -> Shapes:
-    cache = (p.layers, p.kv_heads, kv_len, p.head_dim)
-    new = (p.layers, p.kv_heads, 1, p.head_dim)
-    return {
-        "x": (1, 1, p.hidden),
-        "k_cache": cache,
-        "v_cache": cache,
-        "mask": (1, 1, 1, kv_len),
-        "cos": (1, 1, p.head_dim),
-        "sin": (1, 1, p.head_dim),
-        "logits": (1, p.vocab),
-        "k_new": new,
-        "v_new": new,
-    }
+    return stack_io.step_io(p.decoder, p.hidden, kv_len)
 
 
 def graph_needs(p: AsrParams) -> dict[str, Mapping[str, tuple[int, ...] | None]]:

@@ -1,6 +1,7 @@
 """The graph I/O of a ``qwen3-tts`` bundle: the shapes the engine binds.
 
-One function per graph (names and the contract in params.py's docstring);
+One function per graph (names and the contract in params.py's docstring; the
+talker's and predictor's Qwen3 I/O from daemon/engines/qwen3/shapes.py);
 :func:`graph_needs` lists every graph the engine runs, which the engine's
 ``load`` requires of its runners and ``bundles.verify`` of the manifest.
 """
@@ -9,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from daemon.engines.qwen3.shapes import Shapes, prefill_io, step_io
 from daemon.engines.qwen3tts.params import (
     CP_STEP,
     TEXT_PROJ,
-    DecoderShape,
     TtsParams,
     codec_key,
     speaker_key,
@@ -20,52 +21,22 @@ from daemon.engines.qwen3tts.params import (
     talker_prefill_key,
 )
 
-Shapes = dict[str, tuple[int, ...]]
-
 
 def text_proj_io(p: TtsParams) -> Shapes:
     return {"x": (p.text.rows, p.text.hidden), "y": (p.text.rows, p.talker.hidden)}
 
 
 def talker_prefill_io(p: TtsParams, n: int) -> Shapes:
-    t = p.talker
-    kv = (t.layers, t.kv_heads, n, t.head_dim)
-    return {
-        "x": (1, n, t.hidden),
-        "mask": (1, 1, n, n),
-        "cos": (1, n, t.head_dim),
-        "sin": (1, n, t.head_dim),
-        "last": (1, n),
-        "logits": (1, t.vocab),
-        "h": (1, t.hidden),
-        "k": kv,
-        "v": kv,
-    }
-
-
-def _step_io(d: DecoderShape, x_hidden: int, kv_len: int) -> Shapes:
-    cache = (d.layers, d.kv_heads, kv_len, d.head_dim)
-    new = (d.layers, d.kv_heads, 1, d.head_dim)
-    return {
-        "x": (1, 1, x_hidden),
-        "k_cache": cache,
-        "v_cache": cache,
-        "mask": (1, 1, 1, kv_len),
-        "cos": (1, 1, d.head_dim),
-        "sin": (1, 1, d.head_dim),
-        "logits": (1, d.vocab),
-        "k_new": new,
-        "v_new": new,
-    }
+    return {**prefill_io(p.talker, n), "h": (1, p.talker.hidden)}
 
 
 def talker_decode_io(p: TtsParams, kv_len: int) -> Shapes:
-    return {**_step_io(p.talker, p.talker.hidden, kv_len), "h": (1, p.talker.hidden)}
+    return {**step_io(p.talker, p.talker.hidden, kv_len), "h": (1, p.talker.hidden)}
 
 
 def cp_step_io(p: TtsParams) -> Shapes:
     """The predictor's input is talker-wide (small_to_mtp_projection in-graph)."""
-    return {**_step_io(p.predictor, p.talker.hidden, p.predictor.groups), "head": (1,)}
+    return {**step_io(p.predictor, p.talker.hidden, p.predictor.groups), "head": (1,)}
 
 
 def codec_io(p: TtsParams, frames: int) -> Shapes:

@@ -31,6 +31,15 @@ from typing import Annotated, Any, Final, Literal
 import msgspec
 
 from daemon.engine.reader import invalid, read
+from daemon.engines.qwen3.shapes import (
+    Count,
+    DecoderShape,
+    Index,
+    Positive,
+    Sizes,
+    Text,
+    settle_buckets,
+)
 
 ENGINE_ID: Final = "qwen3-tts"
 TEXT_PROJ: Final = "text_proj"
@@ -60,31 +69,6 @@ def codec_key(frames: int) -> str:
 
 def speaker_key(frames: int) -> str:
     return f"speaker_{frames}"
-
-
-Count = Annotated[int, msgspec.Meta(ge=1)]
-Index = Annotated[int, msgspec.Meta(ge=0)]
-Positive = Annotated[float, msgspec.Meta(gt=0)]
-Sizes = Annotated[tuple[Count, ...], msgspec.Meta(min_length=1)]
-Text = Annotated[str, msgspec.Meta(min_length=1)]
-
-
-@dataclass(frozen=True)
-class DecoderShape:
-    """A Qwen3 decoder stack's sizes (talker or code predictor)."""
-
-    hidden: Count
-    head_dim: Count
-    layers: Count
-    kv_heads: Count
-    vocab: Count
-    rope_theta: Positive
-    #: the rope init's attention_scaling (cos and sin are multiplied by it)
-    attention_scaling: Positive
-
-    def __post_init__(self) -> None:
-        if self.head_dim % 2:
-            raise invalid("head_dim", "an even number (RoPE halves)", self.head_dim)
 
 
 @dataclass(frozen=True)
@@ -251,13 +235,7 @@ class TtsParams:
     mask_value: float = -100.0
 
     def __post_init__(self) -> None:
-        for key in ("prefill_buckets", "kv_buckets"):
-            object.__setattr__(self, key, tuple(sorted(set(getattr(self, key)))))
-        if self.kv_buckets[-1] <= self.prefill_buckets[-1]:
-            largest = self.prefill_buckets[-1]
-            raise invalid("kv_buckets",
-                          f"a largest bucket > the largest prefill ({largest})",
-                          list(self.kv_buckets))  # fmt: skip
+        settle_buckets(self)
         if self.mask_value >= 0:
             raise invalid("mask_value", "a negative number", self.mask_value)
         self._check_kind()

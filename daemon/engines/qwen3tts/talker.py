@@ -2,25 +2,25 @@
 
 Each call gives the codec head's logits and ``h``, the final-normed hidden of
 the row (upstream ``past_hidden``, which the code predictor starts from).  The
-CPU's share is the RoPE tables (the talker's M-RoPE is plain RoPE for equal
-position rows: shared/docs/qwen3.md §2.1), the masks and the K/V write-back
-(daemon/engine/ar/kv.py).  A request starts in the smallest KV bucket holding
-its prompt and grows into larger ones as frames come (``KvBuckets.grow``), so a
-short utterance never pays for the longest cache.
+CPU's share is the shared Qwen3 stack's (daemon/engines/qwen3/stack.py): the
+RoPE tables (the talker's M-RoPE is plain RoPE for equal position rows:
+shared/docs/qwen3.md §2.1), the masks and the K/V write-back.  A request starts
+in the smallest KV bucket holding its prompt and grows into larger ones as
+frames come (``KvBuckets.grow``), so a short utterance never pays for the
+longest cache.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.engine.ar import masks
-from daemon.engine.ar.bound import BoundGraph
-from daemon.engine.ar.kv import CapacityError, KvBuckets, KvGraph
-from daemon.engine.ar.rope import rope_tables
+from daemon.engine.ar.kv import KvGraph
+from daemon.engines.qwen3.stack import Stack
 from daemon.engines.qwen3tts.graphio import talker_decode_io, talker_prefill_io
 from daemon.engines.qwen3tts.params import (
     TtsParams,
@@ -44,42 +44,18 @@ class GraphTime:
         self.calls[name] = self.calls.get(name, 0) + 1
 
 
-class Talker:
+class Talker(Stack):
     """``talker_prefill_<P>`` / ``talker_decode_<L>`` of one bundle; one
     request at a time (``start``, then ``step`` per frame)."""
 
     def __init__(
         self, p: TtsParams, graphs: Mapping[str, Runner], time: GraphTime
     ) -> None:
+        prefill = (talker_prefill_key, partial(talker_prefill_io, p))
+        decode = (talker_decode_key, partial(talker_decode_io, p))
+        super().__init__(graphs, p.talker, p, "row talker", prefill, decode)
         self.p, self.time = p, time
-        t = p.talker
-        self.prefills = {
-            n: BoundGraph(graphs[talker_prefill_key(n)], talker_prefill_io(p, n))
-            for n in p.prefill_buckets
-        }
-        self.buckets = KvBuckets(
-            {
-                n: KvGraph(
-                    graphs[talker_decode_key(n)],
-                    talker_decode_io(p, n),
-                    n,
-                    p.mask_value,
-                )  # fmt: skip
-                for n in p.kv_buckets
-            }
-        )
-        self.cos, self.sin = rope_tables(
-            t.head_dim, t.rope_theta, t.attention_scaling, p.kv_buckets[-1]
-        )
         self.bucket: KvGraph | None = None
-
-    @property
-    def max_prompt(self) -> int:
-        return self.p.prefill_buckets[-1]
-
-    @property
-    def max_positions(self) -> int:
-        return self.p.kv_buckets[-1]
 
     @property
     def positions(self) -> int:
@@ -90,23 +66,9 @@ class Talker:
         """Prefill the prompt rows ``x`` [S, Ht]: logits [V] and h [Ht] (copies)
         at its last row; the KV bucket holds the S positions after it."""
         s = len(x)
-        size = next((n for n in self.prefills if s <= n), None)
-        if size is None:
-            raise CapacityError(
-                f"a {s}-row talker prompt exceeds the largest prefill bucket "
-                f"{self.max_prompt}"
-            )
+        graph = self.prefill_graph(s)
         bucket = self.buckets.for_positions(s + 1)
-        graph = self.prefills[size]
-        b = graph.bind()
-        b["x"][0, :s] = x
-        b["x"][0, s:] = 0.0
-        masks.causal(b["mask"], s, self.p.mask_value)
-        b["cos"][0, :s], b["sin"][0, :s] = self.cos[:s], self.sin[:s]
-        b["cos"][0, s:], b["sin"][0, s:] = 0.0, 0.0
-        b["last"][...] = 0.0
-        b["last"][0, s - 1] = 1.0
-        graph.execute()
+        b = self.run_prefill(graph, x)
         self.time.talker += graph.graph_seconds
         self.time.count("talker_prefill")
         bucket.start(b["k"], b["v"], s)
@@ -118,12 +80,8 @@ class Talker:
         [V] and h [Ht], views of the bound outputs (valid until the next step)."""
         if self.bucket is None:
             raise RuntimeError("talker: start() a prompt first")
-        pos = self.bucket.filled
-        self.bucket = bucket = self.buckets.grow(self.bucket, pos + 1)
-        b = bucket.bind()
-        b["x"][0, 0] = x
-        b["cos"][0, 0], b["sin"][0, 0] = self.cos[pos], self.sin[pos]
-        bucket.step()
+        self.bucket = bucket = self.buckets.grow(self.bucket, self.bucket.filled + 1)
+        b = self.run_step(bucket, x)
         self.time.talker += bucket.graph_seconds
         self.time.count("talker_decode")
         return b["logits"][0], b["h"][0]
