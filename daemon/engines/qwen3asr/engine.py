@@ -21,6 +21,7 @@ from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engine.bundles.needs import require
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import Capabilities, VoiceInfo
+from daemon.engines.qwen3.shapes import read_params
 from daemon.engines.qwen3asr.decoder import Decoder
 from daemon.engines.qwen3asr.encoder import WindowEncoder
 from daemon.engines.qwen3asr.model import Model
@@ -52,10 +53,7 @@ WARMUP_LEVEL: Final = 0.1
 
 
 def _params(bundle: Bundle) -> AsrParams:
-    try:
-        return AsrParams.from_mapping(bundle.params, where=f"{bundle.root}: params")
-    except ValueError as exc:
-        raise BundleError(str(exc)) from None
+    return read_params(bundle, AsrParams)
 
 
 class Qwen3AsrEngine:

@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
-from daemon.engine.bundles.manifest import Bundle, BundleError
+from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.bundles.needs import require
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import Capabilities, VoiceInfo
 from daemon.engine.cloning import VoicePrint
 from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
+from daemon.engines.qwen3.shapes import read_params
 from daemon.engines.qwen3tts.graphio import graph_needs
 from daemon.engines.qwen3tts.model import Model, load_model
 from daemon.engines.qwen3tts.options import Request
@@ -47,10 +48,7 @@ WARMUP_FRAMES: Final = 4
 
 
 def _params(bundle: Bundle) -> TtsParams:
-    try:
-        return TtsParams.from_mapping(bundle.params, where=f"{bundle.root}: params")
-    except ValueError as exc:
-        raise BundleError(str(exc)) from None
+    return read_params(bundle, TtsParams)
 
 
 class Qwen3TtsEngine:
