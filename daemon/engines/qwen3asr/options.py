@@ -12,7 +12,6 @@ longest segment long audio is cut into (at most what the prompt bucket holds).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated
@@ -25,7 +24,8 @@ from daemon.engine.ar.loop import Choose
 from daemon.engine.ar.processors import History, RepetitionPenalty, hf_chain
 from daemon.engine.ar.sampler import Sampler
 from daemon.engine.asr import TranscriptionOptions
-from daemon.engine.reader import fail, invalid, read
+from daemon.engine.reader import read
+from daemon.engines.qwen3.options import check_finite, max_new_tokens
 from daemon.engines.qwen3asr.params import ENGINE_ID, AsrParams
 from daemon.engines.qwen3asr.prompt import language_name
 
@@ -44,10 +44,7 @@ class Extra(msgspec.Struct, frozen=True):
     max_segment_s: Positive | None = None
 
     def __post_init__(self) -> None:
-        for name in ("temperature", "repetition_penalty", "max_segment_s"):
-            value = getattr(self, name)
-            if value is not None and not math.isfinite(value):
-                raise invalid(name, "a finite number", value)
+        check_finite(self, ("temperature", "repetition_penalty", "max_segment_s"))
 
 
 @dataclass(frozen=True)
@@ -73,13 +70,7 @@ class Request:
         language = None
         if options.language is not None and options.language.strip():
             language = language_name(options.language, p.languages)
-        max_new = p.max_new_tokens
-        if extra.max_new_tokens is not None:
-            if extra.max_new_tokens > p.max_new_tokens:
-                raise fail(ENGINE_ID, "max_new_tokens",
-                           f"an integer in [1, {p.max_new_tokens}]",
-                           extra.max_new_tokens, ValueError)  # fmt: skip
-            max_new = extra.max_new_tokens
+        max_new = max_new_tokens(ENGINE_ID, extra.max_new_tokens, p.max_new_tokens)
         return cls(
             context=options.prompt or "",
             language=language,

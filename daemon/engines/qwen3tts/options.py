@@ -15,15 +15,15 @@ bundle's generation_config.json values.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
 import msgspec
 import numpy as np
 
-from daemon.engine.reader import fail, invalid, read
+from daemon.engine.reader import read
 from daemon.engine.tts import SynthesisOptions
+from daemon.engines.qwen3.options import check_finite, max_new_tokens
 from daemon.engines.qwen3tts.params import ENGINE_ID, TtsParams
 from daemon.engines.qwen3tts.prompt import AUTO, TextMode
 from daemon.engines.qwen3tts.sampling import Settings
@@ -53,10 +53,9 @@ class Extra(msgspec.Struct, frozen=True):
     subtalker_temperature: Positive | None = None
 
     def __post_init__(self) -> None:
-        for name in ("temperature", "repetition_penalty", "subtalker_temperature"):
-            value = getattr(self, name)
-            if value is not None and not math.isfinite(value):
-                raise invalid(name, "a finite number", value)
+        check_finite(
+            self, ("temperature", "repetition_penalty", "subtalker_temperature")
+        )
 
 
 def language_name(hint: str | None, p: TtsParams) -> str:
@@ -92,13 +91,7 @@ class Request:
         """ValueError for an option this engine refuses (before any graph call)."""
         extra = read(dict(options.extra), Extra, where=ENGINE_ID, error=ValueError)
         s = p.sampling
-        max_new = s.max_new_tokens
-        if extra.max_new_tokens is not None:
-            if extra.max_new_tokens > s.max_new_tokens:
-                raise fail(ENGINE_ID, "max_new_tokens",
-                           f"an integer in [1, {s.max_new_tokens}]",
-                           extra.max_new_tokens, ValueError)  # fmt: skip
-            max_new = extra.max_new_tokens
+        max_new = max_new_tokens(ENGINE_ID, extra.max_new_tokens, s.max_new_tokens)
         knobs = {
             f.name: getattr(s, f.name) if getattr(extra, f.name, None) is None
             else getattr(extra, f.name)
