@@ -27,7 +27,7 @@ from scripts.qwen3.tts.pipeline.context import BuildContext, xvector_frames
 from scripts.qwen3.tts.pipeline.source import SAMPLE_RATE, read_model_dir
 
 if TYPE_CHECKING:
-    from scripts.qwen3.tts.build import BuildOptions
+    from scripts.qwen3.tts.pipeline.options import BuildOptions
 
 __all__ = ["BuildError", "context", "run_steps"]
 

@@ -16,7 +16,7 @@ import contextlib
 import inspect
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 
@@ -29,8 +29,25 @@ from scripts.qwen3.tts.pipeline.source import (
     ModelDir,
 )
 
-if TYPE_CHECKING:
-    from scripts.qwen3.tts.pipeline.context import BuildContext
+
+class Build(Protocol):
+    """What the tables step reads of a build (context.py's ``BuildContext``;
+    a protocol, so the context can delegate here without a circular import)."""
+
+    src: ModelDir
+    stage: Path
+    prefill_buckets: tuple[int, ...]
+    kv_buckets: tuple[int, ...]
+    xvector_buckets: tuple[int, ...]
+
+    @property
+    def tts(self) -> Any: ...
+
+    @property
+    def model(self) -> Any: ...
+
+    @property
+    def codec(self) -> Any: ...
 
 #: a text_embedding this small or smaller keeps every table float32
 EMBED_FP32_MAX_BYTES: Final = 64 << 20
@@ -112,7 +129,7 @@ def mel_basis() -> np.ndarray:
     return np.asarray(basis, np.float32)
 
 
-def write_tables(ctx: BuildContext, codec: dict[str, Any]) -> dict:
+def write_tables(ctx: Build, codec: dict[str, Any]) -> dict:
     """Write the arrays and text/tokenizer.json under ``ctx.stage``; the params
     (with the measured ``codec`` windows) are the result."""
     tables = arrays(ctx.model)
@@ -137,7 +154,7 @@ def write_tables(ctx: BuildContext, codec: dict[str, Any]) -> dict:
     }
 
 
-def params(ctx: BuildContext, codec: dict[str, Any], dtype: str) -> dict[str, Any]:
+def params(ctx: Build, codec: dict[str, Any], dtype: str) -> dict[str, Any]:
     """``voice.yaml`` params, checked by the engine's own schema."""
     from scripts.qwen3.tts import export
 
@@ -203,7 +220,7 @@ def upstream_chunking(codec: Any) -> dict[str, int]:
             "left_context": int(sig["left_context_size"].default)}  # fmt: skip
 
 
-def _xvector(ctx: BuildContext) -> dict[str, Any] | None:
+def _xvector(ctx: Build) -> dict[str, Any] | None:
     if ctx.src.kind != "base":
         return None
     enc = ctx.src.config.speaker_encoder_config
