@@ -90,7 +90,8 @@ def calibrate(d: Dims, work: Path, cache: Path | None, target: str
     import torch
 
     from scripts.common.qnn_compile import compile_onnx
-    from scripts.qwen3.tts import predictor, quant, talker
+    from scripts.qwen3.tts import quant
+    from scripts.qwen3.tts.graphs import predictor, talker
 
     work.mkdir(parents=True, exist_ok=True)
     one = Dims(talker=sizes.Block(1), predictor=d.predictor)

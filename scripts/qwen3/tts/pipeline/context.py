@@ -119,7 +119,7 @@ class BuildContext(WorkDir):
     def export(self) -> dict:
         """Every graph as fp32 ONNX; the talker and predictor again with fp16
         K/V; the codec at upstream's chunk (+ context) for its CPU gate."""
-        from scripts.qwen3.tts import export
+        from scripts.qwen3.tts.graphs import export
 
         m, f16, codec = self.model, torch.float16, self.codec.model
         export.export_text_proj(m, TEXT_ROWS, self.onnx(layout.TEXT_PROJ))

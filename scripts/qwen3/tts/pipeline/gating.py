@@ -1,7 +1,7 @@
 """The build's parity gates: what they are fed and what stops the build.
 
 The gates themselves (metrics, thresholds, the graph drivers) are
-scripts/qwen3/tts/gates.py (CPU vs upstream) and scripts/qwen3/asr/gates.py
+scripts/qwen3/tts/graphs/gates.py (CPU vs upstream) and scripts/qwen3/asr/gates.py
 ``sim_gate`` (simulator vs CPU: cosine and top-1 with the fp16-tie rule); this
 module picks one deterministic input and runs them over every graph the build
 made (pipeline/trajectory.py: upstream's greedy run of a fixed text).
@@ -27,8 +27,8 @@ import numpy as np
 from daemon.engines.qwen3tts import params as layout
 from scripts.common.parity import snr_db
 from scripts.qwen3.asr.gates import GateResult, sim_gate
-from scripts.qwen3.tts import gates
 from scripts.qwen3.tts import windows as codec_windows
+from scripts.qwen3.tts.graphs import gates
 from scripts.qwen3.tts.pipeline.context import BuildContext
 from scripts.qwen3.tts.pipeline.trajectory import GateInputs, gate_inputs
 

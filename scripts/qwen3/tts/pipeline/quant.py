@@ -20,7 +20,8 @@ from scripts.qwen3.tts.pipeline.trajectory import gate_inputs
 
 def quantize(ctx: BuildContext) -> dict[str, Any]:
     from scripts.gsv.verify.runtime import cpu_runner
-    from scripts.qwen3.tts import gates, quant
+    from scripts.qwen3.tts import quant
+    from scripts.qwen3.tts.graphs import gates
 
     src = ctx.npu_onnx(layout.CP_STEP)
     x = gate_inputs(ctx)

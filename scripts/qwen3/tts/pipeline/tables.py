@@ -156,7 +156,7 @@ def write_tables(ctx: Build, codec: dict[str, Any]) -> dict:
 
 def params(ctx: Build, codec: dict[str, Any], dtype: str) -> dict[str, Any]:
     """``voice.yaml`` params, checked by the engine's own schema."""
-    from scripts.qwen3.tts import export
+    from scripts.qwen3.tts.graphs import export
 
     src, model = ctx.src, ctx.model
     cls = type(ctx.tts)

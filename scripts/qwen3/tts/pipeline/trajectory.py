@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from scripts.qwen3.tts import gates
+from scripts.qwen3.tts.graphs import gates
 from scripts.qwen3.tts.pipeline import prompt
 from scripts.qwen3.tts.pipeline.context import BuildContext
 from scripts.qwen3.tts.pipeline.tables import XVECTOR_MEL

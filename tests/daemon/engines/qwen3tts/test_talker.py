@@ -71,7 +71,7 @@ def test_kv_buckets_grow_mid_utterance(
     import onnxruntime as ort
 
     from daemon.engine.graphs import CpuRunner
-    from scripts.qwen3.tts.export import export_talker_decode
+    from scripts.qwen3.tts.graphs.export import export_talker_decode
 
     m = custom.engine.model
     small = 40

@@ -72,7 +72,7 @@ def onnx_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def talker_graphs(tts_custom: Any, onnx_dir: Path) -> TalkerGraphs:
     import torch
 
-    from scripts.qwen3.tts import export
+    from scripts.qwen3.tts.graphs import export
 
     d, m, f16 = onnx_dir, tts_custom, torch.float16
     return TalkerGraphs(
@@ -87,7 +87,7 @@ def talker_graphs(tts_custom: Any, onnx_dir: Path) -> TalkerGraphs:
 @pytest.fixture(scope="session")
 def cp_graphs(tts_custom: Any, tts_base: Any, onnx_dir: Path) -> dict[str, Path]:
     """cp_step of both kinds: custom_voice (projection Identity), base (Linear)."""
-    from scripts.qwen3.tts import export
+    from scripts.qwen3.tts.graphs import export
 
     return {
         "custom": export.export_cp_step(tts_custom, onnx_dir / "cp_custom.onnx"),
@@ -97,7 +97,7 @@ def cp_graphs(tts_custom: Any, tts_base: Any, onnx_dir: Path) -> dict[str, Path]
 
 @pytest.fixture(scope="session")
 def codec_graphs(tts_codec: Any, onnx_dir: Path) -> dict[int, Path]:
-    from scripts.qwen3.tts import export
+    from scripts.qwen3.tts.graphs import export
 
     return {
         t: export.export_codec(tts_codec, t, onnx_dir / f"codec_{t}.onnx")
@@ -107,7 +107,7 @@ def codec_graphs(tts_codec: Any, onnx_dir: Path) -> dict[int, Path]:
 
 @pytest.fixture(scope="session")
 def speaker_graphs(tts_base: Any, onnx_dir: Path) -> dict[int, Path]:
-    from scripts.qwen3.tts import export
+    from scripts.qwen3.tts.graphs import export
 
     return {
         f: export.export_speaker(tts_base, f, onnx_dir / f"speaker_{f}.onnx")

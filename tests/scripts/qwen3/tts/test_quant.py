@@ -27,7 +27,7 @@ class _Replay:
 
     def __init__(self, model: Any) -> None:
         from daemon.engine.ar.rope import rope_tables
-        from scripts.qwen3.tts import predictor
+        from scripts.qwen3.tts.graphs import predictor
 
         self.dims = predictor.predictor_stack(model).dims
         self.g = predictor.groups(model)
@@ -107,7 +107,8 @@ def quantized(upstream: Any, frames: Any, tmp_path_factory: pytest.TempPathFacto
     import torch
 
     from scripts.gsv.verify.runtime import cpu_runner
-    from scripts.qwen3.tts import predictor, quant
+    from scripts.qwen3.tts import quant
+    from scripts.qwen3.tts.graphs import predictor
 
     model, d = upstream.model, tmp_path_factory.mktemp("quant")
     fp32 = predictor.export_cp_step(model, d / "cp_step_f32.onnx")

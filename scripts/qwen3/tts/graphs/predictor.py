@@ -12,7 +12,7 @@ graph), k_cache/v_cache [Lc,Khc,G,hdc], mask [1,1,1,G], cos/sin [1,1,hdc] and
 head int32 [1] → logits [1,Vc], k_new/v_new [Lc,Khc,1,hdc]. The 15 heads are
 stacked [15,Hc,Vc] in the graph and `head` gathers one, so a frame is 16 calls
 of one graph: position 0 (past_hidden; its logits unused), 1 (head 0), s (head
-s-1). Measured at full width (scripts/qwen3/tts/cp_measure.py, ORT CPU): heads on
+s-1). Measured at full width (scripts/qwen3/tts/graphs/cp_measure.py, ORT CPU): heads on
 the CPU would cost the host ~4 ms per frame (numpy fp32 h @ W, 126 MB of
 arrays), 4x the whole 1 ms host budget, against nothing in the graph; a 2-row
 prefill graph costs one call instead of two (weight-bound), i.e. one of 16 calls
@@ -30,7 +30,7 @@ from torch import Tensor, nn
 
 from scripts.qwen3 import decoder
 from scripts.qwen3.graph_export import export_static
-from scripts.qwen3.tts.talker import Rope, no_sliding_window, rope_of, talker_of
+from scripts.qwen3.tts.graphs.talker import Rope, no_sliding_window, rope_of, talker_of
 
 INPUTS = ("x", "k_cache", "v_cache", "mask", "cos", "sin", "head")
 OUTPUTS = ("logits", "k_new", "v_new")

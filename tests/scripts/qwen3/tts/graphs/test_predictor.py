@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from scripts.gsv.verify.runtime import cpu_runner
-from scripts.qwen3.tts import gates
+from scripts.qwen3.tts.graphs import gates
 
 FRAMES = 3
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from scripts.gsv.verify.runtime import cpu_runner
-from scripts.qwen3.tts import gates
+from scripts.qwen3.tts.graphs import gates
 from scripts.qwen3.tts.upstream import import_qwen_tts
 from tests.scripts.qwen3.tts.conftest import SPEAKER_FRAMES
 

@@ -11,7 +11,7 @@ import torch
 
 from scripts.common.parity import snr_db
 from scripts.gsv.verify.runtime import cpu_runner
-from scripts.qwen3.tts import codec, gates
+from scripts.qwen3.tts.graphs import codec, gates
 from tests.scripts.qwen3.tts.conftest import CODEC_FRAMES
 
 

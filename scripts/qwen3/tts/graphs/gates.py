@@ -27,10 +27,10 @@ from daemon.engine.ar.rope import rope_tables
 from daemon.engine.graphs import Runner
 from scripts.common.parity import rel_error, snr_db
 from scripts.qwen3.asr.gates import GateResult
-from scripts.qwen3.tts import codec as codec_graph
-from scripts.qwen3.tts.predictor import predictor_of, predictor_rope
-from scripts.qwen3.tts.speaker import encoder_of
-from scripts.qwen3.tts.talker import talker_of, talker_rope
+from scripts.qwen3.tts.graphs import codec as codec_graph
+from scripts.qwen3.tts.graphs.predictor import predictor_of, predictor_rope
+from scripts.qwen3.tts.graphs.speaker import encoder_of
+from scripts.qwen3.tts.graphs.talker import talker_of, talker_rope
 
 #: issue 13 must-have 1
 CPU_MAX_REL_ERR = 1e-4

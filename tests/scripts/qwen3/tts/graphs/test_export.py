@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from scripts.qwen3.tts import export
-from scripts.qwen3.tts.talker import no_sliding_window, rope_of
+from scripts.qwen3.tts.graphs import export
+from scripts.qwen3.tts.graphs.talker import no_sliding_window, rope_of
 
 
 def test_rope_is_read_off_the_modules(tts_custom: Any, tts_base: Any) -> None:

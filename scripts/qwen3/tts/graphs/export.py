@@ -23,10 +23,10 @@ as Qwen3-ASR's); every file passes `no_pow2` (export_static checks it).
 
 from __future__ import annotations
 
-from scripts.qwen3.tts.codec import export_codec, samples_per_frame
-from scripts.qwen3.tts.predictor import export_cp_step, groups, predictor_rope
-from scripts.qwen3.tts.speaker import export_speaker
-from scripts.qwen3.tts.talker import (
+from scripts.qwen3.tts.graphs.codec import export_codec, samples_per_frame
+from scripts.qwen3.tts.graphs.predictor import export_cp_step, groups, predictor_rope
+from scripts.qwen3.tts.graphs.speaker import export_speaker
+from scripts.qwen3.tts.graphs.talker import (
     Rope,
     export_talker_decode,
     export_talker_prefill,

@@ -1,5 +1,5 @@
 """The talker and text-projection graphs (fp32 ONNX on the CPU backend) against
-upstream's torch talker: the CPU gates of scripts/qwen3/tts/gates.py."""
+upstream's torch talker: the CPU gates of scripts/qwen3/tts/graphs/gates.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import onnx
 import pytest
 
 from scripts.gsv.verify.runtime import cpu_runner
-from scripts.qwen3.tts import gates
+from scripts.qwen3.tts.graphs import gates
 
 PROMPT, STEPS = 12, 7
 

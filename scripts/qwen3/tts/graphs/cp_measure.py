@@ -4,7 +4,7 @@ measurements favour"; the 2-token prefill vs step calls).
 
 Random weights at the 0.6B checkpoint's predictor shape (qwen3.md §2.1: 5 layers,
 hidden 1024, 16/8 heads, head_dim 128, vocab 2048, talker hidden 1024), built by
-upstream's own class, exported with scripts/qwen3/tts/predictor.py, timed on
+upstream's own class, exported with scripts/qwen3/tts/graphs/predictor.py, timed on
 onnxruntime CPU (the bundle's CPU backend; the NPU's times differ, the ratios
 and bytes are what decide):
 
@@ -12,7 +12,7 @@ and bytes are what decide):
   vs heads on the CPU (the graph outputs h; numpy does h @ lm_head[k].T);
 - the frame's first two rows as one 2-row prefill graph vs two cp_step calls.
 
-    python -m scripts.qwen3.tts.cp_measure [--repeat 20] [--work DIR]
+    python -m scripts.qwen3.tts.graphs.cp_measure [--repeat 20] [--work DIR]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from torch import nn
 
 from scripts.qwen3 import decoder
 from scripts.qwen3.graph_export import export_static
-from scripts.qwen3.tts import predictor
+from scripts.qwen3.tts.graphs import predictor
 from scripts.qwen3.tts.upstream import import_qwen_tts
 
 #: the 0.6B checkpoints' code predictor (qwen3.md §2.1; upstream's config defaults)
