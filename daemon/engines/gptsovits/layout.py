@@ -50,6 +50,12 @@ T2S_PREFILL: Final = "t2s_prefill"
 T2S_DECODE_PREFIX: Final = "t2s_decode_"
 VITS_ENC: Final = "vits_enc"
 VITS_GEN: Final = "vits_gen"
+# Reference-side graphs (zero-shot voices; reference/): optional, all four or none.
+HUBERT: Final = "hubert"
+SSL_QUANT: Final = "ssl_quant"
+REF_ENC: Final = "ref_enc"
+SV: Final = "sv"
+REFERENCE_GRAPHS: Final = (HUBERT, SSL_QUANT, REF_ENC, SV)
 
 
 def t2s_decode_key(kv_len: int) -> str:
