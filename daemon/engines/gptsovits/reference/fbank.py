@@ -1,0 +1,85 @@
+"""The Kaldi fbank the ``sv`` graph reads, exactly as upstream's sv.py calls its
+local copy of torchaudio.compliance.kaldi (``GPT_SoVITS/eres2net/kaldi.py``):
+``fbank(wav, num_mel_bins=80, sample_frequency=16000, dither=0)`` with every
+other option at its default (shared/docs/gpt-sovits-v2pro.md §5.4):
+
+25 ms frames every 10 ms with snip_edges (only whole frames), per-frame DC
+removal, pre-emphasis 0.97 (the first sample repeats itself), Povey window,
+FFT zero-padded to 512, power spectrum, 80 triangular mel bins from 20 Hz to
+Nyquist (Kaldi's mel scale 1127 ln(1 + f/700), Nyquist bin weight 0), natural
+log floored at float32 epsilon; no energy column, no mean subtraction.
+
+Computed in float64 and returned as float32: upstream's float32 arithmetic
+differs from the exact values by its own rounding (relative error ~1e-6).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+FBANK_RATE: Final = 16000
+#: frame_length 25 ms / frame_shift 10 ms at 16 kHz
+FRAME: Final = 400
+SHIFT: Final = 160
+#: round_to_power_of_two: the FFT length is the next power of two
+PADDED: Final = 512
+MEL_BINS: Final = 80
+LOW_FREQ: Final = 20.0
+#: high_freq 0.0 means "offset from Nyquist", i.e. Nyquist itself
+HIGH_FREQ: Final = FBANK_RATE / 2
+PREEMPHASIS: Final = 0.97
+#: povey window = (symmetric Hann) ** 0.85
+POVEY_POWER: Final = 0.85
+#: torch.finfo(torch.float).eps: the log floor (kaldi.py EPSILON)
+LOG_FLOOR: Final = float(np.finfo(np.float32).eps)
+
+
+def frames_of(samples: int) -> int:
+    """fbank frames of a 16 kHz clip of ``samples`` (snip_edges; 0 if shorter
+    than one frame)."""
+    return 0 if samples < FRAME else 1 + (samples - FRAME) // SHIFT
+
+
+def _mel(freq: np.ndarray | float) -> np.ndarray:
+    return 1127.0 * np.log1p(np.asarray(freq, np.float64) / 700.0)
+
+
+def mel_banks() -> np.ndarray:
+    """[MEL_BINS, PADDED // 2 + 1] triangular weights (kaldi.get_mel_banks with
+    vtln_warp 1, padded with a zero column for the Nyquist bin)."""
+    lo, hi = _mel(LOW_FREQ), _mel(HIGH_FREQ)
+    delta = (hi - lo) / (MEL_BINS + 1)
+    left = lo + np.arange(MEL_BINS)[:, None] * delta
+    center, right = left + delta, left + 2 * delta
+    mel = _mel(FBANK_RATE / PADDED * np.arange(PADDED // 2))[None]
+    up = (mel - left) / (center - left)
+    down = (right - mel) / (right - center)
+    banks = np.maximum(0.0, np.minimum(up, down))
+    return np.pad(banks, ((0, 0), (0, 1)))
+
+
+def kaldi_fbank(audio16k: np.ndarray) -> np.ndarray:
+    """float32 [frames, 80] log mel filterbank of a mono 16 kHz clip in [-1, 1]
+    (upstream does not scale it to the int16 range)."""
+    x = np.asarray(audio16k)
+    if x.ndim != 1:
+        raise ValueError(f"fbank: expected mono audio [n], got shape {x.shape}")
+    if x.size < FRAME:
+        raise ValueError(
+            f"fbank: {x.size} samples is shorter than one {FRAME}-sample frame"
+        )
+    if not np.isfinite(x).all():
+        raise ValueError("fbank: audio has NaN or infinite samples")
+    frames = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), FRAME)
+    frames = frames[::SHIFT]
+    frames = frames - frames.mean(axis=1, keepdims=True)
+    previous = np.concatenate([frames[:, :1], frames[:, :-1]], axis=1)
+    frames = frames - PREEMPHASIS * previous
+    n = np.arange(FRAME)
+    hann = 0.5 - 0.5 * np.cos(2.0 * np.pi * n / (FRAME - 1))  # symmetric
+    spectrum = np.fft.rfft(frames * hann**POVEY_POWER, n=PADDED, axis=1)
+    power = spectrum.real**2 + spectrum.imag**2
+    energies = power @ mel_banks().T
+    return np.log(np.maximum(energies, LOG_FLOOR)).astype(np.float32)
