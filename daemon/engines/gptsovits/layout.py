@@ -41,6 +41,7 @@ from daemon.engines.gptsovits.frontend.zh.g2pw import (
     G2PW_ROWS,
     G2PW_TOKENS,
 )
+from daemon.engines.gptsovits.reference.params import ReferenceParams
 
 ENGINE_ID: Final = "gpt-sovits-v2pro"
 
@@ -135,6 +136,9 @@ class GsvParams:
     temperature: float
     repetition_penalty: float
     eos_block_steps: Index
+    #: sizes of the reference-side graphs (zero-shot voices); None: the bundle
+    #: was built without them and speaks its own voices only
+    reference: ReferenceParams | None = None
 
     def __post_init__(self) -> None:
         # Buckets in any order; the engine picks the smallest that fits.
@@ -154,6 +158,10 @@ class GsvParams:
     def to_dict(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__}
         d["kv_buckets"] = list(self.kv_buckets)
+        if self.reference is None:
+            del d["reference"]  # older readers know no such key
+        else:
+            d["reference"] = self.reference.to_dict()
         return d
 
 
@@ -243,6 +251,8 @@ def graph_needs(
         T2S_PREFILL: t2s_prefill_io(p),
         **{t2s_decode_key(n): t2s_decode_io(p, n) for n in p.kv_buckets},
     }
+    if p.reference is not None:  # all four or none (cloning needs each)
+        needs.update({key: {} for key in REFERENCE_GRAPHS})
     widths = vits_widths(graphs)
     if widths is None:
         needs[VITS_ENC] = {"noise": None, "ge512": None}

@@ -8,8 +8,10 @@ so a mismatched bundle fails before the first request, naming the file.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -86,30 +88,38 @@ class Reference:
                 data = {k: z[k] for k in z.files}
         except (OSError, ValueError) as exc:
             raise BundleError(f"{path}: unreadable reference archive: {exc}") from exc
+        return cls.from_arrays(data, p, name, str(path))
+
+    @classmethod
+    def from_arrays(
+        cls, data: Mapping[str, Any], p: GsvParams, name: str, where: str
+    ) -> Reference:
+        """A reference from its arrays (a ``refs/*.npz`` or a cloned voice's
+        print), every shape and range checked (BundleError naming ``where``)."""
         keys = (L.REF_PHONES, L.REF_BERT, L.REF_PROMPT, L.REF_GE, L.REF_GE512)
         missing = [k for k in keys if k not in data]
         if missing:
-            raise BundleError(f"{path}: missing {missing}")
+            raise BundleError(f"{where}: missing {missing}")
         phones = np.asarray(data[L.REF_PHONES], np.int64).reshape(-1)
         bert = np.asarray(data[L.REF_BERT], np.float32)
         prompt = np.asarray(data[L.REF_PROMPT], np.int64).reshape(-1)
         if bert.shape != (len(phones), p.bert_dim):
             raise BundleError(
-                f"{path}: bert {bert.shape} != ({len(phones)}, {p.bert_dim})"
+                f"{where}: bert {bert.shape} != ({len(phones)}, {p.bert_dim})"
             )
         if phones.size and (phones.min() < 0 or phones.max() >= p.phone_vocab):
-            raise BundleError(f"{path}: phone ids outside [0, {p.phone_vocab})")
+            raise BundleError(f"{where}: phone ids outside [0, {p.phone_vocab})")
         if prompt.size and (prompt.min() < 0 or prompt.max() >= p.eos):
-            raise BundleError(f"{path}: prompt tokens outside [0, {p.eos})")
+            raise BundleError(f"{where}: prompt tokens outside [0, {p.eos})")
         if len(phones) + len(prompt) >= p.prefill_len:
             raise BundleError(
-                f"{path}: {len(phones)} phones + {len(prompt)} prompt tokens leave "
+                f"{where}: {len(phones)} phones + {len(prompt)} prompt tokens leave "
                 f"no room in the {p.prefill_len}-position prefill"
             )
         ge = np.asarray(data[L.REF_GE], np.float32).reshape(1, -1, 1)
         ge512 = np.asarray(data[L.REF_GE512], np.float32).reshape(1, -1, 1)
         if ge.shape[1] != p.gin:
-            raise BundleError(f"{path}: ge has {ge.shape[1]} channels, want {p.gin}")
+            raise BundleError(f"{where}: ge has {ge.shape[1]} channels, want {p.gin}")
         return cls(
             name=name,
             phones=phones,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from daemon.engine.reader import ReadError
-from daemon.engines.gptsovits.layout import GsvParams
+from daemon.engines.gptsovits.layout import REFERENCE_GRAPHS, GsvParams, graph_needs
 
 GOOD = {
     "width": 512, "layers": 2, "heads": 8, "head_dim": 64, "vocab": 1025, "eos": 1024,
@@ -18,9 +18,21 @@ GOOD = {
 }  # fmt: skip
 
 
+REFERENCE = {"hubert_samples": 169600, "spec_frames": 500, "fbank_frames": 998,
+             "sv_dim": 20480}  # fmt: skip
+
+
 def test_round_trip_sorts_the_buckets():
     p = GsvParams.from_mapping(GOOD)
     assert p.kv_buckets == (128, 256) and p.temperature == 1.0
+    assert GsvParams.from_mapping(p.to_dict()) == p
+    assert p.reference is None and "reference" not in p.to_dict()
+
+
+def test_reference_sizes_round_trip():
+    p = GsvParams.from_mapping({**GOOD, "reference": REFERENCE})
+    assert p.reference is not None and p.reference.fbank_frames == 998
+    assert p.to_dict()["reference"] == REFERENCE
     assert GsvParams.from_mapping(p.to_dict()) == p
 
 
@@ -33,8 +45,13 @@ def test_round_trip_sorts_the_buckets():
         ({"head_dim": 32}, "head_dim: expected width / heads = 64, found 32"),
         ({"top_p": None}, "top_p: expected a number, found nothing (missing field)"),
         (
+            {"reference": {**REFERENCE, "sv_dim": 0}},
+            "reference.sv_dim: expected an integer >= 1, found 0",
+        ),
+        (
             {"kv_bucket": [1]},
-            f"expected only the fields {sorted(GOOD)}, found unknown field(s) "
+            f"expected only the fields {sorted([*GOOD, 'reference'])}, found "
+            "unknown field(s) "
             "['kv_bucket']",
         ),
     ],
@@ -44,3 +61,10 @@ def test_bad_params_name_the_field(change, message):
     with pytest.raises(ReadError) as info:
         GsvParams.from_mapping(data, "voice.yaml: params")
     assert str(info.value) == f"voice.yaml: params: {message}"
+
+
+def test_a_bundle_with_reference_sizes_needs_all_four_graphs():
+    plain = graph_needs(GsvParams.from_mapping(GOOD), {})
+    cloning = graph_needs(GsvParams.from_mapping({**GOOD, "reference": REFERENCE}), {})
+    assert not set(REFERENCE_GRAPHS) & set(plain)
+    assert set(cloning) - set(plain) == set(REFERENCE_GRAPHS)

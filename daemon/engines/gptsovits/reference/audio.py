@@ -1,0 +1,120 @@
+"""A reference clip made ready for the reference-side graphs, as upstream's
+``TTS.py`` prepares it (shared/docs/gpt-sovits-v2pro.md §1.4):
+
+- HuBERT: the clip at 16 kHz as ``librosa.load(path, sr=16000)`` gives it
+  (soxr HQ, then cut or zero-padded to ceil(n * 16000 / rate)); the 3..10 s
+  bounds hold on this copy (``_set_prompt_semantic``);
+- spectrogram: the clip at 32 kHz (``_get_ref_spec``), then divided by
+  min(2, peak) when its peak exceeds 1;
+- sv: that peak-limited 32 kHz copy back at 16 kHz.  Upstream resamples with
+  torchaudio's sinc resampler here; we use soxr HQ for both (torch is not on
+  the board), a difference below the sv graph's own tolerance.
+
+Upstream downmixes a stereo file by its mean; the service hands us mono.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from daemon.engines.gptsovits.reference.params import (
+    HUBERT_RATE,
+    MAX_REF_SECONDS,
+    MIN_REF_SECONDS,
+)
+
+#: the SoVITS rate: the spectrogram's input (``_get_ref_spec`` resamples to it)
+SPEC_RATE: Final = 32000
+#: librosa's default res_type "soxr_hq"
+RESAMPLE_QUALITY: Final = "HQ"
+#: rates a clip may come at (telephone to studio)
+MIN_RATE: Final = 8000
+MAX_RATE: Final = 192000
+#: ``_get_ref_spec``: a clip louder than full scale is divided by min(2, peak)
+PEAK_LIMIT: Final = 2.0
+
+
+def resample(pcm: np.ndarray, rate: int, target: int) -> np.ndarray:
+    """float32 ``pcm`` at ``target`` Hz as ``librosa.resample(res_type="soxr_hq")``
+    makes it: soxr HQ, then cut or zero-padded to ceil(n * target / rate)."""
+    x = np.asarray(pcm, np.float32)
+    if rate == target:
+        return np.ascontiguousarray(x)
+    import soxr  # only a registration resamples: keep it off the load path
+
+    y = soxr.resample(x, rate, target, quality=RESAMPLE_QUALITY)
+    n = int(np.ceil(len(x) * (target / rate)))
+    if len(y) >= n:
+        return np.ascontiguousarray(y[:n], np.float32)
+    return np.pad(y, (0, n - len(y))).astype(np.float32)
+
+
+def peak_limited(pcm: np.ndarray) -> np.ndarray:
+    peak = float(np.max(np.abs(pcm), initial=0.0))
+    return pcm / min(PEAK_LIMIT, peak) if peak > 1.0 else pcm
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One reference clip at the rates the graphs take."""
+
+    hubert16k: np.ndarray  # float32 [n16], HuBERT's input
+    spec32k: np.ndarray  # float32 [n32], peak-limited, the spectrogram's input
+    sv16k: np.ndarray  # float32, spec32k at 16 kHz, the fbank's input
+
+    @property
+    def seconds(self) -> float:
+        return len(self.hubert16k) / HUBERT_RATE
+
+
+def check_pcm(audio: object, rate: object, what: str = "the clip") -> np.ndarray:
+    """float32 mono [n], finite, at a plausible rate; ValueError saying what is
+    wrong otherwise (integer PCM has no agreed scale: the caller converts)."""
+    if isinstance(rate, bool) or not isinstance(rate, int | np.integer):
+        raise ValueError(f"{what}: sample rate {rate!r} is not an integer")
+    if not MIN_RATE <= rate <= MAX_RATE:
+        raise ValueError(
+            f"{what}: sample rate {rate} Hz, expected {MIN_RATE}..{MAX_RATE} Hz"
+        )
+    a = np.asarray(audio)
+    if a.dtype.kind != "f" or a.ndim != 1 or a.size == 0:
+        raise ValueError(
+            f"{what}: expected non-empty float mono samples, got {a.dtype} "
+            f"{list(a.shape)}"
+        )
+    if not np.isfinite(a).all():
+        raise ValueError(f"{what}: {int(np.sum(~np.isfinite(a)))} NaN/inf samples")
+    return a.astype(np.float32, copy=False)
+
+
+def prepare(audio: np.ndarray, rate: int, what: str = "the clip") -> Clip:
+    """The clip for the graphs; ValueError (upstream's 3..10 s rule on the
+    16 kHz copy, with its message) for one outside the bounds."""
+    pcm = check_pcm(audio, rate, what)
+    h16 = resample(pcm, int(rate), HUBERT_RATE)
+    lo, hi = MIN_REF_SECONDS * HUBERT_RATE, MAX_REF_SECONDS * HUBERT_RATE
+    if not lo <= len(h16) <= hi:
+        raise ValueError(
+            f"{what}: {len(h16) / HUBERT_RATE:.2f} s; a reference must be "
+            f"{MIN_REF_SECONDS:g}-{MAX_REF_SECONDS:g} s "
+            "(upstream: 参考音频在3~10秒范围外)"
+        )
+    s32 = peak_limited(resample(pcm, int(rate), SPEC_RATE))
+    return Clip(h16, s32, resample(s32, SPEC_RATE, HUBERT_RATE))
+
+
+def prepare_aux(audio: np.ndarray, rate: int, what: str) -> Clip:
+    """An aux clip: upstream takes any length for the style (only the main
+    clip gives prompt tokens), our static ``ref_enc``/``sv`` windows take at
+    most MAX_REF_SECONDS; no HuBERT copy is needed."""
+    pcm = check_pcm(audio, rate, what)
+    s32 = peak_limited(resample(pcm, int(rate), SPEC_RATE))
+    if len(s32) > MAX_REF_SECONDS * SPEC_RATE:
+        raise ValueError(
+            f"{what}: {len(s32) / SPEC_RATE:.2f} s; at most {MAX_REF_SECONDS:g} s"
+        )
+    empty = np.zeros(0, np.float32)
+    return Clip(empty, s32, resample(s32, SPEC_RATE, HUBERT_RATE))
