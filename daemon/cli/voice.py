@@ -3,7 +3,8 @@
 Talks to the service's HTTP socket (``/v1/voices``; ``--socket``: a Unix socket
 path, or an ``http://HOST:PORT`` URL for a ``tcp_http`` listener):
 
-    hexvoice voice add NAME --clip ref.wav [--text "what the clip says"] [--model VOICE]
+    hexvoice voice add NAME --clip ref.wav [--text "what the clip says"] [--lang zh]
+                           [--aux more.wav ...] [--model VOICE]
     hexvoice voice list [--json]
     hexvoice voice rm NAME
 
@@ -41,8 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.action == "add":
-            clip = args.clip.read_bytes()
-            voice = asyncio.run(_add(args, clip))
+            clips = [args.clip.read_bytes(), *(a.read_bytes() for a in args.aux)]
+            voice = asyncio.run(_add(args, clips))
             print(f"{voice['name']}: added ({voice['engine']}, {voice['base']})")
         elif args.action == "rm":
             asyncio.run(_call(args.socket, "DELETE", f"/v1/voices/{args.name}"))
@@ -65,6 +66,14 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("name", help="the new voice's name (letters, digits, _ . -)")
     add.add_argument("--clip", type=Path, required=True, help="audio file (WAV, ...)")
     add.add_argument("--text", help="what the clip says (engines that use it)")
+    add.add_argument("--lang", help="the clip's language, e.g. zh or en")
+    add.add_argument(
+        "--aux",
+        type=Path,
+        action="append",
+        default=[],
+        help="another clip of the same voice (repeatable; engines that average them)",
+    )
     add.add_argument("--model", help="loaded voice or engine to clone with")
     ls = sub.add_parser("list", help="the stored voices")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
@@ -79,13 +88,16 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-async def _add(args: argparse.Namespace, clip: bytes) -> dict[str, Any]:
+async def _add(args: argparse.Namespace, clips: list[bytes]) -> dict[str, Any]:
     import aiohttp
 
     form = aiohttp.FormData()
-    form.add_field("file", clip, filename=args.clip.name)
+    form.add_field("file", clips[0], filename=args.clip.name)
+    for path, data in zip(args.aux, clips[1:], strict=True):
+        form.add_field("aux", data, filename=path.name)
     form.add_field("name", args.name)
-    for field, value in (("transcript", args.text), ("model", args.model)):
+    given = (("transcript", args.text), ("language", args.lang), ("model", args.model))
+    for field, value in given:
         if value is not None:
             form.add_field(field, value)
     return await _call(args.socket, "POST", "/v1/voices", form)

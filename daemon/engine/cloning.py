@@ -17,7 +17,7 @@ never speaks with prints of another encoder.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Literal, Protocol, runtime_checkable
@@ -36,6 +36,9 @@ Meta = str | int | float
 #: Whether a clone needs the clip's transcript: Qwen3-TTS's x-vector does not,
 #: GPT-SoVITS's prompt does.
 TranscriptUse = Literal["unused", "optional", "required"]
+#: More clips of the same voice (upstream GPT-SoVITS's ``aux_ref_audio_paths``):
+#: each (float32 mono samples, sample rate).
+AuxClips = Sequence[tuple[np.ndarray, int]]
 
 
 @dataclass(frozen=True)
@@ -96,8 +99,12 @@ class Cloning:
     min_seconds: float
     max_seconds: float
     transcript: TranscriptUse = "unused"
+    #: more clips of the same voice it averages in (``clone(aux=...)``); 0: none
+    max_aux: int = 0
 
     def __post_init__(self) -> None:
+        if self.max_aux < 0:
+            raise ValueError(f"Cloning.max_aux must be >= 0, found {self.max_aux}")
         if not self.model:
             raise ValueError("Cloning.model must be a non-empty content id")
         if not 0 < self.min_seconds <= self.max_seconds:
@@ -119,12 +126,18 @@ class CloningEngine(Protocol):
         sample_rate: int,
         transcript: str | None,
         cancel: CancelToken | None = None,
+        *,
+        language: str | None = None,
+        aux: AuxClips = (),
     ) -> VoicePrint:
         """The print of ``audio`` (float32 mono ``[n]`` in [-1, 1] at
         ``sample_rate``, any rate: the engine resamples), checking ``cancel``
         between graph calls.  Its length was checked against ``Cloning``'s
         bounds; a clip the engine still cannot use raises ``ValueError``
-        (reported to the client as a bad request)."""
+        (reported to the client as a bad request).  ``language`` is the clip's
+        (checked against the engine voice's languages; None: the engine's
+        choice); ``aux`` are at most ``Cloning.max_aux`` more clips of the same
+        voice, each checked like ``audio``."""
         ...
 
 

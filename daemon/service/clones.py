@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from daemon.engine.cloning import Cloning, unfit
+from daemon.engine.cloning import AuxClips, Cloning, unfit
 from daemon.engine.requests import Found, UnknownVoice, refuse
 from daemon.service import voicestore
 from daemon.service.clone_rules import (
@@ -38,7 +38,9 @@ from daemon.service.clone_rules import (
     StoreFull,
     StoreUnavailable,
     VoiceExists,
+    check_aux,
     check_clip,
+    check_language,
     check_transcript,
 )
 from daemon.service.jobs import Unavailable, Voice
@@ -194,13 +196,19 @@ class Clones:
         transcript: str | None,
         model: str | None,
         protocol: str,
+        language: str | None = None,
+        aux: AuxClips = (),
     ) -> Voice:
-        """Register ``name`` from ``audio`` (float32 mono) on the worker and
-        store it; the voice is offered as soon as this returns."""
+        """Register ``name`` from ``audio`` (float32 mono; ``aux``: more clips
+        of the voice, ``language``: the clip's) on the worker and store it; the
+        voice is offered as soon as this returns."""
         self.check_name(name)
         voice, cloning = self.cloner(model)
         check_clip(audio, sample_rate, cloning)
+        check_aux(aux, cloning)
         transcript = check_transcript(transcript, cloning)
+        caps = voice.capabilities
+        language = check_language(language, caps.languages if caps else ())
         if len(self.entries) + len(self._pending) >= self.store.max_count:
             raise StoreFull(
                 f"the voice store is full: voice_store.max_count is "
@@ -208,7 +216,9 @@ class Clones:
             )
         self._pending.add(name)
         try:
-            job = self.host.jobs.clone(voice, audio, sample_rate, transcript, protocol)
+            job = self.host.jobs.clone(
+                voice, audio, sample_rate, transcript, protocol, language, aux
+            )
             # To its end: a client that leaves meanwhile cancels the job.
             (vp,) = [p async for p in job]
             problem = unfit(vp, voice.engine_id, cloning)

@@ -34,7 +34,7 @@ import numpy as np
 
 from daemon.engine.asr import AsrEngine, AsrSession, TranscriptionOptions
 from daemon.engine.cancel import Cancelled
-from daemon.engine.cloning import CloningEngine
+from daemon.engine.cloning import AuxClips, CloningEngine
 from daemon.engine.registry import Engine
 from daemon.engine.requests import BadRequest, RequestError, UnknownVoice
 from daemon.engine.tts import SynthesisOptions, TtsEngine
@@ -106,16 +106,19 @@ class Scheduler:
         sample_rate: int,
         transcript: str | None,
         protocol: str,
+        language: str | None = None,
+        aux: AuxClips = (),
     ) -> CloneJob:
-        """Queue the registration of a voice from ``audio`` (float32 mono) on
-        ``voice``'s engine, like any request (or raise ``Busy``)."""
+        """Queue the registration of a voice from ``audio`` (float32 mono; and
+        ``aux``, more clips of it) on ``voice``'s engine, like any request (or
+        raise ``Busy``)."""
         job = CloneJob(
             voice,
             asyncio.get_running_loop(),
             self._admit(protocol),
             graph_calls=self._graph_calls,
         )
-        args = (audio, sample_rate, transcript)
+        args = (audio, sample_rate, transcript, language, tuple(aux))
         return cast(CloneJob, self._start(job, protocol, self._run_clone, *args))
 
     def asr(
@@ -274,11 +277,20 @@ class Scheduler:
                 chunks.close()  # the engine's cleanup runs here, on the NPU thread
 
     def _run_clone(
-        self, job: CloneJob, audio: np.ndarray, rate: int, transcript: str | None
+        self,
+        job: CloneJob,
+        audio: np.ndarray,
+        rate: int,
+        transcript: str | None,
+        language: str | None,
+        aux: AuxClips,
     ) -> None:
         with self._running(job) as found:
             engine = cast(CloningEngine, found)  # it declares cloning: the edge checked
-            job.push(engine.clone(audio, rate, transcript, job.token))
+            vp = engine.clone(
+                audio, rate, transcript, job.token, language=language, aux=aux
+            )
+            job.push(vp)
 
     def _step(self, job: AsrJob, fn: Callable[..., T], *args: Any) -> Future[T]:
         """Queue ``fn(*args)`` as one worker item of the session ``job``."""

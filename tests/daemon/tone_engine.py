@@ -36,7 +36,7 @@ import numpy as np
 from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
-from daemon.engine.cloning import Cloning, VoicePrint
+from daemon.engine.cloning import AuxClips, Cloning, VoicePrint
 from daemon.engine.graphs import Runner
 from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from tests.daemon.mm_engine import MmEngine
@@ -88,6 +88,7 @@ class ToneEngine(MmEngine):
                 float(spec["min_seconds"]),
                 float(spec["max_seconds"]),
                 spec.get("transcript", "unused"),
+                int(spec.get("max_aux", 0)),
             )
             self._clone_calls = int(spec.get("calls_per_block", 1))
         ToneEngine.live += 1
@@ -120,8 +121,12 @@ class ToneEngine(MmEngine):
         sample_rate: int,
         transcript: str | None,
         cancel: CancelToken | None = None,
+        *,
+        language: str | None = None,
+        aux: AuxClips = (),
     ) -> VoicePrint:
-        """A print of the clip's pitch (see the module doc)."""
+        """A print of the clip's pitch (see the module doc); the language and
+        the number of aux clips are kept in its meta."""
         assert self._mm is not None and self._cloning is not None, "a cloning voice"
         self._note("clone")
         spectrum = np.abs(np.fft.rfft(audio))
@@ -137,7 +142,12 @@ class ToneEngine(MmEngine):
                 cancel.check()
             x = self._mm.run({"x": x})[0].astype(np.float32)
         arrays = {"pitch": np.array([pitch], np.float32), "mm": x[0]}
-        meta = {"seconds": len(audio) / sample_rate, "transcript": transcript or ""}
+        meta = {
+            "seconds": len(audio) / sample_rate,
+            "transcript": transcript or "",
+            "language": language or "",
+            "aux": len(aux),
+        }
         return VoicePrint(ENGINE_ID, self._cloning.model, arrays, meta)
 
     def warmup(self) -> None:

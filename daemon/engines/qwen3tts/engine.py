@@ -24,7 +24,7 @@ from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.bundles.needs import require
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import Capabilities, VoiceInfo
-from daemon.engine.cloning import VoicePrint
+from daemon.engine.cloning import AuxClips, VoicePrint
 from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from daemon.engines.qwen3.shapes import read_params
 from daemon.engines.qwen3tts.graphio import graph_needs
@@ -179,9 +179,16 @@ class Qwen3TtsEngine:
         sample_rate: int,
         transcript: str | None = None,
         cancel: CancelToken | None = None,
+        *,
+        language: str | None = None,
+        aux: AuxClips = (),
     ) -> VoicePrint:
         """A Base bundle's x-vector of ``audio`` (clone.py); ValueError for a
-        CustomVoice bundle or a clip it cannot use."""
+        CustomVoice bundle or a clip it cannot use.  ``language`` is not used
+        (an x-vector has none: the request's language row picks it per
+        request); aux clips are not taken (``Cloning.max_aux`` is 0)."""
+        if aux:
+            raise ValueError(f"{ENGINE_ID}: clones from one clip (no aux clips)")
         cloner = self.model.cloner
         if cloner is None:
             raise ValueError(

@@ -66,7 +66,7 @@ class Form:
 
 async def read_form(request: web.Request, timeout: float) -> Form:
     """The form's fields and file; ``ApiError`` (400/408/413) or ``BadRequest``."""
-    fields, file = await read_parts(request, timeout)
+    fields, file, _ = await read_parts(request, timeout)
     if file is None:
         missing = Found("nothing (missing field)")  # the reader's words
         raise refuse(MissingField, "file", "an audio file", missing)
@@ -74,10 +74,15 @@ async def read_form(request: web.Request, timeout: float) -> Form:
 
 
 async def read_parts(
-    request: web.Request, timeout: float, files: tuple[str, ...] = ("file",)
-) -> tuple[dict[str, str], bytes | None]:
-    """A multipart body's text fields and its file (the first part named one
-    of ``files``; None if there is none), read with the caps of the module doc."""
+    request: web.Request,
+    timeout: float,
+    files: tuple[str, ...] = ("file",),
+    repeated: str | None = None,
+) -> tuple[dict[str, str], bytes | None, list[bytes]]:
+    """A multipart body's text fields, its file (the first part named one of
+    ``files``; None if there is none) and every part named ``repeated`` (more
+    files, in order; ``POST /v1/voices``'s ``aux`` clips), read with the caps of
+    the module doc (all files together at MAX_FILE_BYTES)."""
     if request.content_type != _MULTIPART:
         found = request.content_type or "no Content-Type"
         raise ApiError(400, f"request body: expected {_MULTIPART}, found {found}")
@@ -89,7 +94,8 @@ async def read_parts(
         raise ApiError(400, f"request body: not a multipart form ({exc})") from None
     fields: dict[str, str] = {}
     file: bytes | None = None
-    other = 0
+    more: list[bytes] = []
+    other = taken = 0
     while True:
         part = await _timed(reader.next(), timeout)
         if part is None:
@@ -97,8 +103,15 @@ async def read_parts(
         if not isinstance(part, BodyPartReader):  # a nested multipart
             raise ApiError(400, "request body: nested multipart is not supported")
         name = part.name or ""
-        if name in files and file is None:
-            file = await _read_part(part, name, MAX_FILE_BYTES, timeout)
+        if (name in files and file is None) or (repeated and name == repeated):
+            data = await _read_part(part, name, MAX_FILE_BYTES, timeout)
+            taken += len(data)
+            if taken > MAX_FILE_BYTES:
+                raise _too_large("files together", MAX_FILE_BYTES)
+            if name in files and file is None:
+                file = data
+            else:
+                more.append(data)
             continue
         data = await _read_part(part, name, MAX_FIELD_BYTES, timeout)
         other += len(data)
@@ -110,7 +123,7 @@ async def read_parts(
             raise ApiError(
                 400, f"{name}: not UTF-8 (byte {exc.start})", param=name
             ) from None
-    return fields, file
+    return fields, file, more
 
 
 async def _read_part(

@@ -1,8 +1,10 @@
 """``/v1/voices``: cloned voices over HTTP (not an OpenAI route; OpenAI's shapes).
 
 - ``POST /v1/voices``: ``multipart/form-data`` with the clip in ``file`` (or
-  ``audio``), ``name``, optional ``transcript`` and ``model`` (the loaded voice,
-  or engine id, to clone with; default: the first that clones).  The order keeps
+  ``audio``), ``name``, optional ``transcript``, ``language`` (the clip's),
+  ``model`` (the loaded voice, or engine id, to clone with; default: the first
+  that clones) and ``aux`` files (more clips of the same voice, for engines
+  that average them: GPT-SoVITS).  The order keeps
   a bad request off the NPU worker: the form (caps of forms.py), the name, the
   engine, the clip's header (no audio decoded for a clip that is too long or no
   audio), the decoded clip (too short, NaN, silence), then the registration as a
@@ -32,6 +34,7 @@ from daemon.engine.asr import downmix
 from daemon.engine.cancel import Cancelled
 from daemon.engine.requests import (
     BadRequest,
+    BadValue,
     Found,
     MissingField,
     RequestError,
@@ -49,6 +52,8 @@ from daemon.service.jobs import Busy
 #: Multipart fields the clip may arrive in: OpenAI's ``file``; ``audio`` as
 #: GPT-SoVITS-style APIs name it.
 FILE_FIELDS: Final = ("file", "audio")
+#: Multipart field of the more clips of the voice (repeatable).
+AUX_FIELD: Final = "aux"
 #: Where a refused field is on the form (the clip's facts are the file's).
 WIRE: Final = {"audio": "file", **audio_files.FIELDS}
 _NO_RETRY: Final = {"x-should-retry": "false"}
@@ -60,6 +65,7 @@ class VoiceForm(msgspec.Struct, frozen=True):
     name: str
     transcript: str | None = None
     model: str | None = None
+    language: str | None = None
 
 
 class Voices:
@@ -72,17 +78,27 @@ class Voices:
         clones = self.host.clones
         try:
             timeout = self.host.cfg.limits.body_timeout_s
-            fields, data = await read_parts(request, timeout, FILE_FIELDS)
+            fields, data, extra = await read_parts(
+                request, timeout, FILE_FIELDS, AUX_FIELD
+            )
             form = decode(fields, VoiceForm)
             clones.check_name(form.name)
             if data is None:
                 missing = Found("nothing (missing field)")
                 raise refuse(MissingField, "file", "an audio clip", missing)
             _, cloning = clones.cloner(form.model)
+            if len(extra) > cloning.max_aux:  # before any of them is decoded
+                expected = f"at most {cloning.max_aux} aux clip(s)"
+                raise refuse(BadValue, "aux", expected, Found(f"{len(extra)}"))
             pcm, rate = await asyncio.to_thread(_clip, data, cloning.max_seconds)
+            aux = [
+                await asyncio.to_thread(_clip, a, cloning.max_seconds, f"aux[{i}]")
+                for i, a in enumerate(extra)
+            ]
             voice = await clones.add(
-                form.name, pcm, rate, form.transcript, form.model, "http"
-            )
+                form.name, pcm, rate, form.transcript, form.model, "http",
+                form.language, aux,
+            )  # fmt: skip
         except (ApiError, BadRequest, RequestError, Cancelled) as exc:
             if isinstance(exc, BadRequest | ApiError):
                 self.host.metrics.request("http", "bad_request")
@@ -102,12 +118,20 @@ class Voices:
         return web.json_response({"id": name, "object": "voice", "deleted": True})
 
 
-def _clip(data: bytes, max_seconds: float) -> tuple[np.ndarray, int]:
+def _clip(
+    data: bytes, max_seconds: float, field: str | None = None
+) -> tuple[np.ndarray, int]:
     """The uploaded clip as float32 mono and its rate, refused (``BadRequest``,
-    field ``file``) as an upload to the transcriptions route is: no audio, a
-    truncated file, NaN samples, longer than ``max_seconds`` (told from the
-    header first)."""
-    audio = audio_files.scan(audio_files.read_header(data, max_seconds), max_seconds)
+    field ``file``, or ``field`` for an aux clip) as an upload to the
+    transcriptions route is: no audio, a truncated file, NaN samples, longer
+    than ``max_seconds`` (told from the header first)."""
+    try:
+        header = audio_files.read_header(data, max_seconds)
+        audio = audio_files.scan(header, max_seconds)
+    except BadRequest as exc:
+        if field is None:
+            raise
+        raise type(exc)(exc.message, field) from None
     blocks = list(audio_files.blocks(audio))
     pcm = downmix(np.concatenate(blocks)) if blocks else np.zeros(0, np.float32)
     return np.ascontiguousarray(pcm, np.float32), audio.sample_rate

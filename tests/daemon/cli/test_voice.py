@@ -75,6 +75,13 @@ def test_refusals_exit_1_with_the_service_reason(daemon: Daemon, tmp_path: Path)
     assert p.returncode == 1 and "name: expected a name of 1-64" in p.stderr
     p = hexvoice(daemon, "voice", "rm", "nobody")
     assert p.returncode == 1 and "HTTP 404" in p.stderr
+    # --lang and --aux reach the service (this voice speaks en_US, takes no aux).
+    ref = tmp_path / "ref.wav"
+    ref.write_bytes(clip())
+    p = hexvoice(daemon, "voice", "add", "c", "--clip", str(ref), "--lang", "zh")
+    assert p.returncode == 1 and "language: expected one of ['en_US']" in p.stderr
+    p = hexvoice(daemon, "voice", "add", "c", "--clip", str(ref), "--aux", str(ref))
+    assert p.returncode == 1 and "aux: expected at most 0 aux clip(s)" in p.stderr
     p = hexvoice(daemon, "voice", "add", "x", "--clip", str(tmp_path / "missing.wav"))
     assert p.returncode == 1 and "missing.wav" in p.stderr
     p = hexvoice(daemon, "voice", "list", socket=daemon.wyoming)

@@ -53,7 +53,7 @@ def voices(test_voice: ServiceVoice, tmp_path_factory) -> dict[str, Any]:
     spec = {"min_seconds": MIN_S, "max_seconds": MAX_S}
     cloner = copy_voice(test_voice, root / "cloner", "cloner", cloning=spec)
     # As GPT-SoVITS zero-shot will: the clip's transcript is part of the voice.
-    scribe = {**spec, "transcript": "required"}
+    scribe = {**spec, "transcript": "required", "max_aux": 2}
     scribe_voice = copy_voice(test_voice, root / "scribe", "scribe", cloning=scribe)
     return {
         "sections": {
@@ -237,6 +237,39 @@ def test_an_engine_that_needs_the_transcript_gets_it(daemon: Daemon):
     assert (r.json()["base"], r.json()["transcript"]) == ("scribe", "one two three")
     with daemon.http_client() as c:
         assert c.delete("/v1/voices/said").status_code == 200
+
+
+def test_the_clips_language_and_aux_clips_reach_the_engine(daemon: Daemon, voices):
+    def post(name: str, aux: list[bytes], **fields: str) -> httpx.Response:
+        files = [("file", ("ref.wav", clip(), "audio/wav"))]
+        files += [("aux", (f"aux{i}.wav", a, "audio/wav")) for i, a in enumerate(aux)]
+        form = {"name": name, "model": "scribe", "transcript": "one", **fields}
+        with daemon.http_client() as c:
+            return c.post("/v1/voices", data=form, files=files)
+
+    before = stored(voices["store"])
+    refused = [
+        (post("x1", [clip()] * 3), "aux", "at most 2 aux clip(s)"),
+        (post("x2", [clip(seconds=0.1)]), "aux[0]", "at least 0.5 s"),
+        (post("x3", [clip(), b"not audio"]), "aux[1]", "bytes"),
+        (post("x4", [], language="klingon"), "language", "expected one of"),
+    ]
+    for r, param, words in refused:
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["param"] == param, r.text
+        assert words in r.json()["error"]["message"], r.text
+    assert stored(voices["store"]) == before
+    r = post("multi", [clip(hz=500), clip(hz=600)], language="en")
+    assert r.status_code == 201, r.text
+    kept = voicestore.decode((voices["store"] / "multi.voice").read_bytes(), "multi")
+    assert (kept.print.meta["language"], kept.print.meta["aux"]) == ("en", 2)
+    with daemon.http_client() as c:
+        assert c.delete("/v1/voices/multi").status_code == 200
+    # A voice that takes no aux clips refuses them before any is decoded.
+    files = [("file", ("r.wav", clip(), "audio/wav")), ("aux", ("a.wav", b"x"))]
+    with daemon.http_client() as c:
+        r = c.post("/v1/voices", data={"name": "y", "model": "cloner"}, files=files)
+    assert r.status_code == 400 and r.json()["error"]["param"] == "aux", r.text
 
 
 def test_duplicates_missing_fields_unknown_and_engine_voices(daemon: Daemon):
