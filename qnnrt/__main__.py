@@ -38,7 +38,8 @@ def format_info(info: BinaryInfo) -> str:
         lines.append(f"  graph {g.name}")
         lines.append(
             f"    vtcm {_human(g.vtcm_bytes)}  io {_human(g.io_bytes)}  "
-            f"const {_human(g.const_bytes)}  spill-fill {_human(g.spill_fill_bytes)}"
+            f"const {_human(g.const_bytes)}  shared weights "
+            f"{_human(g.shared_weights_bytes)}  spill-fill {_human(g.spill_fill_bytes)}"
         )
         for kind, tensors in (("in ", g.inputs), ("out", g.outputs)):
             for i, t in enumerate(tensors):

@@ -38,6 +38,9 @@ class GraphInfo:
     vtcm_bytes: int = 0
     io_bytes: int | None = None
     const_bytes: int | None = None
+    #: weights this graph keeps in the binary's shared section (one copy for
+    #: every graph that uses them: ``compile_shared`` on a weight-sharing target)
+    shared_weights_bytes: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +51,7 @@ class GraphInfo:
             "vtcm_bytes": self.vtcm_bytes,
             "io_bytes": self.io_bytes,
             "const_bytes": self.const_bytes,
+            "shared_weights_bytes": self.shared_weights_bytes,
         }
 
 
@@ -66,6 +70,12 @@ class BinaryInfo:
     soc_model: int | None
     dsp_arch: int | None
     graphs: tuple[GraphInfo, ...] = field(default_factory=tuple)
+
+    @property
+    def shares_weights(self) -> bool:
+        """Whether any graph keeps weights in the shared section (the x86
+        simulator refuses such a binary: QNN 1000 at contextCreateFromBinary)."""
+        return any(g.shared_weights_bytes for g in self.graphs)
 
     @property
     def spill_fill_bytes(self) -> int:
@@ -193,6 +203,7 @@ def _parse_blob(ptr: int | None, size: int) -> dict[str, Any]:
             v2 = _api.QnnHtpSystemContext_GraphBlobInfoV2_t.from_address(ptr + offset)
             out["io_bytes"] = int(v2.ioTensorSize)
             out["const_bytes"] = int(v2.constSize)
+            out["shared_weights_bytes"] = int(v2.sharedWeightsSize)
             offset += _BLOB_V2_SIZE
         else:
             break  # unknown or newer struct: keep what we understood

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from .backend import Backend
 
 _LOGGER = logging.getLogger(__name__)
+#: why a weight-shared binary may not load: the x86 HTP simulator (QNN 2.51)
+#: refuses any binary with a shared-weights section under every load config
+#: tried (issue 15); a board target's build makes them, a simulator build not
+SHARED_WEIGHTS_NEED = "loads on a board, not on the x86 simulator"
 
 
 class Context:
@@ -82,8 +86,11 @@ class Context:
                 backend.handle, backend.device, cfgs, addr, size, C.byref(handle), None
             )
         # A failed create may still write a handle that cannot be freed: ignore it.
+        detail = str(self.path)
+        if self.info.shares_weights:  # the x86 simulator's 1000 (NOT_SUPPORTED)
+            detail += f" (its graphs share weights: {SHARED_WEIGHTS_NEED})"
         try:
-            check(rc, "contextCreateFromBinary", str(self.path))
+            check(rc, "contextCreateFromBinary", detail)
         except QnnError as exc:  # the skel loads with the first context, too
             raise explained(lib.dsp, exc) from None
         self.handle = handle.value

@@ -64,6 +64,9 @@ class Htp:
     binary_soc_models: tuple[int, ...]
     vtcm_bytes: int
     bundle_targets: tuple[str, ...]
+    #: graphs of one model that differ only in static shape are compiled into
+    #: one binary holding one copy of their weights (False: a binary per graph)
+    share_weights: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,7 @@ def from_dict(data: Any, source: Path) -> Profile:
             binary_soc_models=h.binary_soc_models,
             vtcm_bytes=h.vtcm_mb * _MB,
             bundle_targets=h.bundle_targets,
+            share_weights=h.share_weights,
         ),
         soc=f.soc,
         fastrpc=f.fastrpc,
@@ -180,6 +184,7 @@ class _Htp(msgspec.Struct, frozen=True):
     binary_soc_models: tuple[int, ...]
     vtcm_mb: Size
     bundle_targets: Texts
+    share_weights: bool = False
 
 
 class _Resources(msgspec.Struct, frozen=True):

@@ -13,10 +13,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from scripts.common.qnn_compile import compile_onnx
+from scripts.common.qnn_compile import compile_onnx, compile_shared
 from tests.conftest import _MODELS, build_model
-from tests.qnnrt.test_shared import SAME_WEIGHTS_BIN
-from tests.qnnrt.tiny_models import SAME, twin_matmuls
+from tests.qnnrt.test_shared import (
+    BUCKET_BIN,
+    BUCKET_ROWS,
+    SAME_WEIGHTS_BIN,
+    SHARED_BUCKETS_BIN,
+)
+from tests.qnnrt.tiny_models import SAME, matmul_tanh, twin_matmuls
 
 
 def build(out: Path) -> dict[str, Path]:
@@ -32,6 +37,15 @@ def build(out: Path) -> dict[str, Path]:
         shared = twin_matmuls(Path(tmp) / "same", SAME, name="same", target="qcs8550")
         made["shared_same_weights"] = out / SAME_WEIGHTS_BIN
         shutil.copyfile(shared.bin_path, made["shared_same_weights"])
+        # Two static-shape buckets of one model, both layouts (bit-identity test)
+        buckets = [matmul_tanh(Path(tmp) / f"b{r}.onnx", rows=r) for r in BUCKET_ROWS]
+        both = compile_shared(buckets, Path(tmp), name="buckets", target="qcs8550")
+        made["shared_buckets"] = out / SHARED_BUCKETS_BIN
+        shutil.copyfile(both.bin_path, made["shared_buckets"])
+        for rows, onnx in zip(BUCKET_ROWS, buckets, strict=True):
+            one = compile_onnx(onnx, Path(tmp) / f"one{rows}", target="qcs8550")
+            made[f"bucket_{rows}"] = out / BUCKET_BIN.format(rows=rows)
+            shutil.copyfile(one.bin_path, made[f"bucket_{rows}"])
     return made
 
 

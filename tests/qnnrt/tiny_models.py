@@ -43,18 +43,18 @@ def matmul_weights(n: int = 64, seed: int = _RNG_SEED) -> np.ndarray:
 
 
 def matmul_tanh(
-    path: Path, n: int = 64, seed: int = _RNG_SEED, act: str = "Tanh"
+    path: Path, n: int = 64, seed: int = _RNG_SEED, act: str = "Tanh", rows: int = 1
 ) -> Path:
     """y = tanh(x @ W): the smallest real graph (``seed`` draws W; ``act``: another
-    activation, e.g. Sigmoid)."""
+    activation, e.g. Sigmoid; ``rows``: x is [rows, n], a static-shape bucket)."""
     g = helper.make_graph(
         [
             helper.make_node("MatMul", ["x", "W"], ["m"]),
             helper.make_node(act, ["m"], ["y"]),
         ],
         f"matmul_{act.lower()}",
-        [_vi("x", TensorProto.FLOAT, [1, n])],
-        [_vi("y", TensorProto.FLOAT, [1, n])],
+        [_vi("x", TensorProto.FLOAT, [rows, n])],
+        [_vi("y", TensorProto.FLOAT, [rows, n])],
         [_init("W", matmul_weights(n, seed))],
     )
     return _save(g, path)

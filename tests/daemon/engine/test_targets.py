@@ -41,6 +41,12 @@ def test_simulator_has_no_dsp_side():
     assert p.environment() == {}
 
 
+def test_only_the_board_shares_weights_across_graphs():
+    """The simulator refuses weight-shared binaries (QNN 1000), the board loads them."""
+    assert load_profile("qcs8550").htp.share_weights
+    assert not load_profile("simulator").htp.share_weights
+
+
 def test_every_shipped_profile_loads():
     assert set(available()) >= {"qcs8550", "simulator"}
     for name in available():
@@ -86,8 +92,8 @@ def _data() -> dict:
         (
             lambda d: d["htp"].update(vtcm=8),
             "htp: expected only the fields ['arch', 'binary_soc_models', "
-            "'bundle_targets', 'soc_model', 'vtcm_mb'], found unknown field(s) "
-            "['vtcm']",
+            "'bundle_targets', 'share_weights', 'soc_model', 'vtcm_mb'], found "
+            "unknown field(s) ['vtcm']",
         ),
         (
             lambda d: d.update(adsp_library_path=["/a;/b"]),
