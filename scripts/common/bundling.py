@@ -57,6 +57,28 @@ def add_shared(
     }
 
 
+def add_placed(
+    root: Path,
+    placed: Mapping[str, tuple[Path, str | None]],
+    onnx_paths: Mapping[str, Path | None] | None = None,
+) -> dict[str, GraphSpec]:
+    """Entries for graph key -> (binary, graph name; None: its only graph), in
+    ``placed`` order: a one-graph binary as :func:`add_graph`, a binary several
+    keys name as :func:`add_shared` (copied and hashed once)."""
+    onnx = {k: v for k, v in (onnx_paths or {}).items() if v is not None}
+    by_binary: dict[Path, dict[str, str]] = {}
+    for key, (path, graph) in placed.items():
+        if graph is not None:
+            by_binary.setdefault(path, {})[key] = graph
+    specs: dict[str, GraphSpec] = {}
+    for path, graphs in by_binary.items():
+        specs |= add_shared(root, path.stem, path, graphs, onnx)
+    return {
+        key: specs[key] if key in specs else add_graph(root, key, path, onnx.get(key))
+        for key, (path, graph) in placed.items()
+    }
+
+
 def _copy_binary(root: Path, file: str, bin_path: Path) -> tuple[qnnrt.BinaryInfo, str]:
     """Copy to ``root/file``: its metadata and sha256."""
     dest = root / file
