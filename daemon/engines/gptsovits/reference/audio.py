@@ -107,14 +107,16 @@ def prepare(audio: np.ndarray, rate: int, what: str = "the clip") -> Clip:
 
 
 def prepare_aux(audio: np.ndarray, rate: int, what: str) -> Clip:
-    """An aux clip: upstream takes any length for the style (only the main
-    clip gives prompt tokens), our static ``ref_enc``/``sv`` windows take at
-    most MAX_REF_SECONDS; no HuBERT copy is needed."""
+    """An aux clip (no HuBERT copy: only the main clip gives prompt tokens).
+    Upstream takes any length for its style; we hold it to the main clip's
+    3..10 s: the static ``ref_enc``/``sv`` windows end at 10 s, and the
+    service's bounds (``Cloning``) apply to every clip it takes."""
     pcm = check_pcm(audio, rate, what)
     s32 = peak_limited(resample(pcm, int(rate), SPEC_RATE))
-    if len(s32) > MAX_REF_SECONDS * SPEC_RATE:
+    if not MIN_REF_SECONDS * SPEC_RATE <= len(s32) <= MAX_REF_SECONDS * SPEC_RATE:
         raise ValueError(
-            f"{what}: {len(s32) / SPEC_RATE:.2f} s; at most {MAX_REF_SECONDS:g} s"
+            f"{what}: {len(s32) / SPEC_RATE:.2f} s; an aux clip must be "
+            f"{MIN_REF_SECONDS:g}-{MAX_REF_SECONDS:g} s"
         )
     empty = np.zeros(0, np.float32)
     return Clip(empty, s32, resample(s32, SPEC_RATE, HUBERT_RATE))

@@ -55,8 +55,9 @@ def test_unusable_clips_are_refused_clearly(pcm, rate, words):
     assert words in str(e.value)
 
 
-def test_aux_clips_take_any_length_up_to_the_window():
-    short = audio.prepare_aux(tone(1.0, 16000), 16000, "aux clip 0")
-    assert len(short.spec32k) == 32000 and short.hubert16k.size == 0
-    with pytest.raises(ValueError, match="aux clip 1: 10.50 s; at most 10 s"):
-        audio.prepare_aux(tone(10.5, 16000), 16000, "aux clip 1")
+def test_aux_clips_are_held_to_the_clip_bounds():
+    aux = audio.prepare_aux(tone(3.0, 16000), 16000, "aux clip 0")
+    assert len(aux.spec32k) == 96000 and aux.hubert16k.size == 0
+    for seconds in (2.5, 10.5):
+        with pytest.raises(ValueError, match=f"aux clip 1: {seconds:.2f} s; an aux"):
+            audio.prepare_aux(tone(seconds, 16000), 16000, "aux clip 1")
