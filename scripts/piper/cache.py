@@ -90,6 +90,9 @@ def _sources() -> list[Path]:
         repo / "scripts/common/qnn_compile.py",
         repo / "scripts/common/onnx_surgery.py",
         repo / "scripts/common/bundling.py",
+        repo / "scripts/common/weight_sharing.py",
+        # a target's share_weights decides the binaries
+        *sorted((repo / "daemon/engine/target_profiles").glob("*.yaml")),
         repo / "daemon/engine/bundles/manifest.py",
         repo / "daemon/engines/piper/cpu.py",  # the SDP port checked at conversion
         repo / "daemon/engines/piper/params.py",  # the params schema

@@ -36,7 +36,7 @@ from daemon.engines.piper.params import PiperParams, dec_key, enc_key, flow_key
 from scripts.common import bundling
 from scripts.common.onnx_surgery import ConversionError, op_histogram
 from scripts.common.qnn_compile import TARGETS as QNN_TARGETS
-from scripts.common.qnn_compile import qnn_sdk_version
+from scripts.common.qnn_compile import CompileError, qnn_sdk_version
 from scripts.piper import graphs
 from scripts.piper.cuts import find_cuts
 from scripts.piper.model_card import voice_attribution
@@ -198,26 +198,49 @@ def _convert(
 def compile_all(
     root: Path, keys: list[str], target: str, cache: Path | None
 ) -> dict[str, GraphSpec]:
-    """Compile onnx/<key>.onnx to graphs/<key>.bin; every failure named at once."""
+    """Compile onnx/<key>.onnx: a binary per graph, or one per group of graphs
+    with the same weights (the length buckets) on a weight-sharing target
+    (scripts/common/weight_sharing.py); every failure named at once."""
+    from scripts.common import weight_sharing
     from scripts.piper.htp import compile_htp
 
     work = root / ".htp"
-    specs, failed = {}, []
-    for i, key in enumerate(keys, 1):
-        result = compile_htp(root / "onnx" / f"{key}.onnx", work, target, cache)
+    sources = {key: root / "onnx" / f"{key}.onnx" for key in keys}
+    units = weight_sharing.plan(sources, target)
+    placed: dict[str, tuple[Path, str | None]] = {}
+    failed = []
+    for i, unit in enumerate(units, 1):
+        if unit.shared:
+            try:
+                done = weight_sharing.compile_unit(unit, sources, work, target, cache)
+            except CompileError as exc:
+                # name the op at fault, as for one graph
+                blamed = [compile_htp(sources[k], work, target) for k in unit.keys]
+                why = "; ".join(r.error for r in blamed if not r.ok) or str(exc)[:300]
+                failed.append(f"{unit.name}: {why}")
+                log(f"  [{i}/{len(units)}] {unit.name}: FAILED: {why}")
+                continue
+            for key, graph in done["graphs"].items():
+                placed[key] = (work / f"{unit.name}.bin", graph)
+            size = done["bytes"] / 1e6
+            log(f"  [{i}/{len(units)}] {unit.name} ({', '.join(unit.keys)}): "
+                f"{size:.1f} MB, one weight copy")  # fmt: skip
+            continue
+        (key,) = unit.keys
+        result = compile_htp(sources[key], work, target, cache)
         if not result.ok:
             failed.append(f"{key}: {result.error}")
-            log(f"  [{i}/{len(keys)}] {key}: FAILED: {result.error}")
+            log(f"  [{i}/{len(units)}] {key}: FAILED: {result.error}")
             continue
         assert result.binary is not None
-        specs[key] = bundling.add_graph(
-            root, key, result.binary, root / "onnx" / f"{key}.onnx"
-        )
+        placed[key] = (result.binary, None)
         size = result.binary_bytes / 1e6
-        log(f"  [{i}/{len(keys)}] {key}: {size:.1f} MB in {result.seconds:.1f}s")
-    shutil.rmtree(work, ignore_errors=True)
+        log(f"  [{i}/{len(units)}] {key}: {size:.1f} MB in {result.seconds:.1f}s")
     if failed:
+        shutil.rmtree(work, ignore_errors=True)
         raise ConversionError("HTP compile failed:\n  " + "\n  ".join(failed))
+    specs = bundling.add_placed(root, {k: placed[k] for k in keys}, sources)
+    shutil.rmtree(work, ignore_errors=True)
     return specs
 
 
