@@ -11,6 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from daemon.engines.gptsovits.reference import fbank, spectrogram
+from daemon.engines.gptsovits.reference.params import (
+    HUBERT_RATE,
+    MAX_REF_SECONDS,
+    PROMPT_ZEROS,
+)
+
 # Additive attention-mask value for blocked positions. Reference port NOTES #5:
 # -100 gives the same tokens as -1e4 and keeps fp16 dynamic range small.
 MASK_VALUE = -100.0
@@ -111,4 +118,35 @@ TINY = GraphShapes(
     bert_layers=2,
     g2pw_rows=8,
     g2pw_tokens=64,
+)
+
+
+@dataclass(frozen=True)
+class ReferenceShapes:
+    """Static sizes of the reference-side graphs (zero-shot voices; the bundle's
+    ``params.reference``, daemon/engines/gptsovits/reference/params.py)."""
+
+    #: 16 kHz samples of the ``hubert`` window: the longest accepted reference
+    #: plus the 9600 zeros upstream appends (TTS._set_prompt_semantic)
+    hubert_samples: int
+    #: linear-spectrogram frames of ``ref_enc``: the longest reference at 32 kHz
+    #: over hop 640 (spectrogram_torch gives samples // hop frames; 500)
+    spec_frames: int
+    #: kaldi fbank frames of ``sv``: the longest reference at 16 kHz, 25 ms
+    #: frames every 10 ms with snip_edges (1 + (n - 400) // 160; 998)
+    fbank_frames: int
+
+
+# Upstream's longest reference (10 s) as ref_enc's and sv's frames (H2).
+_SPEC_FRAMES = spectrogram.frames_of(int(MAX_REF_SECONDS * SAMPLE_RATE))
+_FBANK_FRAMES = fbank.frames_of(int(MAX_REF_SECONDS * HUBERT_RATE))
+# Upstream's longest reference (10 s at 16 kHz) + int(32000 * 0.3) zeros.
+_HUBERT_WINDOW = int(MAX_REF_SECONDS * HUBERT_RATE) + PROMPT_ZEROS
+FULL_REFERENCE = ReferenceShapes(
+    hubert_samples=_HUBERT_WINDOW, spec_frames=_SPEC_FRAMES, fbank_frames=_FBANK_FRAMES
+)
+# Tiny: the same 10.6 s window (the tiny HuBERT is cheap on the simulator, and
+# any 3-10 s clip the test voice speaks must fit; so do ref_enc's and sv's frames).
+TINY_REFERENCE = ReferenceShapes(
+    hubert_samples=_HUBERT_WINDOW, spec_frames=_SPEC_FRAMES, fbank_frames=_FBANK_FRAMES
 )
