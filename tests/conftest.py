@@ -117,6 +117,21 @@ def gsv_voice(request: pytest.FixtureRequest) -> Path:
 
 
 @pytest.fixture(scope="session")
+def gsv_clone_voice(request: pytest.FixtureRequest) -> Path:
+    """DIR of ``scripts/make_test_voice --zero-shot --out DIR``: the test voice
+    with the four reference graphs (it clones), built once per machine and
+    cached by content like ``gsv_voice``."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("onnxruntime_qnn")
+    from scripts.gsv.synthetic.build import make_test_voice
+
+    out = Path(request.config.cache.mkdir("gsv-clone-voice"))
+    make_test_voice(out, sim_gates=False, zero_shot=True)
+    return out
+
+
+@pytest.fixture(scope="session")
 def onnx_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("onnx")
     for name in _MODELS:

@@ -31,6 +31,7 @@ from scripts.gsv.export.shapes import MASK_VALUE, NOISE_SCALE, GraphShapes
 from scripts.gsv.models.checkpoints import load_gpt_checkpoint, load_sovits_checkpoint
 from scripts.gsv.models.sovits import SovitsModel
 from scripts.gsv.models.t2s import T2SModel
+from scripts.gsv.pipeline.reference_graphs import ReferenceGraphs
 from scripts.gsv.pipeline.refs import (
     BERT_DIR,
     RefFeatures,
@@ -66,6 +67,8 @@ class BuildContext:
         self.bin_dir = self.work / "bins"
         self.text_dir = self.stage / layout.TEXT_DIR
         self.cpu_dir = self.stage / "cpu"
+        #: the zero-shot graphs (--hubert + --sv; build_voice.py sets it)
+        self.zero_shot: ReferenceGraphs | None = None
 
     # models -----------------------------------------------------------------
     @cached_property
@@ -104,8 +107,9 @@ class BuildContext:
     # paths ------------------------------------------------------------------
     def graph_keys(self) -> list[str]:
         decode = [layout.t2s_decode_key(n) for n in self.shapes.kv_buckets]
+        ref = list(self.zero_shot.keys) if self.zero_shot else []
         return [layout.G2PW, layout.BERT, layout.T2S_PREFILL, *decode,
-                layout.VITS_ENC, layout.VITS_GEN]  # fmt: skip
+                layout.VITS_ENC, layout.VITS_GEN, *ref]  # fmt: skip
 
     def onnx(self, key: str) -> Path:
         return self.onnx_dir / f"{key}.onnx"
@@ -281,6 +285,9 @@ class BuildContext:
                     self.shapes, ref,
                 )
             )  # fmt: skip
+            if self.zero_shot is not None:
+                bins = {k: self.bin_path(k) for k in self.zero_shot.keys}
+                res.update(self.zero_shot.gates_sim(sim, bins))
         finally:
             sim.close()
         return {k: vars(v) for k, v in res.items()}
@@ -309,6 +316,7 @@ class BuildContext:
             mask_value=MASK_VALUE, top_k=TOP_K, top_p=TOP_P,
             temperature=TEMPERATURE, repetition_penalty=REPETITION_PENALTY,
             eos_block_steps=EOS_BLOCK_STEPS,
+            reference=self.zero_shot.params() if self.zero_shot else None,
         )  # fmt: skip
 
     def voice_entry(self) -> dict:

@@ -8,7 +8,12 @@ After training, upstream keeps (webui.py, s1_train.py, s2_train.py):
     <root>/GPT_SoVITS/pretrained_models/chinese-roberta-wwm-ext-large/
     <root>/GPT_SoVITS/text/G2PWModel/
 
-(v2ProPlus uses the ``*_v2ProPlus`` weight folders.) Every missing input is
+(v2ProPlus uses the ``*_v2ProPlus`` weight folders.) Zero-shot voices also take
+
+    <root>/GPT_SoVITS/pretrained_models/chinese-hubert-base/              --hubert
+    <root>/GPT_SoVITS/pretrained_models/sv/pretrained_eres2netv2w24s4ep4.ckpt  --sv
+
+(optional: given, they are checked like the others). Every missing input is
 reported by path before any model is loaded.
 """
 
@@ -23,6 +28,7 @@ WEIGHT_SUFFIXES = ("v2Pro", "v2ProPlus")
 DEFAULT_BERT = "GPT_SoVITS/pretrained_models/chinese-roberta-wwm-ext-large"
 DEFAULT_G2PW = "GPT_SoVITS/text/G2PWModel"
 BERT_FILES = ("config.json", "vocab.txt")
+HUBERT_CONFIG = "config.json"  # a transformers save_pretrained directory
 G2PW_FILES = (
     "g2pW.onnx",
     "POLYPHONIC_CHARS.txt",
@@ -44,6 +50,9 @@ class Sources:
     bert_dir: Path
     g2pw_dir: Path
     ref_clip: str
+    #: chinese-hubert-base (--hubert) and the ERes2NetV2 checkpoint (--sv)
+    hubert_dir: Path | None = None
+    sv_ckpt: Path | None = None
 
 
 def _one(candidates: list[Path], what: str, searched: list[str]) -> Path:
@@ -61,6 +70,8 @@ def find_sources(
     ref: str,
     bert: Path | None = None,
     g2pw: Path | None = None,
+    hubert: Path | None = None,
+    sv: Path | None = None,
 ) -> Sources:
     logs = Path(logs)
     if not logs.is_dir():
@@ -89,8 +100,17 @@ def find_sources(
         for name in files:
             if not (directory / name).is_file():
                 raise SourceError(f"{flag} {directory}: missing {name}")
+    if sv is not None and hubert is None:
+        raise SourceError("--sv makes the zero-shot graphs, which also need --hubert")
+    if hubert is not None and not (Path(hubert) / HUBERT_CONFIG).is_file():
+        raise SourceError(f"--hubert {hubert}: missing {HUBERT_CONFIG}")
+    if sv is not None and not Path(sv).is_file():
+        raise SourceError(f"--sv {sv}: no such file (the ERes2NetV2 .ckpt)")
     try:
         clip = resolve_clip(logs, ref)
     except TrainingFolderError as exc:
         raise SourceError(str(exc)) from exc
-    return Sources(logs, exp, gpt, sovits, bert_dir, g2pw_dir, clip)
+    return Sources(
+        logs, exp, gpt, sovits, bert_dir, g2pw_dir, clip,
+        Path(hubert) if hubert else None, Path(sv) if sv else None,
+    )  # fmt: skip

@@ -7,7 +7,8 @@ layout (stable; the engine's tests use it)::
     DIR/bundle/        the voice bundle (voice.yaml, graphs/, onnx/, cpu/, refs/, text/)
     DIR/bundle.tar     the same, packed
     DIR/source/        the fake upstream installation (logs/tinyvoice/, weights,
-                       pretrained/ tiny BERT + g2pW)
+                       pretrained/ tiny BERT + g2pW; with --zero-shot also
+                       pretrained/chinese-hubert-base/ and pretrained/sv/)
     DIR/work/          pipeline work dir (state.json, onnx, binaries)
     DIR/qnn-cache/     content-keyed compile cache
     DIR/KEY            content key of the build; a matching key skips everything
@@ -15,6 +16,8 @@ layout (stable; the engine's tests use it)::
 
 The key covers the pipeline's and the test voice's sources, the target and the
 QNN SDK version, so a test session reuses a bundle built by unchanged code.
+``--zero-shot`` builds the voice with a tiny HuBERT and a tiny ERes2NetV2 (the
+four reference graphs: the bundle makes voices from a clip).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from scripts.common.qnn_compile import TARGETS, qnn_sdk_version
@@ -39,9 +43,15 @@ KEY_FILE = "KEY"
 LOCK_FILE = "lock"
 
 
-def content_key(target: str) -> str:
+HUBERT_SUBDIR = "pretrained/chinese-hubert-base"
+SV_FILE = "pretrained/sv/pretrained_eres2netv2w24s4ep4.ckpt"
+
+
+def content_key(target: str, zero_shot: bool = False) -> str:
     h = hashlib.sha256(code_hash(CODE_ROOTS).encode())
     h.update(f"{target}|{qnn_sdk_version()}".encode())
+    if zero_shot:
+        h.update(b"|zero-shot")
     return h.hexdigest()
 
 
@@ -58,7 +68,10 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def make_test_voice(
-    out: Path, target: str = "simulator", sim_gates: bool = True
+    out: Path,
+    target: str = "simulator",
+    sim_gates: bool = True,
+    zero_shot: bool = False,
 ) -> Path:
     """Build (or reuse) the test voice under `out`; returns the bundle dir.
 
@@ -69,7 +82,7 @@ def make_test_voice(
     out.mkdir(parents=True, exist_ok=True)
     bundle, key_file = out / "bundle", out / KEY_FILE
     with _locked(out / LOCK_FILE):
-        key = content_key(target)
+        key = content_key(target, zero_shot)
         have = key_file.read_text().split() if key_file.is_file() else []
         done = (
             have[:1] == [key]
@@ -85,13 +98,28 @@ def make_test_voice(
         if not source_key.is_file() or source_key.read_text().strip() != key:
             shutil.rmtree(out / "source", ignore_errors=True)
             write_test_voice(out / "source", exp=VOICE)
+            if zero_shot:
+                _write_reference_models(out / "source")
             source_key.write_text(key + "\n")
         key_file.unlink(missing_ok=True)
-        report = build(options(voice_at(out / "source", VOICE), out, target, sim_gates))
+        opts = options(voice_at(out / "source", VOICE), out, target, sim_gates)
+        if zero_shot:
+            src = out / "source"
+            opts = replace(opts, hubert=src / HUBERT_SUBDIR, sv=src / SV_FILE)
+        report = build(opts)
         print(summary(report))
         key_file.write_text(f"{key} sim={int(sim_gates)}\n")
         print(f"test voice built in {time.monotonic() - start:.0f} s", file=sys.stderr)
     return bundle
+
+
+def _write_reference_models(root: Path) -> None:
+    """The tiny HuBERT and ERes2NetV2 an upstream installation would hold."""
+    from scripts.gsv.synthetic.hubert import write_tiny_hubert
+    from scripts.gsv.synthetic.sv import write_tiny_sv
+
+    write_tiny_hubert(root / HUBERT_SUBDIR)
+    write_tiny_sv(root / SV_FILE)
 
 
 def options(
@@ -119,11 +147,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--target", choices=sorted(TARGETS), default="simulator")
     p.add_argument("--no-sim-gates", action="store_true")
+    p.add_argument(
+        "--zero-shot", action="store_true", help="with the four reference graphs"
+    )
     a = p.parse_args(argv)
     import logging
 
     logging.basicConfig(level=logging.INFO, format="  %(message)s", stream=sys.stderr)
-    bundle = make_test_voice(a.out, a.target, not a.no_sim_gates)
+    bundle = make_test_voice(a.out, a.target, not a.no_sim_gates, a.zero_shot)
     print(bundle)
     return 0
 
