@@ -1,0 +1,57 @@
+"""A training clip resynthesised by one SoVITS epoch from its own tokens.
+
+Upstream SynthesizerTrn.decode with the clip as its own reference (ge, ge512
+from its linear spectrogram and 7-sv_cn embedding), noise_scale 0.5 and a
+fixed noise seed per clip, so every epoch decodes the same noise. It runs the
+modules the build-time CPU parity gates run (scripts/gsv/verify/cpu.py):
+SovitsModel.global_embedding, latent, phone_embedding, VitsEnc and the
+full-length generator ``model.dec``, at exact lengths without padding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from scripts.gsv.evaluate.clips import TrainingClip
+from scripts.gsv.export.shapes import NOISE_SCALE
+from scripts.gsv.models.sovits import SovitsModel, VitsEnc
+from scripts.gsv.pipeline.refs import linear_spectrogram
+
+
+def check_clips(model: SovitsModel, clips: Sequence[TrainingClip]) -> None:
+    """ValueError when a clip's tokens or sv embedding do not fit the model."""
+    d = model.dims
+    for clip in clips:
+        if int(clip.tokens.max()) >= d.codebook:
+            raise ValueError(
+                f"clip {clip.name}: semantic token {int(clip.tokens.max())} is "
+                f"outside the model's {d.codebook}-entry codebook"
+            )
+        if clip.sv.shape[1] != d.sv:
+            raise ValueError(
+                f"clip {clip.name}: 7-sv_cn embedding width {clip.sv.shape[1]}, "
+                f"the model expects {d.sv}"
+            )
+        if int(clip.phones.max()) >= d.phone_vocab:
+            raise ValueError(
+                f"clip {clip.name}: phone id {int(clip.phones.max())} is outside "
+                f"the model's {d.phone_vocab} phones"
+            )
+
+
+@torch.no_grad()
+def resynthesise(model: SovitsModel, clip: TrainingClip, seed: int) -> np.ndarray:
+    """float32 [2 * tokens * hop] audio of `clip` decoded by `model`."""
+    ge, ge512 = model.global_embedding(linear_spectrogram(clip.audio), clip.sv)
+    ssl = model.latent(torch.from_numpy(clip.tokens))
+    text = model.phone_embedding(torch.from_numpy(clip.phones))
+    frames, n_phones = ssl.shape[-1], text.shape[-1]
+    g = torch.Generator().manual_seed(seed)
+    noise = torch.randn(1, model.dims.inter, frames, generator=g) * NOISE_SCALE
+    y_mask = torch.ones(1, 1, frames)
+    z = VitsEnc(model)(ssl, y_mask, text, torch.ones(1, 1, n_phones), ge512, ge, noise)
+    audio = model.dec(z, ge, y_mask)
+    return audio[0, 0].numpy().astype(np.float32)
