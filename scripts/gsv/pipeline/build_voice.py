@@ -2,7 +2,6 @@
 
     scripts/build_voice LOGS_DIR --gpt-epoch N --sovits-epoch M --ref CLIP \\
         --target qcs8550|simulator --out DIR [--bert DIR --g2pw DIR]
-        [--hubert DIR --sv CKPT]
 
 Steps (each skipped when its inputs, options and code are unchanged; state in
 <work>/state.json): export the graphs to fp32 ONNX, CPU parity gates, CPU
@@ -10,9 +9,6 @@ tables + text resources, reference features, compile each graph with the QNN EP
 (or AI Hub), simulator parity gates on the binaries, bundle directory + .tar
 (layout: daemon/engines/gptsovits/layout.py) verified like `hexvoice bundle
 verify`. A failed gate stops the run naming graph, metric and threshold.
-With ``--hubert`` and ``--sv`` the bundle also gets the four reference-side
-graphs (hubert, ssl_quant, ref_enc, sv; reference_graphs.py) and
-``params.reference``: the engine then makes voices from a clip (zero-shot).
 """
 
 from __future__ import annotations
@@ -27,13 +23,13 @@ from pathlib import Path
 from daemon.engine.bundles.manifest import pack
 from daemon.engine.bundles.verify import verify_bundle
 from daemon.engines.gptsovits import layout
-from scripts.common import bundling
-from scripts.common.qnn_compile import TARGETS, CompileError, compile_onnx
+from scripts.common import bundling, weight_sharing
+from scripts.common.qnn_compile import TARGETS, CompileError
 from scripts.common.steps import BuildReport, Steps, code_hash
+from scripts.common.weight_sharing import Unit
 from scripts.gsv.export import shapes as shapes_mod
 from scripts.gsv.export.aihub import AiHubUnavailable, check_available, compile_aihub
 from scripts.gsv.pipeline.context import ROOT, BuildContext
-from scripts.gsv.pipeline.reference_graphs import ReferenceGraphs
 from scripts.gsv.pipeline.refs import TrainingFolderError
 from scripts.gsv.pipeline.sources import SourceError, find_sources
 from scripts.gsv.verify.cpu import GateError
@@ -41,10 +37,6 @@ from scripts.gsv.verify.cpu import GateError
 log = logging.getLogger(__name__)
 
 SHAPES = {"full": shapes_mod.FULL, "tiny": shapes_mod.TINY}
-REFERENCE_SHAPES = {
-    "full": shapes_mod.FULL_REFERENCE,
-    "tiny": shapes_mod.TINY_REFERENCE,
-}
 COMPILERS = ("local", "aihub")
 LANGUAGES = ("zh", "en")
 # Sources whose change must redo the steps (the frontend shapes the refs).
@@ -54,6 +46,7 @@ CODE_ROOTS = tuple(
         "scripts/gsv",
         "scripts/common/qnn_compile.py",
         "scripts/common/bundling.py",
+        "scripts/common/weight_sharing.py",
         "scripts/common/onnx_int32.py",  # the g2pw body's index path
         "daemon/engines/gptsovits/layout.py",
         # the T2S gates run the engine's driver on the toolkit and its runners
@@ -88,8 +81,6 @@ class BuildOptions:
     qnn_cache: Path | None = None
     sim_gates: bool = True
     ref_text: str | None = None  # default: the clip's norm_text in 2-name2text
-    hubert: Path | None = None  # chinese-hubert-base dir
-    sv: Path | None = None  # ERes2NetV2 checkpoint (with --hubert: zero-shot)
 
     def validate(self) -> None:
         if self.target not in TARGETS:
@@ -105,20 +96,14 @@ def build(opts: BuildOptions) -> BuildReport:
     if opts.compiler == "aihub":
         check_available(opts.target)  # fail before hours of work
     src = find_sources(
-        opts.logs, opts.gpt_epoch, opts.sovits_epoch, opts.ref, opts.bert, opts.g2pw,
-        opts.hubert, opts.sv,
-    )  # fmt: skip
+        opts.logs, opts.gpt_epoch, opts.sovits_epoch, opts.ref, opts.bert, opts.g2pw
+    )
     shapes = SHAPES[opts.shapes]
     voice = opts.voice or src.exp
     work = Path(opts.work or opts.out.with_name(opts.out.name + ".work"))
     ctx = BuildContext(src, shapes, work, voice, opts.ref_text)
-    if src.hubert_dir is not None and src.sv_ckpt is not None:
-        ctx.zero_shot = ReferenceGraphs(
-            src.hubert_dir, src.sv_ckpt, lambda: ctx.sovits,
-            REFERENCE_SHAPES[opts.shapes], ctx.onnx_dir,
-        )  # fmt: skip
     keys = ctx.graph_keys()
-    total = 7 + len(keys) + (1 if opts.sim_gates else 0) + (2 if ctx.zero_shot else 0)
+    total = 7 + len(keys) + (1 if opts.sim_gates else 0)
     steps = Steps(work, total, code_hash(CODE_ROOTS))
     shape_opts = asdict(shapes)
     res: dict[str, dict] = {}
@@ -147,17 +132,6 @@ def build(opts: BuildOptions) -> BuildReport:
         [],
         ctx.gates_cpu,
     )
-    if ctx.zero_shot is not None:
-        ref, ref_in = ctx.zero_shot, {
-            "hubert": src.hubert_dir, "sv": src.sv_ckpt, "sovits": src.sovits_pth,
-            "shapes": asdict(REFERENCE_SHAPES[opts.shapes]),
-        }  # fmt: skip
-        res["export_reference"] = steps.run(
-            "export_reference", ref_in, ref.outputs(), ref.export
-        )
-        res["gates_reference"] = steps.run(
-            "gates_reference", {**ref_in, "onnx": ref.outputs()}, [], ref.gates_cpu
-        )
     res["tables"] = steps.run(
         "tables",
         {"gpt": src.gpt_ckpt, "sovits": src.sovits_pth, "g2pw": src.g2pw_dir},
@@ -169,7 +143,6 @@ def build(opts: BuildOptions) -> BuildReport:
         {
             "files": ctx.ref_inputs(),
             "ref_text": opts.ref_text,
-            "hubert": src.hubert_dir,  # exact prompt tokens (refs.py)
             "sovits": src.sovits_pth,
             "text": ctx.text_dir,
             "onnx": [ctx.onnx(layout.BERT), ctx.onnx(layout.G2PW)],
@@ -177,15 +150,23 @@ def build(opts: BuildOptions) -> BuildReport:
         [ctx.ref_path()],
         ctx.write_refs,
     )
+    sources = {key: ctx.npu_onnx(key) for key in keys}
+    units = _plan(opts, sources)
+    # weight-shared binaries do not load on the simulator: its gates run the
+    # same ONNX compiled a graph per binary (the steps of an unshared build)
+    gated = [Unit(k, (k,)) for u in units if u.shared for k in u.keys]
+    steps.total += len(units) - len(keys) + (len(gated) if opts.sim_gates else 0)
     compiled = {}
-    for key in keys:
-        source = ctx.npu_onnx(key)
-        compiled[key] = steps.run(
-            f"compile {key}",
-            {"onnx": source, "target": opts.target, "compiler": opts.compiler},
-            [ctx.bin_path(key)],
-            lambda key=key, source=source: _compile(ctx, opts, key, source),
+    for unit in [*units, *(gated if opts.sim_gates else [])]:
+        onnx = [sources[k] for k in unit.keys] if unit.shared else sources[unit.name]
+        result = steps.run(
+            f"compile {unit.name}",
+            {"onnx": onnx, "target": opts.target, "compiler": opts.compiler},
+            [ctx.bin_dir / f"{unit.name}.bin"],
+            lambda unit=unit: _compile(ctx, opts, unit, sources),
         )
+        if unit in units:
+            compiled[unit.name] = result
     res["compile"] = compiled
     if opts.sim_gates:
         res["gates_sim"] = steps.run(
@@ -209,19 +190,24 @@ def build(opts: BuildOptions) -> BuildReport:
     return BuildReport(opts.out, tar, res, steps.ran, steps.skipped)
 
 
-def _compile(ctx: BuildContext, opts: BuildOptions, key: str, source: Path) -> dict:
+def _plan(opts: BuildOptions, sources: dict[str, Path]) -> tuple[Unit, ...]:
+    """The binaries to build: AI Hub compiles a graph per binary."""
+    if opts.compiler == "aihub":
+        return tuple(Unit(key, (key,)) for key in sources)
+    return weight_sharing.plan(sources, opts.target)
+
+
+def _compile(
+    ctx: BuildContext, opts: BuildOptions, unit: Unit, sources: dict[str, Path]
+) -> dict:
     ctx.bin_dir.mkdir(parents=True, exist_ok=True)
     if opts.compiler == "aihub":
-        dest = compile_aihub(source, ctx.bin_dir, key, opts.target)
+        (key,) = unit.keys  # _plan never groups for AI Hub
+        dest = compile_aihub(sources[key], ctx.bin_dir, key, opts.target)
         return {"seconds": None, "qnn_sdk": "aihub", "bytes": dest.stat().st_size}
-    result = compile_onnx(
-        source, ctx.bin_dir, name=key, target=opts.target, cache_dir=opts.qnn_cache
+    return weight_sharing.compile_unit(
+        unit, sources, ctx.bin_dir, opts.target, opts.qnn_cache
     )
-    return {
-        "compile_seconds": result.seconds,
-        "qnn_sdk": result.qnn_sdk_version,
-        "bytes": result.bin_path.stat().st_size,
-    }
 
 
 def _bundle(ctx: BuildContext, opts: BuildOptions, compiled: dict, tar: Path) -> dict:
@@ -229,10 +215,11 @@ def _bundle(ctx: BuildContext, opts: BuildOptions, compiled: dict, tar: Path) ->
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(ctx.stage, out)
-    graphs = {
-        key: bundling.add_graph(out, key, ctx.bin_path(key), ctx.onnx(key))
-        for key in ctx.graph_keys()
-    }
+    placed = weight_sharing.placements(compiled, ctx.bin_dir)
+    keys = ctx.graph_keys()
+    graphs = bundling.add_placed(
+        out, {k: placed[k] for k in keys}, {k: ctx.onnx(k) for k in keys}
+    )
     sdks = {c["qnn_sdk"] for c in compiled.values()}
     bundle = bundling.finish(
         out,
@@ -290,10 +277,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bert", type=Path, help="chinese-roberta-wwm-ext-large dir")
     p.add_argument("--g2pw", type=Path, help="G2PWModel dir (with g2pW.onnx)")
     p.add_argument("--ref-text", help="its transcript (default: from 2-name2text)")
-    p.add_argument("--hubert", type=Path, help="chinese-hubert-base dir")
-    p.add_argument(
-        "--sv", type=Path, help="ERes2NetV2 .ckpt (with --hubert: zero-shot graphs)"
-    )
     p.add_argument("--voice", help="reference voice name (default: experiment)")
     p.add_argument("--work", type=Path, help="work dir (default: OUT.work)")
     p.add_argument("--compiler", choices=COMPILERS, default="local")
@@ -305,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = BuildOptions(
         a.logs, a.gpt_epoch, a.sovits_epoch, a.ref, a.target, a.out, a.bert, a.g2pw,
         a.voice, a.work, a.compiler, a.shapes, a.qnn_cache, not a.no_sim_gates,
-        a.ref_text, a.hubert, a.sv,
+        a.ref_text,
     )  # fmt: skip
     try:
         report = build(opts)

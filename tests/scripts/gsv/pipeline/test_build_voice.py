@@ -188,3 +188,24 @@ def test_aihub_without_credentials_is_a_clear_error(
         aihub.check_available("qcs8550")
     with pytest.raises(aihub.AiHubUnavailable, match="real device"):
         aihub.check_available("simulator")
+
+
+def test_board_target_keeps_one_t2s_weight_copy(
+    request: pytest.FixtureRequest,
+) -> None:
+    """qcs8550 shares weights (its target profile): prefill and every decode
+    bucket in one binary; the other graphs a binary each, as on the simulator."""
+    from daemon.engine.bundles.verify import verify_bundle
+    from scripts.gsv.synthetic.build import make_test_voice
+
+    out = Path(request.config.cache.mkdir("gsv-test-voice-qcs8550"))
+    bundle = Bundle.load(make_test_voice(out, target="qcs8550", sim_gates=False))
+    t2s = {k for k in bundle.graphs if k.startswith("t2s_")}
+    assert t2s == {
+        layout.T2S_PREFILL,
+        *(layout.t2s_decode_key(n) for n in TINY.kv_buckets),
+    }
+    files = {k: g.file for k, g in bundle.graphs.items()}
+    assert {files[k] for k in t2s} == {f"graphs/shared_{layout.T2S_PREFILL}.bin"}
+    assert all(files[k] == f"graphs/{k}.bin" for k in set(files) - t2s)
+    assert verify_bundle(bundle) == []
