@@ -42,6 +42,7 @@ from daemon.engines.gptsovits.frontend.zh.g2pw import (
     G2PW_TOKENS,
 )
 from daemon.engines.gptsovits.reference.params import ReferenceParams
+from daemon.engines.gptsovits.reference.style import ref_enc_io, sv_io
 
 ENGINE_ID: Final = "gpt-sovits-v2pro"
 
@@ -251,8 +252,6 @@ def graph_needs(
         T2S_PREFILL: t2s_prefill_io(p),
         **{t2s_decode_key(n): t2s_decode_io(p, n) for n in p.kv_buckets},
     }
-    if p.reference is not None:  # all four or none (cloning needs each)
-        needs.update({key: {} for key in REFERENCE_GRAPHS})
     widths = vits_widths(graphs)
     if widths is None:
         needs[VITS_ENC] = {"noise": None, "ge512": None}
@@ -260,4 +259,9 @@ def graph_needs(
     else:
         needs[VITS_ENC] = vits_enc_io(p, *widths)
         needs[VITS_GEN] = vits_gen_io(p, widths[0])
+    if p.reference is not None:  # all four or none (cloning needs each)
+        needs.update({key: {} for key in REFERENCE_GRAPHS})
+        needs[SV] = sv_io(p.reference)
+        if widths is not None:  # its ge512 feeds vits_enc
+            needs[REF_ENC] = ref_enc_io(p.reference, p.gin, widths[1])
     return needs
