@@ -2,6 +2,7 @@
 
     scripts/build_voice LOGS_DIR --gpt-epoch N --sovits-epoch M --ref CLIP \\
         --target qcs8550|simulator --out DIR [--bert DIR --g2pw DIR]
+        [--hubert DIR --sv CKPT]
 
 Steps (each skipped when its inputs, options and code are unchanged; state in
 <work>/state.json): export the graphs to fp32 ONNX, CPU parity gates, CPU
@@ -9,6 +10,9 @@ tables + text resources, reference features, compile each graph with the QNN EP
 (or AI Hub), simulator parity gates on the binaries, bundle directory + .tar
 (layout: daemon/engines/gptsovits/layout.py) verified like `hexvoice bundle
 verify`. A failed gate stops the run naming graph, metric and threshold.
+With ``--hubert`` and ``--sv`` the bundle also gets the four reference-side
+graphs (hubert, ssl_quant, ref_enc, sv; reference_graphs.py) and
+``params.reference``: the engine then makes voices from a clip (zero-shot).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from scripts.common.weight_sharing import Unit
 from scripts.gsv.export import shapes as shapes_mod
 from scripts.gsv.export.aihub import AiHubUnavailable, check_available, compile_aihub
 from scripts.gsv.pipeline.context import ROOT, BuildContext
+from scripts.gsv.pipeline.reference_graphs import ReferenceGraphs
 from scripts.gsv.pipeline.refs import TrainingFolderError
 from scripts.gsv.pipeline.sources import SourceError, find_sources
 from scripts.gsv.verify.cpu import GateError
@@ -37,6 +42,10 @@ from scripts.gsv.verify.cpu import GateError
 log = logging.getLogger(__name__)
 
 SHAPES = {"full": shapes_mod.FULL, "tiny": shapes_mod.TINY}
+REFERENCE_SHAPES = {
+    "full": shapes_mod.FULL_REFERENCE,
+    "tiny": shapes_mod.TINY_REFERENCE,
+}
 COMPILERS = ("local", "aihub")
 LANGUAGES = ("zh", "en")
 # Sources whose change must redo the steps (the frontend shapes the refs).
@@ -81,6 +90,8 @@ class BuildOptions:
     qnn_cache: Path | None = None
     sim_gates: bool = True
     ref_text: str | None = None  # default: the clip's norm_text in 2-name2text
+    hubert: Path | None = None  # chinese-hubert-base dir
+    sv: Path | None = None  # ERes2NetV2 checkpoint (with --hubert: zero-shot)
 
     def validate(self) -> None:
         if self.target not in TARGETS:
@@ -96,14 +107,20 @@ def build(opts: BuildOptions) -> BuildReport:
     if opts.compiler == "aihub":
         check_available(opts.target)  # fail before hours of work
     src = find_sources(
-        opts.logs, opts.gpt_epoch, opts.sovits_epoch, opts.ref, opts.bert, opts.g2pw
-    )
+        opts.logs, opts.gpt_epoch, opts.sovits_epoch, opts.ref, opts.bert, opts.g2pw,
+        opts.hubert, opts.sv,
+    )  # fmt: skip
     shapes = SHAPES[opts.shapes]
     voice = opts.voice or src.exp
     work = Path(opts.work or opts.out.with_name(opts.out.name + ".work"))
     ctx = BuildContext(src, shapes, work, voice, opts.ref_text)
+    if src.hubert_dir is not None and src.sv_ckpt is not None:
+        ctx.zero_shot = ReferenceGraphs(
+            src.hubert_dir, src.sv_ckpt, lambda: ctx.sovits,
+            REFERENCE_SHAPES[opts.shapes], ctx.onnx_dir,
+        )  # fmt: skip
     keys = ctx.graph_keys()
-    total = 7 + len(keys) + (1 if opts.sim_gates else 0)
+    total = 7 + len(keys) + (1 if opts.sim_gates else 0) + (2 if ctx.zero_shot else 0)
     steps = Steps(work, total, code_hash(CODE_ROOTS))
     shape_opts = asdict(shapes)
     res: dict[str, dict] = {}
@@ -132,6 +149,17 @@ def build(opts: BuildOptions) -> BuildReport:
         [],
         ctx.gates_cpu,
     )
+    if ctx.zero_shot is not None:
+        ref, ref_in = ctx.zero_shot, {
+            "hubert": src.hubert_dir, "sv": src.sv_ckpt, "sovits": src.sovits_pth,
+            "shapes": asdict(REFERENCE_SHAPES[opts.shapes]),
+        }  # fmt: skip
+        res["export_reference"] = steps.run(
+            "export_reference", ref_in, ref.outputs(), ref.export
+        )
+        res["gates_reference"] = steps.run(
+            "gates_reference", {**ref_in, "onnx": ref.outputs()}, [], ref.gates_cpu
+        )
     res["tables"] = steps.run(
         "tables",
         {"gpt": src.gpt_ckpt, "sovits": src.sovits_pth, "g2pw": src.g2pw_dir},
@@ -143,6 +171,7 @@ def build(opts: BuildOptions) -> BuildReport:
         {
             "files": ctx.ref_inputs(),
             "ref_text": opts.ref_text,
+            "hubert": src.hubert_dir,  # exact prompt tokens (refs.py)
             "sovits": src.sovits_pth,
             "text": ctx.text_dir,
             "onnx": [ctx.onnx(layout.BERT), ctx.onnx(layout.G2PW)],
@@ -277,6 +306,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bert", type=Path, help="chinese-roberta-wwm-ext-large dir")
     p.add_argument("--g2pw", type=Path, help="G2PWModel dir (with g2pW.onnx)")
     p.add_argument("--ref-text", help="its transcript (default: from 2-name2text)")
+    p.add_argument("--hubert", type=Path, help="chinese-hubert-base dir")
+    p.add_argument(
+        "--sv", type=Path, help="ERes2NetV2 .ckpt (with --hubert: zero-shot graphs)"
+    )
     p.add_argument("--voice", help="reference voice name (default: experiment)")
     p.add_argument("--work", type=Path, help="work dir (default: OUT.work)")
     p.add_argument("--compiler", choices=COMPILERS, default="local")
@@ -288,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = BuildOptions(
         a.logs, a.gpt_epoch, a.sovits_epoch, a.ref, a.target, a.out, a.bert, a.g2pw,
         a.voice, a.work, a.compiler, a.shapes, a.qnn_cache, not a.no_sim_gates,
-        a.ref_text,
+        a.ref_text, a.hubert, a.sv,
     )  # fmt: skip
     try:
         report = build(opts)
