@@ -111,7 +111,7 @@ def build(opts: BuildOptions) -> BuildReport:
     )
     compiled = compile_steps(
         steps, ctx, {k: ctx.npu_onnx(k) for k in keys}, sources["compile"],
-        opts.target, opts.qnn_cache,
+        opts.target, opts.qnn_cache, opts.run_sim_gates,
     )  # fmt: skip
     res["compile"] = compiled
     if opts.run_sim_gates:

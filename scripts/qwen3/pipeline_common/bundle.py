@@ -13,7 +13,7 @@ from typing import Any
 from daemon.engine.bundles.manifest import pack
 from daemon.engine.bundles.verify import verify_bundle
 from daemon.engine.capabilities import Task
-from scripts.common import bundling
+from scripts.common import bundling, weight_sharing
 from scripts.qwen3.pipeline_common.workdir import WorkDir
 
 
@@ -43,12 +43,12 @@ def write_bundle(
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(ctx.stage, out)
-    graphs = {
-        key: bundling.add_graph(
-            out, key, ctx.bin_path(key), ctx.onnx(key) if with_onnx else None
-        )
-        for key in keys
-    }
+    placed = weight_sharing.placements(results["compile"], ctx.bin_dir)
+    graphs = bundling.add_placed(
+        out,
+        {k: placed[k] for k in keys},
+        {k: ctx.onnx(k) if with_onnx else None for k in keys},
+    )
     sdks = {c["qnn_sdk"] for c in results["compile"].values()}
     bundle = bundling.finish(
         out,

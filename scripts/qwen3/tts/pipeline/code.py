@@ -60,7 +60,7 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
         "daemon/engine/graphs.py",
         *_MODEL,
     ),
-    "compile": ("scripts/common/qnn_compile.py",),
+    "compile": ("scripts/common/qnn_compile.py", "scripts/common/weight_sharing.py"),
     "bundle": (
         "scripts/qwen3/tts/pipeline/finish.py",
         "scripts/qwen3/pipeline_common/bundle.py",

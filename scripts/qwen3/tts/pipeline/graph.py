@@ -119,7 +119,7 @@ def _run(opts: BuildOptions, ctx: BuildContext) -> BuildReport:
         )
         npu["cp_step"] = ctx.quant_path()
     compiled = compile_steps(steps, ctx, npu, sources["compile"], opts.target,
-                             opts.qnn_cache)  # fmt: skip
+                             opts.qnn_cache, opts.run_sim_gates)  # fmt: skip
     res["compile"] = compiled
     if opts.run_sim_gates:
         res["gates_sim"] = steps.run(

@@ -172,3 +172,18 @@ def test_the_shell_entry_point_helps():
     assert done.stdout.startswith("usage: scripts/build_asr [-h] --target")
     for flag in ("--prefill-buckets", "--kv-buckets", "--sim-gates", "--no-onnx"):
         assert flag in done.stdout
+
+
+def test_the_board_target_keeps_one_decoder_weight_copy(fresh: list[str]):
+    """qcs8550 shares weights (its target profile): prefill and decode in one
+    binary, the encoder alone; the simulator build above keeps one per graph."""
+    argv = [*fresh]
+    argv[argv.index("--target") + 1] = "qcs8550"
+    out = Path(argv[argv.index("--out") + 1]).with_name("board")
+    argv[argv.index("--out") + 1] = str(out)
+    assert build_asr(argv) == 0
+    bundle = Bundle.load(out)
+    decoder = {k: g.file for k, g in bundle.graphs.items() if k != "encoder"}
+    assert set(decoder.values()) == {f"graphs/shared_{KEYS[1]}.bin"}
+    assert bundle.graphs["encoder"].file == "graphs/encoder.bin"
+    assert verify_bundle(bundle) == []
