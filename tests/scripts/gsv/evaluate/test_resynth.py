@@ -1,0 +1,50 @@
+"""Resynthesis: upstream's length, the same noise for every epoch, and clips
+that do not fit a model refused."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from scripts.gsv.evaluate.clips import load_clips
+from scripts.gsv.evaluate.epochs import find_epochs, load_epoch
+from scripts.gsv.evaluate.resynth import check_clips, resynthesise
+from scripts.gsv.export.shapes import FRAMES_PER_TOKEN, HOP_LENGTH
+
+SHORT_TOKENS = 25  # 1 s at 25 Hz
+
+
+@pytest.fixture(scope="module")
+def setup(eval_voice_root):
+    logs = eval_voice_root.logs_dir
+    (clip,) = load_clips(logs, 1)
+    return clip, [load_epoch(e) for e in find_epochs(logs)]
+
+
+def test_length_and_determinism(setup) -> None:
+    clip, (first, second) = setup
+    audio = resynthesise(first, clip, seed=0)
+    assert audio.dtype == np.float32
+    assert len(audio) == len(clip.tokens) * FRAMES_PER_TOKEN * HOP_LENGTH
+    # Within 2 latent frames of the recording: time-aligned for the metrics.
+    assert abs(len(audio) - len(clip.audio)) <= FRAMES_PER_TOKEN * HOP_LENGTH
+    # The rest on a 1 s piece of the clip, which decodes faster.
+    short = dataclasses.replace(clip, tokens=clip.tokens[:SHORT_TOKENS])
+    audio = resynthesise(first, short, seed=0)
+    np.testing.assert_array_equal(audio, resynthesise(first, short, seed=0))
+    assert not np.array_equal(audio, resynthesise(first, short, seed=1))
+    assert not np.allclose(audio, resynthesise(second, short, seed=0))
+
+
+def test_clips_that_do_not_fit_are_refused(setup) -> None:
+    clip, (model, _) = setup
+    check_clips(model, [clip])
+    wide = dataclasses.replace(clip, sv=torch.zeros(1, model.dims.sv + 1))
+    with pytest.raises(ValueError, match="7-sv_cn embedding width"):
+        check_clips(model, [wide])
+    big = dataclasses.replace(clip, tokens=clip.tokens + model.dims.codebook)
+    with pytest.raises(ValueError, match="outside the model's 1024-entry codebook"):
+        check_clips(model, [big])
