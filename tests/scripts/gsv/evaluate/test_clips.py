@@ -11,8 +11,11 @@ from daemon.engines.gptsovits.frontend.symbols import phones_to_ids
 from scripts.gsv.evaluate.clips import clip_names, load_clips
 from scripts.gsv.pipeline.refs import TrainingFolderError
 from scripts.gsv.synthetic.voice import CLIP_SECONDS, CLIP_TEXTS, clip_name
-
-from .conftest import BREATH_END_S, BREATH_START_S, copy_voice
+from tests.scripts.gsv.evaluate.two_epochs import (
+    BREATH_END_S,
+    BREATH_START_S,
+    copy_voice,
+)
 
 
 def test_clips_come_with_tokens_phones_and_breaths(eval_voice_root) -> None:

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from scripts.gsv.evaluate.epochs import EpochError, find_epochs, load_epoch
-
-from .conftest import FIRST_EPOCH, SECOND_EPOCH, copy_voice
+from tests.scripts.gsv.evaluate.two_epochs import FIRST_EPOCH, SECOND_EPOCH, copy_voice
 
 
 def _touch(path: Path) -> Path:

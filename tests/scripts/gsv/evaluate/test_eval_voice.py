@@ -12,8 +12,7 @@ import pytest
 
 from scripts.gsv.evaluate import eval_voice, plots
 from scripts.gsv.evaluate.report import RECORDING, Scores, recommend
-
-from .conftest import Run, copy_voice, run_main
+from tests.scripts.gsv.evaluate.two_epochs import Run, copy_voice, run_main
 
 REPO = Path(__file__).resolve().parents[4]
 
