@@ -32,6 +32,8 @@ from scripts.gsv.pipeline.refs import (
 )
 
 SEMANTIC_HEADER = "item_name"  # 3-get-semantic.py's first line
+# How many clips load_clips looks at per clip wanted, looking for breaths.
+SCAN_FACTOR = 4
 
 
 @dataclass(frozen=True)
@@ -115,38 +117,53 @@ def clip_names(logs: Path) -> list[str]:
     return names
 
 
+def _clip(logs: Path, name: str, token_text: str, phone_text: str) -> TrainingClip:
+    sv_path = logs / SV_DIR / f"{name}.pt"
+    if not sv_path.is_file():
+        raise TrainingFolderError(f"training folder: missing {sv_path}")
+    phones = phones_to_ids(phone_text.split())
+    if not len(phones):
+        raise TrainingFolderError(f"{NAME2TEXT}: no phones for {name!r}")
+    audio = _audio(logs / WAV_DIR / name)
+    return TrainingClip(
+        name=name,
+        audio=audio,
+        tokens=_tokens(token_text, f"{NAME2SEMANTIC} {name}"),
+        phones=phones,
+        sv=_sv(sv_path),
+        breaths=breath_windows(audio),
+    )
+
+
 def load_clips(
     logs: Path,
     limit: int,
     progress: Callable[[str], None] = lambda _: None,
 ) -> list[TrainingClip]:
-    """The first `limit` clips (sorted by name), breath windows detected."""
+    """`limit` clips, breath windows detected, sorted by name.
+
+    Clips with a breath come first, as the reference port picks only those
+    (tonality needs breaths): the first `limit` such clips by name, looking at
+    no more than SCAN_FACTOR x `limit` clips (pyin costs about a second per
+    clip); the rest of `limit` is made up with the first clips without one.
+    """
     logs = Path(logs)
     if not logs.is_dir():
         raise TrainingFolderError(f"training folder {logs} does not exist")
-    names = clip_names(logs)[:limit]
+    names = clip_names(logs)[: SCAN_FACTOR * limit]
     semantic = _columns(logs / NAME2SEMANTIC, 1, SEMANTIC_HEADER)
     texts = _columns(logs / NAME2TEXT, 1)
-    clips = []
+    breathing: list[TrainingClip] = []
+    others: list[TrainingClip] = []
     for i, name in enumerate(names, 1):
-        sv_path = logs / SV_DIR / f"{name}.pt"
-        if not sv_path.is_file():
-            raise TrainingFolderError(f"training folder: missing {sv_path}")
-        sv = _sv(sv_path)
-        audio = _audio(logs / WAV_DIR / name)
-        phones = phones_to_ids(texts[name].split())
-        if not len(phones):
-            raise TrainingFolderError(f"{NAME2TEXT}: no phones for {name!r}")
-        progress(f"clip {i}/{len(names)} {name}: {len(audio) / SAMPLE_RATE:.1f} s, "
-                 "finding breaths")  # fmt: skip
-        clips.append(
-            TrainingClip(
-                name=name,
-                audio=audio,
-                tokens=_tokens(semantic[name], f"{NAME2SEMANTIC} {name}"),
-                phones=phones,
-                sv=sv,
-                breaths=breath_windows(audio),
-            )
-        )
-    return clips
+        if len(breathing) == limit:
+            break
+        clip = _clip(logs, name, semantic[name], texts[name])
+        progress(f"clip {i}/{len(names)} {name}: {clip.seconds:.1f} s, "
+                 f"{len(clip.breaths)} breath window(s)")  # fmt: skip
+        if clip.breaths:
+            breathing.append(clip)
+        elif len(others) < limit:
+            others.append(clip)
+    chosen = breathing + others[: limit - len(breathing)]
+    return sorted(chosen, key=lambda c: c.name)

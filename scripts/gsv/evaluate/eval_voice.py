@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         "--clips",
         type=int,
         default=DEFAULT_CLIPS,
-        help=f"clips to resynthesise, first by name (default {DEFAULT_CLIPS})",
+        help=f"clips to resynthesise, with breaths first (default {DEFAULT_CLIPS})",
     )
     p.add_argument(
         "--out", type=Path, help=f"scores.csv and plots (default LOGS/{DEFAULT_OUT})"

@@ -14,6 +14,7 @@ from scripts.gsv.synthetic.voice import CLIP_SECONDS, CLIP_TEXTS, clip_name
 from tests.scripts.gsv.evaluate.two_epochs import (
     BREATH_END_S,
     BREATH_START_S,
+    add_breath,
     copy_voice,
 )
 
@@ -30,6 +31,17 @@ def test_clips_come_with_tokens_phones_and_breaths(eval_voice_root) -> None:
     # The fixture's breath (1.5-2.3 s) is found, give or take a frame's reach.
     ((a, b),) = clip.breaths
     assert abs(a / 32000 - BREATH_START_S) < 0.1 and abs(b / 32000 - BREATH_END_S) < 0.1
+
+
+def test_clips_with_a_breath_come_first(eval_voice_root, tmp_path: Path) -> None:
+    # Only clip 0 has a breath: it, then the first clip without one.
+    chosen = load_clips(eval_voice_root.logs_dir, 2)
+    assert [c.name[-8:-4] for c in chosen] == ["0000", "0001"]
+    voice = copy_voice(eval_voice_root, tmp_path)
+    add_breath(voice, 2)  # now clips 0 and 2 have one: clip 1 is passed over
+    chosen = load_clips(voice.logs_dir, 2)
+    assert [c.name[-8:-4] for c in chosen] == ["0000", "0002"]
+    assert all(c.breaths for c in chosen)
 
 
 @pytest.fixture
