@@ -4,13 +4,15 @@ Resynthesises training clips of logs/<exp>/ from their own semantic tokens with
 every SoVITS epoch saved for <exp> (SoVITS_weights_v2Pro*/ beside logs/, CPU
 torch) and scores each epoch: breath tonality, whine and log-mel distance to
 the recording (metrics.py; lower is better). Prints a table with the
-recordings' own levels and a recommended epoch (the rule: report.py), writes
-scores.csv and one PNG per metric into --out.
+recordings' own levels and a recommended epoch, writes scores.csv and one PNG
+per metric into --out. The rule (report.py): drop the epochs whose breath
+tonality exceeds the best by more than 3, then those whose whine exceeds the
+best of the rest by more than 3 dB; of the rest, the lowest log-mel distance.
 
 Exit codes: 0 every epoch evaluated; 1 nothing to evaluate (missing folder or
-files, no epoch, no readable checkpoint, clips that fit no model); 2 bad
-arguments; 3 some checkpoints were unreadable (named on stderr), the others
-are in the table.
+files, no epoch, no epoch that loads and fits the clips); 2 bad arguments;
+3 some epochs failed (each named on stderr: unreadable checkpoint, or clips
+that do not fit it), the others are in the table.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     best = result.best
     print(table(result.recording, result.epochs, best))
     if best is None:
-        print(f"error: no epoch could be evaluated ({len(result.failed)} unreadable)",
+        print(f"error: no epoch could be evaluated ({len(result.failed)} failed)",
               file=sys.stderr)  # fmt: skip
         return EXIT_ERROR
     print(f"recommended epoch: {best.label}")
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in written:
         print(f"wrote {path}")
     if result.failed:
-        print(f"error: {len(result.failed)} epoch(s) unreadable:", file=sys.stderr)
+        print(f"error: {len(result.failed)} epoch(s) failed:", file=sys.stderr)
         for message in result.failed:
             print(f"  {message}", file=sys.stderr)
         return EXIT_PARTIAL

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import torch
 
 from scripts.gsv.evaluate import eval_voice, plots
 from scripts.gsv.evaluate.report import RECORDING, Scores, recommend
@@ -103,7 +104,7 @@ def test_unreadable_checkpoint_is_named_and_the_rest_evaluated(
     assert list(_rows(run)) == [RECORDING, "e2"]
     assert "recommended epoch: e2\n" in run.stdout
     assert "epoch e9: " in run.stderr and str(bad) in run.stderr
-    assert "1 epoch(s) unreadable" in run.stderr
+    assert "1 epoch(s) failed" in run.stderr
 
 
 def test_only_unreadable_checkpoints(eval_voice_root, tmp_path: Path) -> None:
@@ -112,8 +113,18 @@ def test_only_unreadable_checkpoints(eval_voice_root, tmp_path: Path) -> None:
         path.write_bytes(b"")
     run = run_main(voice.logs_dir, "--clips", "1", "--out", tmp_path / "out")
     assert run.code == eval_voice.EXIT_ERROR
-    assert "no epoch could be evaluated (2 unreadable)" in run.stderr
+    assert "no epoch could be evaluated (2 failed)" in run.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_clips_that_fit_no_epoch(eval_voice_root, tmp_path: Path) -> None:
+    voice = copy_voice(eval_voice_root, tmp_path)
+    for sv in (voice.logs_dir / "7-sv_cn").iterdir():
+        torch.save(torch.zeros(1, 7), sv)  # the models expect 160
+    run = run_main(voice.logs_dir, "--clips", "1", "--out", tmp_path / "out")
+    assert run.code == eval_voice.EXIT_ERROR
+    assert "epoch e2: clip tinyvoice_0000.wav: 7-sv_cn embedding width 7" in run.stderr
+    assert "no epoch could be evaluated (2 failed)" in run.stderr
 
 
 @pytest.mark.parametrize(
