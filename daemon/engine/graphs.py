@@ -258,6 +258,9 @@ class GraphHost:
         so = ort.SessionOptions()
         if self._threads:
             so.intra_op_num_threads = self._threads
+        # An engine runs its sessions one after another: the worker threads of
+        # the one that just finished would spin on the cores the next one needs.
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         runners: dict[str, Runner] = {}
         for key, spec in bundle.graphs.items():
             checkpoint()

@@ -1,12 +1,15 @@
 """Benchmark the piper-vits engine against piper-tts, and its graphs on the HTP.
 
-    python -m scripts.bench.piper --bundle DIR [--sim] [--threads N]
+    python -m scripts.bench.piper --bundle DIR [--sim] [--threads N] [--rounds R]
 
 1. Side by side in one run, same sentences, same voice scales, both warmed up:
    our engine on the onnxruntime CPU backend vs piper-tts (onnxruntime, whole
    graph, CPU). RTF = synthesis time / audio seconds; TTFA = time until the
    first audio chunk. piper-tts yields one chunk per sentence, we yield one per
-   decoder window, so TTFA is where streaming shows.
+   decoder window, so TTFA is where streaming shows. Each sentence runs ours
+   then theirs, R times (interleaved, so a busy machine slows both alike);
+   per sentence the median of the rounds is shown. --threads applies to both
+   (onnxruntime intra-op threads).
 2. --sim: one call of every graph of the bundle on the QNN backend (the x86 HTP
    simulator here, the NPU on a board), with zero inputs of the right shapes.
 """
@@ -65,10 +68,31 @@ def theirs(voice, text: str) -> Iterator[np.ndarray]:  # type: ignore[no-untyped
         yield chunk.audio_float_array
 
 
-def bench_cpu(bundle: Bundle, threads: int | None) -> None:
+def load_piper(threads: int | None):  # type: ignore[no-untyped-def]
+    """piper-tts's voice, its onnxruntime session with our thread count."""
+    import onnxruntime as ort
     from piper import PiperVoice
 
     voice = PiperVoice.load(default_voice())
+    if threads:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        voice.session = ort.InferenceSession(
+            str(default_voice()), so, providers=["CPUExecutionProvider"]
+        )
+    return voice
+
+
+def median(runs: list[Timed]) -> Timed:
+    return Timed(
+        float(np.median([r.ttfa for r in runs])),
+        float(np.median([r.total for r in runs])),
+        runs[0].audio_s,
+    )
+
+
+def bench_cpu(bundle: Bundle, threads: int | None, rounds: int = 1) -> None:
+    voice = load_piper(threads)
     with open_engine(bundle, "cpu", threads=threads, warmup=True) as loaded:
         engine, runners = loaded
         list(theirs(voice, "Hello."))
@@ -80,8 +104,11 @@ def bench_cpu(bundle: Bundle, threads: int | None) -> None:
         )
         rows = []
         for text in (*SENTENCES, PARAGRAPH):
-            a = timed(ours(engine, text), rate)
-            b = timed(theirs(voice, text), rate)
+            pairs = [
+                (timed(ours(engine, text), rate), timed(theirs(voice, text), rate))
+                for _ in range(rounds)
+            ]
+            a, b = median([p[0] for p in pairs]), median([p[1] for p in pairs])
             rows.append((a, b))
             label = "(all ten as one paragraph)" if text is PARAGRAPH else text[:34]
             print(
@@ -90,12 +117,15 @@ def bench_cpu(bundle: Bundle, threads: int | None) -> None:
                 flush=True,
             )
         each = rows[:-1]
+        ours_rtf = np.mean([a.rtf for a, _ in each])
+        piper_rtf = np.mean([b.rtf for _, b in each])
+        ours_ttfa = np.mean([a.ttfa for a, _ in each])
+        piper_ttfa = np.mean([b.ttfa for _, b in each])
         print(
-            "mean over sentences: ours TTFA "
-            f"{np.mean([a.ttfa for a, _ in each]):.3f} s "
-            f"RTF {np.mean([a.rtf for a, _ in each]):.3f}; piper TTFA "
-            f"{np.mean([b.ttfa for _, b in each]):.3f} s RTF "
-            f"{np.mean([b.rtf for _, b in each]):.3f}"
+            f"mean over sentences: ours TTFA {ours_ttfa:.3f} s RTF {ours_rtf:.3f}; "
+            f"piper TTFA {piper_ttfa:.3f} s RTF {piper_rtf:.3f}; "
+            f"RTF ratio {ours_rtf / piper_rtf:.2f}x, "
+            f"TTFA ratio {ours_ttfa / piper_ttfa:.2f}x"
         )
         stages = {k: r.stats for k, r in runners.items() if r.stats.calls}
         per_call = (
@@ -126,10 +156,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bundle", type=Path, required=True)
     parser.add_argument("--sim", action="store_true", help="per-graph QNN times")
-    parser.add_argument("--threads", type=int, help="onnxruntime intra-op threads")
+    parser.add_argument(
+        "--threads", type=int, help="onnxruntime intra-op threads (both)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="runs per sentence (median shown)"
+    )
     args = parser.parse_args(argv)
     bundle = Bundle.load(args.bundle)
-    bench_cpu(bundle, args.threads)
+    bench_cpu(bundle, args.threads, args.rounds)
     if args.sim:
         bench_graphs(bundle)
     return 0

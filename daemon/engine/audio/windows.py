@@ -1,17 +1,26 @@
-"""Overlapped fixed-size windows for running a vocoder (or any conv stack) statically.
+"""Overlapped windows for running a vocoder (or any conv stack) in pieces.
 
-A static graph decodes `window` frames at a time. Output is produced in steps of
-`window - 2 * overlap` frames; each step's window starts `overlap` frames early
-and is clamped to the sequence, so edge windows stick to the sequence boundary
-instead of reading zero padding (zero padding gave visible errors over the edge
-frames, reference-ports.md §1.6). Only the central part of each window is kept,
-with a hard cut: the kept frames saw at least `overlap` real frames of context on
-every side that is not a sequence edge.
+A graph decodes a window of frames at a time. Each window after the first
+starts `overlap` frames before the first frame it keeps, and each window keeps
+all but its last `overlap` frames, so every kept frame saw at least `overlap`
+real frames of context on every side that is not a sequence edge; the cut is
+hard (no cross-fade). With `overlap` at least the vocoder's receptive field
+(scripts/common/receptive_field.py) the stitched audio equals a whole-sequence
+decode to float rounding.
 
-A sequence shorter than one window cannot be clamped; it gets one window padded
-with zeros plus a frame mask (1 = real frame) that a decoder graph can use to
-zero its padded positions after every conv, which makes the short decode equal
-to a full-length decode of that sequence.
+Sizes: the first window may be smaller than the rest (`first`), so the first
+audio leaves after a short decode while the steady state runs fewer, larger
+windows (less recompute: window / (window - 2 * overlap) frames computed per
+frame kept).
+
+Static graphs (the NPU) take exactly `size` frames. A window that would run past
+the sequence end is clamped back to end there (zero padding gave visible errors
+over the edge frames, reference-ports.md §1.6); a sequence shorter than the
+window gets one window padded with zeros plus a frame mask (1 = real frame) that
+the decoder graph uses to zero its padded positions after every conv, which
+makes the short decode equal to a full-length decode of that sequence.
+A graph that takes any length (`fit`, the onnxruntime CPU backend's ONNX) gets
+windows cut to the sequence instead: never padded, never clamped.
 """
 
 from __future__ import annotations
@@ -30,34 +39,57 @@ OVERLAP_FRAMES = 12
 class Window(NamedTuple):
     """One decoder call: frames [start, stop) in, [keep_from, keep_to) of them kept.
 
-    keep_from/keep_to are relative to `start`. stop - start equals the window size
-    except for a sequence shorter than one window.
+    keep_from/keep_to are relative to `start`. `size` is the graph's window (the
+    frames it computes); stop - start equals it except for a padded window.
     """
 
     start: int
     stop: int
     keep_from: int
     keep_to: int
+    size: int
 
 
 def windows(
-    n_frames: int, window: int = WINDOW_FRAMES, overlap: int = OVERLAP_FRAMES
+    n_frames: int,
+    window: int = WINDOW_FRAMES,
+    overlap: int = OVERLAP_FRAMES,
+    *,
+    first: int | None = None,
+    fit: bool = False,
 ) -> Iterator[Window]:
-    """Yield the windows that cover `n_frames` frames, in order."""
-    if window <= 0 or overlap < 0 or window - 2 * overlap <= 0:
-        raise ValueError(
-            f"window {window} with overlap {overlap} leaves no frames to keep"
-        )
+    """Yield the windows that cover `n_frames` frames, in order.
+
+    `first` is the first window's size (default `window`); every later window
+    is `window` frames. `fit`: the graph takes any length (see module doc).
+    """
+    first = window if first is None else first
+    for size in (first, window):
+        if size <= 0 or overlap < 0 or size - 2 * overlap <= 0:
+            raise ValueError(
+                f"window {size} with overlap {overlap} leaves no frames to keep"
+            )
     if n_frames <= 0:
         raise ValueError(f"cannot window {n_frames} frames")
-    if n_frames <= window:
-        yield Window(0, n_frames, 0, n_frames)
-        return
-    step = window - 2 * overlap
-    for first in range(0, n_frames, step):
-        last = min(first + step, n_frames)
-        start = min(max(first - overlap, 0), n_frames - window)
-        yield Window(start, start + window, first - start, last - start)
+    pos, size = 0, first
+    while pos < n_frames:
+        start = max(pos - overlap, 0)
+        stop = start + size
+        if stop >= n_frames:
+            stop, keep_to = n_frames, n_frames
+            if not fit and n_frames >= size:
+                start = n_frames - size  # clamped back: more context, no padding
+        else:
+            keep_to = stop - overlap
+        computed = stop - start if fit else size
+        yield Window(start, stop, pos - start, keep_to - start, computed)
+        pos, size = keep_to, window
+
+
+def cost(wins: list[Window]) -> float:
+    """Frames computed per frame kept (1.0 = no recompute, no padding)."""
+    kept = sum(w.keep_to - w.keep_from for w in wins)
+    return sum(w.size for w in wins) / kept
 
 
 DecodeFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -69,28 +101,38 @@ def decode_windowed(
     hop: int,
     window: int = WINDOW_FRAMES,
     overlap: int = OVERLAP_FRAMES,
+    *,
+    first: int | None = None,
+    fit: bool = False,
 ) -> Iterator[np.ndarray]:
     """Run `decode` over overlapped windows of `frames` [channels, n] and yield audio.
 
-    `decode(z, mask)` gets z [channels, window] float32 and mask [window] float32
-    and returns window * hop samples. Chunks are yielded as soon as each window is
-    done (streaming); their concatenation has n * hop samples.
+    `decode(z, mask)` gets z [channels, size] float32 and mask [size] float32
+    (size: the window's, so a caller with several graphs picks one by
+    z.shape[1]) and returns size * hop samples. Chunks are yielded as soon as
+    each window is done (streaming); their concatenation has n * hop samples.
     """
     if frames.ndim != 2:
         raise ValueError(f"frames must be [channels, n], got shape {frames.shape}")
     channels, n_frames = frames.shape
-    buf = np.zeros((channels, window), dtype=np.float32)
-    mask = np.zeros(window, dtype=np.float32)
-    for win in windows(n_frames, window, overlap):
+    # One buffer pair per size, reused: the static graphs bind them.
+    bufs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for win in windows(n_frames, window, overlap, first=first, fit=fit):
+        if win.size not in bufs:
+            bufs[win.size] = (
+                np.zeros((channels, win.size), dtype=np.float32),
+                np.zeros(win.size, dtype=np.float32),
+            )
+        buf, mask = bufs[win.size]
         length = win.stop - win.start
         buf[:, :length] = frames[:, win.start : win.stop]
         buf[:, length:] = 0.0
         mask[:length] = 1.0
         mask[length:] = 0.0
         audio = np.asarray(decode(buf, mask)).reshape(-1)
-        if audio.size != window * hop:
+        if audio.size != win.size * hop:
             raise ValueError(
-                f"decoder returned {audio.size} samples for a {window}-frame "
-                f"window, expected {window * hop}"
+                f"decoder returned {audio.size} samples for a {win.size}-frame "
+                f"window, expected {win.size * hop}"
             )
         yield audio[win.keep_from * hop : win.keep_to * hop]

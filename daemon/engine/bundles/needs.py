@@ -31,13 +31,19 @@ def expect(runner: Any, tensors: TensorNeeds) -> dict[str, np.dtype]:
         if t is None:
             raise BundleError(f"graph {runner.key}: no tensor {name!r}; it has "
                               f"{sorted(have)}")  # fmt: skip
-        if shape is not None and tuple(t.shape) != tuple(shape):
+        # -1: a dimension the graph takes at any size (the CPU backend's ONNX
+        # of an engine that runs it at the real length, e.g. piper-vits).
+        if shape is not None and not _fits(tuple(t.shape), tuple(shape)):
             raise BundleError(
                 f"graph {runner.key}: {name!r} is {list(t.shape)}, the engine "
                 f"uses {list(shape)}"
             )
         out[name] = np.dtype(t.dtype)
     return out
+
+
+def _fits(have: tuple[int, ...], want: tuple[int, ...]) -> bool:
+    return len(have) == len(want) and all(h in (w, -1) for h, w in zip(have, want))
 
 
 def unmet(needs: GraphNeeds, graphs: Mapping[str, Any]) -> list[str]:

@@ -5,8 +5,12 @@
         -> dec_W{window} (NPU, overlapped windows, each yielded when done)
 
 Graphs are `daemon.engine.graphs.Runner`s, so the same code runs on the QNN HTP and
-on onnxruntime's CPU provider. `cancel.check()` runs before every graph call,
-so a cancelled request stops within the graph call in flight.
+on onnxruntime's CPU provider. The NPU graphs are static (buckets, padding and
+masks); the CPU backend's ONNX take any length (the converter writes them so),
+so there every graph runs the real length: no padding, the flow in one call and
+the decoder in a first window of `CPU_FIRST_WINDOW` frames, then one window for
+the rest. `cancel.check()` runs before every graph call, so a cancelled request
+stops within the graph call in flight.
 """
 
 from __future__ import annotations
@@ -38,6 +42,14 @@ from daemon.engines.piper.params import (
 if TYPE_CHECKING:
     from daemon.engine.graphs import Runner
 
+# CPU backend (graphs of any length) decoder schedule. The first window is where
+# streaming shows: 128 frames = 1.5 s of audio at 22.05 kHz / 256, so a short
+# sentence is one exact decode and a long one starts after ~1/4 of piper-tts's
+# whole-sentence time (scripts/bench/piper.py); the rest is one window, so the
+# recompute is 2 x overlap frames per sentence.
+CPU_FIRST_WINDOW = 128
+CPU_WINDOW = 4096
+
 
 class PiperGraphs:
     """Runs the graph chain for one piece; owns no model state besides refs."""
@@ -52,6 +64,8 @@ class PiperGraphs:
         # the same declaration `hexvoice bundle verify` checks.
         require(params.graph_needs(), graphs)
         self.params, self.graphs, self.sdp = params, graphs, sdp
+        #: the graphs take any length (the CPU backend's ONNX; -1 dims)
+        self.fit = any(-1 in t.shape for t in graphs[dec_key(params.window)].inputs)
 
     @property
     def max_ids(self) -> int:
@@ -77,12 +91,13 @@ class PiperGraphs:
         fitting = [p for p in self.params.phoneme_buckets if p >= t]
         if t == 0 or not fitting:
             raise ValueError(f"{t} phoneme ids; this voice takes 1..{self.max_ids}")
-        p = fitting[0]
+        key = enc_key(fitting[0])
+        p = t if self.fit else fitting[0]
         padded = np.zeros((1, p), np.int32)
         padded[0, :t] = ids
         mask = np.zeros((1, 1, p), np.float32)
         mask[..., :t] = 1.0
-        out = self._run(enc_key(p), {"ids": padded, "x_mask": mask}, cancel)
+        out = self._run(key, {"ids": padded, "x_mask": mask}, cancel)
         m_p, logs_p, cond = (out[name][0, :, :t] for name in ENC_OUTPUTS)
         return m_p, logs_p, cond
 
@@ -107,6 +122,13 @@ class PiperGraphs:
     ) -> Iterator[tuple[slice, np.ndarray]]:
         """(frames, z [C, len]) of z_p [C, n], in order, as each flow call ends."""
         channels, n = z_p.shape
+        buckets = self.params.frame_buckets
+        if self.fit:  # one exact call: no window, no padding
+            # (the bucket's key, as encode: any-length graphs are all the same)
+            key = flow_key(next((b for b in buckets if b >= n), buckets[-1]))
+            feeds = {"z_p": z_p[None], "y_mask": np.ones((1, 1, n), np.float32)}
+            yield slice(0, n), self._run(key, feeds, cancel)["z"][0]
+            return
         size = self.flow_bucket(n)
         buf = np.zeros((1, channels, size), np.float32)
         mask = np.zeros((1, 1, size), np.float32)
@@ -131,15 +153,20 @@ class PiperGraphs:
         self, z: np.ndarray | _LazyFrames, cancel: CancelToken | None = None
     ) -> Iterator[np.ndarray]:
         """Audio of z [C, n], one chunk per decoder window as it finishes."""
-        w = self.params.window
+        p = self.params
+        key = dec_key(p.window)
 
         def window(frames: np.ndarray, mask: np.ndarray) -> np.ndarray:
-            feeds = {"z": frames[None], "frame_mask": mask.reshape(1, 1, w)}
-            return self._run(dec_key(w), feeds, cancel)["audio"]
+            feeds = {"z": frames[None], "frame_mask": mask[None, None]}
+            return self._run(key, feeds, cancel)["audio"]
 
         frames: Any = z  # decode_windowed only slices [:, a:b]: lazy frames do
+        if self.fit:
+            first, size = CPU_FIRST_WINDOW, CPU_WINDOW
+        else:
+            first, size = p.window, p.window
         yield from decode_windowed(
-            frames, window, self.params.hop, w, self.params.overlap
+            frames, window, p.hop, size, p.overlap, first=first, fit=self.fit
         )
 
     def stream(

@@ -132,6 +132,22 @@ def test_expect_names_graph_tensor_and_shape(bundle: Bundle):
         host.close()
 
 
+def test_expect_takes_a_dynamic_dimension_for_any_size() -> None:
+    """-1: an ONNX axis the CPU backend runs at any size (piper-vits)."""
+    from daemon.engine.bundles.manifest import TensorSpec
+
+    class _Runner:
+        key = "dyn"
+        inputs = (TensorSpec("x", "float32", (1, 192, -1)),)
+        outputs = ()
+
+    assert expect(_Runner(), {"x": (1, 192, 96)}) == {"x": np.dtype("float32")}
+    with pytest.raises(BundleError, match=r"'x' is \[1, 192, -1\], the engine uses"):
+        expect(_Runner(), {"x": (1, 80, 96)})
+    with pytest.raises(BundleError):
+        expect(_Runner(), {"x": (1, 192)})
+
+
 # --- GraphSpec(file, graph): one binary holding several graphs ---------------
 @pytest.fixture(scope="module")
 def twins_bundle(tmp_path_factory) -> Bundle:

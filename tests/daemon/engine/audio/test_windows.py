@@ -7,8 +7,8 @@ import pytest
 
 from daemon.engine.audio.windows import (
     OVERLAP_FRAMES,
-    WINDOW_FRAMES,
     Window,
+    cost,
     decode_windowed,
     windows,
 )
@@ -16,36 +16,63 @@ from daemon.engines.piper.cpu import durations, expand_prior
 from scripts.common.parity import snr_db
 
 
-@pytest.mark.parametrize("n", [1, 5, 95, 96, 97, 150, 168, 169, 240, 577, 1000])
-def test_windows_tile_the_sequence_with_context(n: int) -> None:
-    wins = list(windows(n))
+def _tiles(wins: list[Window], n: int, overlap: int, fit: bool) -> None:
     kept = []
     for w in wins:
         assert 0 <= w.start < w.stop <= n
         assert 0 <= w.keep_from < w.keep_to <= w.stop - w.start
-        if n >= WINDOW_FRAMES:
-            assert w.stop - w.start == WINDOW_FRAMES  # clamped, never padded
-            # every kept frame has `overlap` real frames each side, except at the
-            # sequence edges
-            assert w.keep_from >= OVERLAP_FRAMES or w.start == 0
-            assert (w.stop - w.start) - w.keep_to >= OVERLAP_FRAMES or w.stop == n
+        if fit:
+            assert w.size == w.stop - w.start  # cut to the sequence, never padded
+        elif n >= w.size:
+            assert w.stop - w.start == w.size  # clamped, never padded
+        # every kept frame has `overlap` real frames each side, except at the
+        # sequence edges
+        assert w.keep_from >= overlap or w.start == 0
+        assert (w.stop - w.start) - w.keep_to >= overlap or w.stop == n
         kept.extend(range(w.start + w.keep_from, w.start + w.keep_to))
     assert kept == list(range(n))
 
 
+@pytest.mark.parametrize("n", [1, 5, 95, 96, 97, 150, 168, 169, 240, 577, 1000])
+def test_windows_tile_the_sequence_with_context(n: int) -> None:
+    _tiles(list(windows(n)), n, OVERLAP_FRAMES, fit=False)
+
+
+@pytest.mark.parametrize("n", [1, 20, 31, 32, 33, 100, 300, 1000])
+@pytest.mark.parametrize("fit", [False, True])
+def test_small_first_window_then_large_ones(n: int, fit: bool) -> None:
+    wins = list(windows(n, 256, 12, first=32, fit=fit))
+    _tiles(wins, n, 12, fit)
+    assert wins[0].size == min(32, n) if fit else wins[0].size == 32
+    assert all(w.size == 256 for w in wins[1:]) or fit
+    if n > 32:
+        # the first audio needs 32 frames decoded; the rest goes in few windows
+        assert wins[0].keep_to == 20 and len(wins) <= 2 + n // 232
+
+
 def test_short_sequence_is_one_partial_window() -> None:
-    assert list(windows(40)) == [Window(0, 40, 0, 40)]
+    assert list(windows(40)) == [Window(0, 40, 0, 40, 96)]
+    assert list(windows(40, fit=True)) == [Window(0, 40, 0, 40, 40)]
 
 
 def test_edge_window_is_clamped_not_padded() -> None:
-    last = list(windows(100))[-1]
-    assert last == Window(4, 100, 68, 96)
+    first, last = windows(100)
+    assert first == Window(0, 96, 0, 84, 96)  # no left context needed at the start
+    assert last == Window(4, 100, 80, 96, 96)
 
 
 def test_custom_sizes() -> None:
     wins = list(windows(300, window=128, overlap=32))
     assert all(w.stop - w.start == 128 for w in wins)
-    assert wins[0].keep_to == 64 and wins[-1].stop == 300
+    assert wins[0].keep_to == 96 and wins[-1].stop == 300
+
+
+def test_cost_is_frames_computed_per_frame_kept() -> None:
+    assert cost(list(windows(40))) == 96 / 40  # padded
+    assert cost(list(windows(40, fit=True))) == 1.0
+    # steady state: window / (window - 2 overlap)
+    assert cost(list(windows(72 * 100 + 24))) == pytest.approx(96 / 72, rel=0.01)
+    assert cost(list(windows(300, 4096, 12, first=128, fit=True))) == 324 / 300
 
 
 @pytest.mark.parametrize(
@@ -54,6 +81,11 @@ def test_custom_sizes() -> None:
 def test_bad_schedule_is_rejected(n: int, window: int, overlap: int) -> None:
     with pytest.raises(ValueError):
         list(windows(n, window, overlap))
+
+
+def test_first_window_too_small_for_its_overlap_is_rejected() -> None:
+    with pytest.raises(ValueError, match="window 24 with overlap 12"):
+        list(windows(100, 96, 12, first=24))
 
 
 def test_decoder_returning_wrong_length_is_an_error() -> None:
@@ -91,41 +123,86 @@ FILLER_IDS = [3, 0, 41, 0, 74, 0, 31, 0] * 12
 
 
 class _PiperParts:
-    """The bundle's graphs on the CPU backend, plus its dec_W96 as a DecodeFn."""
+    """The bundle's graphs on the CPU backend, plus the static decoder window the
+    NPU compiles (scripts.piper.graphs.decoder_window, on onnxruntime) as a
+    DecodeFn, and the CPU backend's any-length decoder."""
 
-    def __init__(self, pipeline, runners) -> None:  # type: ignore[no-untyped-def]
-        self.pipeline, self.runner = pipeline, runners["dec_W96"]
+    def __init__(self, pipeline, runners, static) -> None:  # type: ignore[no-untyped-def]
+        self.pipeline, self.runner, self.static = pipeline, runners["dec_W96"], static
         self.encode, self.flow, self.sdp = pipeline.encode, pipeline.flow, pipeline.sdp
         self.hop = pipeline.params.hop
 
     def decode_window(self, z: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feed = {"z": z[None], "frame_mask": mask.reshape(1, 1, -1)}
+        return self.static[z.shape[1]].run(None, feed)[0]
+
+    def decode_any(self, z: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        feed = {"z": z[None], "frame_mask": mask.reshape(1, 1, -1)}
         return self.runner.run(feed)[0]
+
+
+STATIC_SIZES = (32, 96)
 
 
 @pytest.fixture(scope="session")
 def piper_decoders(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
-    """The bundle's windowed decoder and the voice's whole-sequence decoder."""
-    from tests.piper_bundles import cpu_parts
+    """The bundle's windowed decoders and the voice's whole-sequence decoder."""
+    import onnx
+    import onnxruntime as ort
 
+    from scripts.piper import graphs
+    from scripts.piper.cuts import find_cuts
+    from tests.piper_bundles import cpu_parts, voice_path
+
+    model = onnx.load(voice_path())
+    cuts, hop = find_cuts(model), graphs.hop_length(model)
+    static = {
+        w: ort.InferenceSession(
+            graphs.decoder_window(model, cuts, w, hop).SerializeToString(),
+            providers=["CPUExecutionProvider"],
+        )
+        for w in STATIC_SIZES
+    }
     with cpu_parts(pytestconfig, "decoder_dynamic") as (pipeline, runners, session):
-        yield _PiperParts(pipeline, runners), session
+        yield _PiperParts(pipeline, runners, static), session
 
 
-@pytest.mark.parametrize("n", [20, 96, 97, 250])
-def test_stitched_windows_equal_full_decode(piper_decoders, n: int) -> None:  # type: ignore[no-untyped-def]
-    piper, full = piper_decoders
-    # a real latent: the flow's output for a sentence, cut to n frames
+def _latent(piper: _PiperParts, n: int) -> np.ndarray:
+    """A real latent: the flow's output for a sentence, cut to n frames."""
     m_p, logs_p, cond = piper.encode(np.array(HELLO_IDS + FILLER_IDS))
     mask = np.ones(m_p.shape[1], np.float32)
     per = durations(piper.sdp.logw(cond, mask, np.zeros((2, mask.size))), mask, 1.0)
     z = piper.flow(expand_prior(m_p, logs_p, per, None, 0.0))
     assert z.shape[1] >= n
-    z = np.ascontiguousarray(z[:, :n])
+    return np.ascontiguousarray(z[:, :n])
+
+
+@pytest.mark.parametrize("n", [20, 96, 97, 250])
+def test_stitched_windows_equal_full_decode(piper_decoders, n: int) -> None:  # type: ignore[no-untyped-def]
+    piper, full = piper_decoders
+    z = _latent(piper, n)
     ref = full.run(None, {"z": z[None]})[0].reshape(-1)
     got = np.concatenate(list(decode_windowed(z, piper.decode_window, piper.hop)))
     assert got.shape == ref.shape == (n * piper.hop,)
     assert snr_db(ref, got) >= 100.0
+
+
+@pytest.mark.parametrize("n", [20, 33, 250])
+def test_small_first_window_schedule_equals_full_decode(piper_decoders, n: int) -> None:  # type: ignore[no-untyped-def]
+    """Every window size the schedules use holds the gate: a static 32-frame
+    first window then 96-frame ones (NPU graphs), and the CPU backend's
+    any-length graph with its first window and one window for the rest."""
+    from daemon.engines.piper.pipeline import CPU_FIRST_WINDOW, CPU_WINDOW
+
+    piper, full = piper_decoders
+    z = _latent(piper, n)
+    ref = full.run(None, {"z": z[None]})[0].reshape(-1)
+    npu = decode_windowed(z, piper.decode_window, piper.hop, 96, 12, first=32)
+    cpu = decode_windowed(
+        z, piper.decode_any, piper.hop, CPU_WINDOW, 12, first=CPU_FIRST_WINDOW, fit=True
+    )
+    for got in (npu, cpu):
+        assert snr_db(ref, np.concatenate(list(got))) >= 100.0
 
 
 def test_without_frame_mask_short_windows_are_wrong(piper_decoders) -> None:  # type: ignore[no-untyped-def]

@@ -120,17 +120,19 @@ def test_simulator_same_seed_same_bytes(sim) -> None:  # type: ignore[no-untyped
 
 
 def test_first_audio_comes_after_one_decoder_window(cpu) -> None:  # type: ignore[no-untyped-def]
+    """CPU backend (graphs of any length): the flow in one call, then a first
+    decoder window of CPU_FIRST_WINDOW frames and one for the rest. The NPU's
+    static schedule: tests/daemon/engines/piper/test_pipeline.py."""
     engine, runners = cpu
-    dec, flow = runners["dec_W96"], runners["flow_F256"]
+    dec, flow = runners["dec_W96"], runners["flow_F512"]
     before = dec.stats.calls, flow.stats.calls
     chunks = engine.synthesize(SENTENCES[5], DETERMINISTIC)  # 371 frames
     first = next(chunks)
     assert first.audio.size > 0
-    # one flow window (of two) and one decoder window (of six) before audio
     assert (dec.stats.calls - before[0], flow.stats.calls - before[1]) == (1, 1)
     rest = list(chunks)
-    assert (dec.stats.calls - before[0], flow.stats.calls - before[1]) == (6, 2)
-    assert len(rest) >= 5 and rest[-1].end_of_segment
+    assert (dec.stats.calls - before[0], flow.stats.calls - before[1]) == (2, 1)
+    assert len(rest) >= 1 and rest[-1].end_of_segment
 
 
 def test_sentences_are_segments_with_pauses(cpu, reference) -> None:  # type: ignore[no-untyped-def]
@@ -207,7 +209,8 @@ def test_every_graph_call_is_preceded_by_a_check(cpu) -> None:  # type: ignore[n
     start = _calls(runners)
     token = CancelAfter(10**9)
     list(engine.synthesize(SENTENCES[8], DETERMINISTIC, token))
-    assert token.checks == _calls(runners) - start > 5
+    # encoder, flow, two decoder windows on the CPU backend (at least)
+    assert token.checks == _calls(runners) - start >= 4
 
 
 def test_warmup_touches_every_graph_once(pytestconfig: pytest.Config) -> None:

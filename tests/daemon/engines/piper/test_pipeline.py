@@ -1,0 +1,96 @@
+"""PiperGraphs' two schedules: static NPU graphs (buckets, flow and decoder
+windows, run lazily) and the CPU backend's any-length graphs; both exact.
+
+The static graphs run here on onnxruntime (the ONNX the converter compiles for
+the HTP), so the NPU schedule is checked without the slow simulator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("piper")
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+
+from daemon.engine.bundles.manifest import Bundle  # noqa: E402
+from daemon.engine.graphs import CpuRunner, GraphHost  # noqa: E402
+from daemon.engines.piper.cpu import DurationPredictor  # noqa: E402
+from daemon.engines.piper.engine import PiperEngine  # noqa: E402
+from daemon.engines.piper.params import PiperParams, Scales  # noqa: E402
+from daemon.engines.piper.pipeline import PiperGraphs  # noqa: E402
+from scripts.common.parity import snr_db  # noqa: E402
+from scripts.piper.oracle import SENTENCES  # noqa: E402
+from tests.piper_bundles import CPU_OPTIONS, bundle_dir, voice_path  # noqa: E402
+
+# Windowed vs whole decodes agree to float rounding (windows.py module doc).
+EXACT_DB = 100.0
+DETERMINISTIC = Scales(noise_scale=0.0, length_scale=1.0, noise_w=0.0)
+
+
+def _static_runners(bundle: Bundle) -> dict[str, CpuRunner]:
+    from scripts.piper import graphs
+    from scripts.piper.cuts import find_cuts
+
+    model = onnx.load(voice_path())
+    cuts, hop = find_cuts(model), graphs.hop_length(model)
+    out = {}
+    for key, spec in bundle.graphs.items():
+        size = int(key.split("_")[1][1:])
+        if key.startswith("enc_P"):
+            graph = graphs.encoder(model, cuts, size)
+        elif key.startswith("flow_F"):
+            graph = graphs.flow(model, cuts, size)
+        else:
+            graph = graphs.decoder_window(model, cuts, size, hop)
+        sess = ort.InferenceSession(
+            graph.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
+        out[key] = CpuRunner(key, sess, spec)
+    return out
+
+
+@pytest.fixture(scope="module")
+def both(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
+    """(static PiperGraphs, its runners, any-length PiperGraphs, ids of a text)."""
+    bundle = Bundle.load(bundle_dir(pytestconfig, CPU_OPTIONS))
+    params = PiperParams.from_dict(bundle.params)
+    sdp = DurationPredictor.load(bundle.path(params.sdp))
+    static = _static_runners(bundle)
+    host = GraphHost("cpu")
+    try:
+        (runners,) = host.open([bundle])
+        engine = PiperEngine()
+        engine.load(bundle, runners)
+        ids = engine.pieces(SENTENCES[5])[0].ids  # 371 frames
+        yield PiperGraphs(params, static, sdp), static, engine._loaded()[0], ids
+    finally:
+        host.close()
+
+
+def test_which_schedule_follows_the_graphs(both) -> None:  # type: ignore[no-untyped-def]
+    static, _, fit, _ = both
+    assert not static.fit and fit.fit
+
+
+def test_static_first_audio_after_one_flow_and_one_decoder_window(both) -> None:  # type: ignore[no-untyped-def]
+    static, runners, _, ids = both
+    dec, flow = runners["dec_W96"], runners["flow_F256"]
+    before = dec.stats.calls, flow.stats.calls
+    chunks = static.stream(ids, DETERMINISTIC, np.random.default_rng(0))
+    assert next(chunks).size > 0
+    assert (dec.stats.calls - before[0], flow.stats.calls - before[1]) == (1, 1)
+    rest = list(chunks)
+    # 371 frames: F256 windows keep 224 then the rest; W96 keeps 84, then 72 each
+    assert (dec.stats.calls - before[0], flow.stats.calls - before[1]) == (5, 2)
+    assert len(rest) == 4
+
+
+def test_static_and_any_length_schedules_give_the_same_audio(both) -> None:  # type: ignore[no-untyped-def]
+    static, _, fit, ids = both
+    a, b = (
+        np.concatenate(list(g.stream(ids, DETERMINISTIC, np.random.default_rng(0))))
+        for g in (static, fit)
+    )
+    assert a.shape == b.shape and snr_db(a, b) >= EXACT_DB
