@@ -10,8 +10,10 @@ from scripts.gsv.synthetic.sv import random_sv
 from scripts.gsv.verify import reference as gates
 from scripts.gsv.verify.cpu import GateError
 
-#: the simulator needs ~54 s per sv call at 998 frames: gate at the probe's size
-SMALL = ReferenceShapes(hubert_samples=1, spec_frames=160, fbank_frames=320)
+#: the simulator needs ~54 s per tiny sv call at 998 frames: gate a 1.5 s probe
+#: (75 spectrogram / 148 fbank frames) in small windows that still pad it
+SMALL = ReferenceShapes(hubert_samples=1, spec_frames=80, fbank_frames=160)
+PROBE_SECONDS = 1.5
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +30,9 @@ def test_another_sv_model_fails_the_cpu_gate(graphs, sovits_model) -> None:  # t
     with pytest.raises(
         GateError, match=r"sv: CPU rel error = .* fails the gate < 0\.0001"
     ):
-        gates.gate_reference_cpu(sovits_model, random_sv(1), ref_onnx, sv_onnx, rp)
+        gates.gate_reference_cpu(
+            sovits_model, random_sv(1), ref_onnx, sv_onnx, rp, PROBE_SECONDS
+        )
 
 
 def test_probe_is_voice_like_and_deterministic() -> None:
@@ -49,7 +53,9 @@ def test_simulator_gates(graphs, qnn_cache, tmp_path) -> None:  # type: ignore[n
     }
     sim = Simulator()
     try:
-        results = gates.gate_reference_sim(sim, bins, ref_onnx, sv_onnx, rp)
+        results = gates.gate_reference_sim(
+            sim, bins, ref_onnx, sv_onnx, rp, PROBE_SECONDS
+        )
     finally:
         sim.close()
     assert set(results) == {"sv emb", "ref_enc ge", "ref_enc ge512"}
