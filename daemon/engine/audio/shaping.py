@@ -27,6 +27,7 @@ COMMA_PAUSE_S: Final = 0.15
 #: Output rates a client may ask for (Hz).
 OUTPUT_RATES: Final = (32000, 24000, 22050, 16000)
 INT16_MAX: Final = 32767
+INT16_MIN: Final = -32768
 
 
 def raised_cosine(n: int) -> np.ndarray:
@@ -92,9 +93,13 @@ def shaped_segment(
 
 
 def to_int16(audio: np.ndarray) -> bytes:
-    """float32 [-1, 1] → little-endian int16 PCM (clipped)."""
-    x = np.clip(np.asarray(audio, np.float32), -1.0, 1.0)
-    return (np.rint(x * INT16_MAX).astype("<i2")).tobytes()
+    """float32 [-1, 1] → little-endian int16 PCM: ``round(x * 32767)``, clipped
+    to the int16 range.  Clipping after scaling keeps -32768 reachable (below
+    -1): GPT-SoVITS hands out upstream's int16 values as ``q / 32767``
+    (daemon/engines/gptsovits/pcm.py), its -32768 included; for x in [-1, 1]
+    it is the same as clipping x first."""
+    x = np.rint(np.asarray(audio, np.float32) * np.float32(INT16_MAX))
+    return np.clip(x, INT16_MIN, INT16_MAX).astype("<i2").tobytes()
 
 
 class StreamResampler:

@@ -17,7 +17,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,7 +32,9 @@ from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from daemon.engines.gptsovits.frontend import Phonemes, Segment
 from daemon.engines.gptsovits.layout import ENGINE_ID, GsvParams, graph_needs
 from daemon.engines.gptsovits.options import Request, default_sampling
+from daemon.engines.gptsovits.pcm import on_int16_grid
 from daemon.engines.gptsovits.sampling import TokenSampler
+from daemon.engines.gptsovits.speed import SPEED_RANGE
 from daemon.engines.gptsovits.t2s import T2S, CapacityError
 from daemon.engines.gptsovits.tables import CpuTables, Reference, load_references
 from daemon.engines.gptsovits.text import TextStack, build_text
@@ -159,15 +161,15 @@ class GptSovitsEngine:
         ]
 
     def capabilities(self) -> Capabilities:
-        """Voices are references, not speakers.  Speed is fixed: upstream
-        stretches the latent inside enc_p before the flow, and the static
-        vits_enc graph has no such input."""
+        """Voices are references, not speakers.  Speed: upstream's range
+        (speed.py) when the vits_enc graph takes a stretch matrix; a bundle
+        built before that speaks at 1.0 only (the edge refuses others)."""
         s = self.loaded
         return Capabilities(
             task="tts",
             languages=tuple(s.bundle.languages),
             sample_rate_out=s.bundle.sample_rate,
-            speed_range=None,
+            speed_range=SPEED_RANGE if s.vits.speeds else None,
             streaming=True,
             max_input=MAX_TEXT_CHARS,
         )
@@ -226,11 +228,13 @@ class GptSovitsEngine:
                 segment.end,
                 len(got.tokens),
             )
-            z = s.vits.encode(got.tokens, ids, req.voice, rng, cancel)
+            z = s.vits.encode(got.tokens, ids, req.voice, rng, cancel, req.speed)
             # No pause after the last segment: it would only delay the end.
             pause = PAUSES[segment.end] if pending else 0.0
             raw = s.vits.generate(z, req.voice, cancel)
-            yield from shaped_segment(raw, rate, index, pause)
+            for chunk in shaped_segment(raw, rate, index, pause):
+                # upstream's int16 values, whatever protocol writes them (pcm.py)
+                yield replace(chunk, audio=on_int16_grid(chunk.audio))
             self.stats.segments += 1
             index += 1
 

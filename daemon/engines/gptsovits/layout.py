@@ -23,7 +23,9 @@ float32 everywhere)::
     t2s_prefill     xy [1, P, D], mask [1, 1, P, P] -> h, k, v [layers, H, P, dh]
     t2s_decode_<L>  x [1, 1, D], k_cache, v_cache [layers, H, L, dh],
                     mask [1, 1, 1, L] -> logits [1, vocab], k_new, v_new
-    vits_enc        ssl, y_mask, text, text_mask, ge512, ge, noise -> z
+    vits_enc        ssl, y_mask, text, text_mask, ge512, ge, noise [, stretch
+                    [1, FR, FR], z_mask [1, 1, FR]] -> z  (speed.py; bundles
+                    built before speed lack the two and speak at 1.0 only)
     vits_gen        z [1, inter, window], ge, mask [1, 1, window] -> audio
 """
 
@@ -43,6 +45,7 @@ from daemon.engines.gptsovits.frontend.zh.g2pw import (
 )
 from daemon.engines.gptsovits.reference.params import ReferenceParams
 from daemon.engines.gptsovits.reference.style import ref_enc_io, sv_io
+from daemon.engines.gptsovits.speed import STRETCH, Z_MASK, speed_io
 
 ENGINE_ID: Final = "gpt-sovits-v2pro"
 
@@ -258,6 +261,9 @@ def graph_needs(
         needs[VITS_GEN] = {}
     else:
         needs[VITS_ENC] = vits_enc_io(p, *widths)
+        enc = {t.name for t in graphs[VITS_ENC].inputs}
+        if STRETCH in enc or Z_MASK in enc:  # a speed graph: both, at FR
+            needs[VITS_ENC] = {**needs[VITS_ENC], **speed_io(p.vits_frames)}
         needs[VITS_GEN] = vits_gen_io(p, widths[0])
     if p.reference is not None:  # all four or none (cloning needs each)
         needs.update({key: {} for key in REFERENCE_GRAPHS})

@@ -3,6 +3,12 @@
 ``SynthesisOptions.extra`` may carry upstream's per-request sampling knobs
 (api_v2: top_k, top_p, temperature, repetition_penalty) and ``max_new_tokens``,
 a lower token cap per segment (the static VITS graph fixes the upper one).
+
+``SynthesisOptions.speed`` is upstream's ``speed_factor`` (speed.py), checked
+at the edge against ``Capabilities.speed_range``.  Slow speech stretches a
+segment's tokens to more latent frames, so below speed 1 the token cap is the
+most tokens whose stretched frames still fit the VITS graph; a segment that
+reaches it is re-split like any capped one.
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ from daemon.engine.reader import fail, read
 from daemon.engine.tts import SynthesisOptions
 from daemon.engines.gptsovits.layout import ENGINE_ID, GsvParams
 from daemon.engines.gptsovits.sampling import SamplingConfig
+from daemon.engines.gptsovits.speed import max_tokens as max_tokens_at
 from daemon.engines.gptsovits.tables import Reference
+from daemon.engines.gptsovits.vits import FRAMES_PER_TOKEN
 
 
 class Extra(msgspec.Struct, frozen=True):
@@ -47,6 +55,7 @@ class Request:
     sampling: SamplingConfig
     max_tokens: int
     seed: int | None
+    speed: float = 1.0
 
     @classmethod
     def from_options(
@@ -76,4 +85,6 @@ class Request:
                 max_tokens,
                 ValueError,
             )
-        return cls(voices[name], sampling, max_tokens, options.seed)
+        sp = float(options.speed)
+        max_tokens = min(max_tokens, max_tokens_at(p.vits_frames, FRAMES_PER_TOKEN, sp))
+        return cls(voices[name], sampling, max_tokens, options.seed, sp)

@@ -21,6 +21,7 @@ import onnxruntime as ort
 import torch
 from torch import nn
 
+from daemon.engines.gptsovits import speed
 from scripts.gsv.export.shapes import GraphShapes
 from scripts.gsv.models.sovits import SovitsModel, VitsEnc, VitsGen
 from scripts.gsv.models.t2s import T2SDecode, T2SModel, T2SPrefill
@@ -180,7 +181,9 @@ def export_t2s(
 def export_vits(
     model: SovitsModel, shapes: GraphShapes, out_dir: Path
 ) -> list[GraphSpec]:
-    """vits_enc.onnx (FR frames x TT phones) and vits_gen.onnx (WIN frames)."""
+    """vits_enc.onnx (FR frames x TT phones; the speed as a [FR, FR] stretch
+    matrix and its output mask, daemon/engines/gptsovits/speed.py) and
+    vits_gen.onnx (WIN frames)."""
     d = model.dims
     fr, tt, win = shapes.vits_frames, shapes.vits_phones, shapes.gen_window
     enc_args = (
@@ -191,6 +194,8 @@ def export_vits(
         torch.zeros(1, d.mrte, 1),
         torch.zeros(1, d.gin, 1),
         torch.zeros(1, d.inter, fr),
+        torch.eye(fr).unsqueeze(0),
+        torch.ones(1, 1, fr),
     )
     gen_args = (
         torch.zeros(1, d.inter, win),
@@ -201,7 +206,8 @@ def export_vits(
         _export(
             VitsEnc(model),
             enc_args,
-            ["ssl", "y_mask", "text", "text_mask", "ge512", "ge", "noise"],
+            ["ssl", "y_mask", "text", "text_mask", "ge512", "ge", "noise"]
+            + [speed.STRETCH, speed.Z_MASK],
             ["z"],
             out_dir / "vits_enc.onnx",
         ),

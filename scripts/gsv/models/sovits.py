@@ -3,7 +3,9 @@ parts) and the two exported graphs built from it.
 
 - vits_enc: text encoder (enc_p with MRTE and ge512) + reverse flow. Inputs are
   the CPU-side codebook lookup (x2 upsampled) and phone embedding, 0/1 padding
-  masks, ge/ge512 of the reference and pre-scaled prior noise.
+  masks, ge/ge512 of the reference, pre-scaled prior noise, and the speed as an
+  interpolation matrix over the frames with the mask of its output frames
+  (daemon/engines/gptsovits/speed.py says why a matrix).
 - vits_gen: HiFiGAN generator on one window of latent frames with a frame mask.
 
 Sizes come from the checkpoint's HParams; the few sizes upstream hard-codes
@@ -28,11 +30,9 @@ from scripts.gsv.models.checkpoints import (
     SovitsCheckpoint,
     load_state_strict,
 )
+from scripts.gsv.models.flow import Flow
 from scripts.gsv.models.ref_encoder import MelStyleEncoder
-from scripts.gsv.models.vits_layers import MRTE, Encoder, Generator, WNConv1d
-
-# models.SynthesizerTrn: flow = ResidualCouplingBlock(inter, hidden, 5, 1, 4).
-FLOW_COUPLINGS, FLOW_KERNEL, FLOW_WN_LAYERS = 4, 5, 4
+from scripts.gsv.models.vits_layers import MRTE, Encoder, Generator
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,25 @@ class TextEncoder(nn.Module):
         self.encoder2 = Encoder(*args, dims.layers // 2, dims.kernel)
         self.proj = nn.Conv1d(h, 2 * dims.inter, 1)
 
+    def hidden(
+        self,
+        ssl: Tensor,
+        y_mask: Tensor,
+        text: Tensor,
+        text_mask: Tensor,
+        ge512: Tensor,
+    ) -> Tensor:
+        """Up to encoder2: where upstream stretches the frames for speed."""
+        y = self.ssl_proj(ssl * y_mask) * y_mask
+        y = self.encoder_ssl(y, y_mask)
+        text = self.encoder_text(text * text_mask, text_mask)
+        y = self.mrte(y, y_mask, text, text_mask, ge512)
+        return self.encoder2(y * y_mask, y_mask)
+
+    def stats(self, y: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        m, logs = (self.proj(y) * mask).chunk(2, dim=1)
+        return m, logs
+
     def forward(
         self,
         ssl: Tensor,
@@ -128,86 +147,17 @@ class TextEncoder(nn.Module):
         text: Tensor,
         text_mask: Tensor,
         ge512: Tensor,
-    ) -> tuple[Tensor, Tensor]:
-        y = self.ssl_proj(ssl * y_mask) * y_mask
-        y = self.encoder_ssl(y, y_mask)
-        text = self.encoder_text(text * text_mask, text_mask)
-        y = self.mrte(y, y_mask, text, text_mask, ge512)
-        y = self.encoder2(y * y_mask, y_mask)
-        m, logs = (self.proj(y) * y_mask).chunk(2, dim=1)
-        return m, logs
-
-
-class _WN(nn.Module):
-    def __init__(self, hidden: int, gin: int) -> None:
-        super().__init__()
-        self.hidden = hidden
-        pad = (FLOW_KERNEL - 1) // 2
-        self.in_layers = nn.ModuleList(
-            WNConv1d(hidden, 2 * hidden, FLOW_KERNEL, padding=pad)
-            for _ in range(FLOW_WN_LAYERS)
-        )
-        self.res_skip_layers = nn.ModuleList(
-            WNConv1d(hidden, 2 * hidden if i < FLOW_WN_LAYERS - 1 else hidden, 1)
-            for i in range(FLOW_WN_LAYERS)
-        )
-        self.cond_layer = WNConv1d(gin, 2 * hidden * FLOW_WN_LAYERS, 1)
-
-    def forward(self, x: Tensor, mask: Tensor, g: Tensor) -> Tensor:
-        g = self.cond_layer(g)
-        out = torch.zeros_like(x)
-        for i, (conv, res_skip) in enumerate(
-            zip(self.in_layers, self.res_skip_layers, strict=True)
-        ):
-            a = conv(x) + g[:, 2 * self.hidden * i : 2 * self.hidden * (i + 1)]
-            acts = torch.tanh(a[:, : self.hidden]) * torch.sigmoid(a[:, self.hidden :])
-            r = res_skip(acts)
-            if i < FLOW_WN_LAYERS - 1:
-                x = (x + r[:, : self.hidden]) * mask
-                out = out + r[:, self.hidden :]
-            else:
-                out = out + r
-        return out * mask
-
-
-class _Coupling(nn.Module):
-    """modules.ResidualCouplingLayer, mean_only=True, reverse direction."""
-
-    def __init__(self, channels: int, hidden: int, gin: int) -> None:
-        super().__init__()
-        self.half = channels // 2
-        self.pre = nn.Conv1d(self.half, hidden, 1)
-        self.enc = _WN(hidden, gin)
-        self.post = nn.Conv1d(hidden, self.half, 1)
-
-    def reverse(self, x: Tensor, mask: Tensor, g: Tensor) -> Tensor:
-        x0, x1 = x.split(self.half, dim=1)
-        h = self.enc(self.pre(x0) * mask, mask, g)
-        x1 = (x1 - self.post(h) * mask) * mask
-        return torch.cat([x0, x1], dim=1)
-
-
-class _Flip(nn.Module):
-    """Placeholder keeping upstream's flows.{1,3,5,7} indices; has no weights."""
-
-
-class Flow(nn.Module):
-    def __init__(self, channels: int, hidden: int, gin: int) -> None:
-        super().__init__()
-        layers: list[nn.Module] = []
-        for _ in range(FLOW_COUPLINGS):
-            layers += [_Coupling(channels, hidden, gin), _Flip()]
-        self.flows = nn.ModuleList(layers)
-
-    def reverse(self, x: Tensor, mask: Tensor, g: Tensor) -> Tensor:
-        for layer in reversed(self.flows):
-            # Flip = reverse the channel order; a constant-index gather exports
-            # as a plain Gather instead of a negative-step Slice.
-            if isinstance(layer, _Flip):
-                x = x[:, torch.arange(x.shape[1] - 1, -1, -1)]
-            else:
-                x = layer.reverse(x, mask, g)
-        return x
+        speed: float = 1.0,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """m, logs and their mask, upstream's way: at speed != 1 the encoder2
+        output is linearly interpolated to int(T / speed) + 1 frames and the
+        mask resized by nearest (models.TextEncoder.forward)."""
+        y = self.hidden(ssl, y_mask, text, text_mask, ge512)
+        if speed != 1:
+            y = F.interpolate(y, size=int(y.shape[-1] / speed) + 1, mode="linear")
+            y_mask = F.interpolate(y_mask, size=y.shape[-1], mode="nearest")
+        m, logs = self.stats(y, y_mask)
+        return m, logs, y_mask
 
 
 class _Codebook(nn.Module):
@@ -281,7 +231,9 @@ class SovitsModel(nn.Module):
 
 
 class VitsEnc(nn.Module):
-    """Exported graph vits_enc: z = flow^-1(m + noise * exp(logs)) * y_mask."""
+    """Exported graph vits_enc: z = flow^-1(m + noise * exp(logs)) * z_mask,
+    with m, logs from encoder2's output times ``stretch`` (speed.py).  Without
+    ``stretch``/``z_mask`` it is the speed-1 graph (y_mask throughout)."""
 
     def __init__(self, model: SovitsModel) -> None:
         super().__init__()
@@ -296,10 +248,39 @@ class VitsEnc(nn.Module):
         ge512: Tensor,
         ge: Tensor,
         noise: Tensor,
+        stretch: Tensor | None = None,
+        z_mask: Tensor | None = None,
     ) -> Tensor:
-        m, logs = self.model.enc_p(ssl, y_mask, text, text_mask, ge512)
+        enc = self.model.enc_p
+        y = enc.hidden(ssl, y_mask, text, text_mask, ge512)
+        if stretch is not None:
+            if z_mask is None:
+                raise ValueError("stretch needs its z_mask")
+            y, y_mask = torch.matmul(y, stretch), z_mask
+        m, logs = enc.stats(y, y_mask)
+        return self._flow(m, logs, noise, y_mask, ge)
+
+    def upstream(
+        self,
+        ssl: Tensor,
+        text: Tensor,
+        ge512: Tensor,
+        ge: Tensor,
+        noise: Tensor,
+        speed: float = 1.0,
+    ) -> Tensor:
+        """SynthesizerTrn.decode's enc_p + flow at the exact lengths (B = 1,
+        all-ones masks, F.interpolate for speed): the gates' reference.
+        ``noise`` (pre-scaled) has the stretched frame count."""
+        ones = torch.ones(1, 1, ssl.shape[-1]), torch.ones(1, 1, text.shape[-1])
+        m, logs, mask = self.model.enc_p(ssl, ones[0], text, ones[1], ge512, speed)
+        return self._flow(m, logs, noise, mask, ge)
+
+    def _flow(
+        self, m: Tensor, logs: Tensor, noise: Tensor, mask: Tensor, ge: Tensor
+    ) -> Tensor:
         z_p = m + noise * torch.exp(logs)
-        return self.model.flow.reverse(z_p, y_mask, ge) * y_mask
+        return self.model.flow.reverse(z_p, mask, ge) * mask
 
 
 class VitsGen(nn.Module):

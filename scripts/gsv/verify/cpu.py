@@ -17,9 +17,9 @@ import numpy as np
 import torch
 
 from daemon.engine.audio.windows import decode_windowed
-from daemon.engines.gptsovits import layout
+from daemon.engines.gptsovits import layout, speed
 from scripts.common.parity import rel_error, snr_db
-from scripts.gsv.export.shapes import NOISE_SCALE, GraphShapes
+from scripts.gsv.export.shapes import FRAMES_PER_TOKEN, NOISE_SCALE, GraphShapes
 from scripts.gsv.models.sovits import SovitsModel, VitsEnc
 from scripts.gsv.models.t2s import T2SModel
 from scripts.gsv.verify.runtime import cpu_runner, t2s_driver
@@ -31,6 +31,8 @@ T2S_MAX_REL_ERR = 1e-4
 T2S_MIN_TOP1 = 1.0
 T2S_STEPS = 30
 VITS_ENC_MAX_REL_ERR = 1e-4
+#: speed 1 (no interpolation upstream) and the ends of upstream's range
+GATE_SPEEDS = (1.0, speed.MIN_SPEED, speed.MAX_SPEED)
 VITS_GEN_MIN_SNR_DB = 100.0
 
 
@@ -112,56 +114,64 @@ def reference_embedding(
 
 
 def gate_vits_enc(
-    model: SovitsModel, onnx_path: Path, shapes: GraphShapes, seed: int = 0
+    model: SovitsModel,
+    onnx_path: Path,
+    shapes: GraphShapes,
+    seed: int = 0,
+    speeds: Sequence[float] = GATE_SPEEDS,
 ) -> dict[str, float]:
-    """Padded static graph vs the module on the exact, unpadded lengths."""
+    """Padded static graph, its speed as the runtime's stretch matrix, vs the
+    module run as upstream runs it (exact lengths, F.interpolate) per speed."""
     d, fr, tt = model.dims, shapes.vits_frames, shapes.vits_phones
-    n_tok, n_ph = fr * 3 // 10, tt * 3 // 4  # well inside, so padding is exercised
-    f = 2 * n_tok
+    n_ph = tt * 3 // 4  # well inside, so padding is exercised
     g = torch.Generator().manual_seed(seed)
-    codes = torch.randint(0, d.codebook, (n_tok,), generator=g)
     phones = torch.randint(0, d.phone_vocab, (n_ph,), generator=g)
-    noise = torch.randn(1, d.inter, f, generator=g) * NOISE_SCALE
     ge, ge512 = reference_embedding(model, seed)
-    with torch.no_grad():
-        ssl, text = model.latent(codes), model.phone_embedding(phones)
-        ref = _np(
-            VitsEnc(model)(
-                ssl, torch.ones(1, 1, f), text, torch.ones(1, 1, n_ph), ge512, ge, noise
-            )
+    run = cpu_session(onnx_path)
+    results: dict[str, float] = {}
+    for sp in speeds:
+        # well inside too, and the stretched frames must fit the graph
+        n_tok = min(fr * 3 // 10, speed.max_tokens(fr, FRAMES_PER_TOKEN, sp))
+        f = FRAMES_PER_TOKEN * n_tok
+        out = speed.stretched_frames(f, sp)
+        codes = torch.randint(0, d.codebook, (n_tok,), generator=g)
+        noise = torch.randn(1, d.inter, out, generator=g) * NOISE_SCALE
+        with torch.no_grad():
+            ssl, text = model.latent(codes), model.phone_embedding(phones)
+            ref = _np(VitsEnc(model).upstream(ssl, text, ge512, ge, noise, sp))
+        feeds = {
+            "ssl": _pad(ssl, fr),
+            "y_mask": _pad(torch.ones(1, 1, f), fr),
+            "text": _pad(text, tt),
+            "text_mask": _pad(torch.ones(1, 1, n_ph), tt),
+            "ge512": _np(ge512),
+            "ge": _np(ge),
+            "noise": _pad(noise, fr),
+            speed.STRETCH: np.zeros((1, fr, fr), np.float32),
+            speed.Z_MASK: _pad(torch.ones(1, 1, out), fr),
+        }
+        speed.fill_stretch(feeds[speed.STRETCH][0], f, sp)
+        (z,) = run(feeds)
+        graph = f"vits_enc (speed {sp:g})"
+        err = rel_error(ref, z[..., :out])
+        _check(
+            graph,
+            "z relative error",
+            err,
+            err < VITS_ENC_MAX_REL_ERR,
+            f"< {VITS_ENC_MAX_REL_ERR:g}",
         )
+        pad_max = float(np.abs(z[..., out:]).max()) if out < fr else 0.0
+        _check(graph, "max |z| on padding", pad_max, pad_max == 0.0, "= 0")
+        results[f"vits_enc_rel_err_speed{sp:g}"] = err
+    results["vits_enc_rel_err"] = max(results.values())
+    return results
 
-    def pad(x: torch.Tensor, n: int) -> np.ndarray:
-        out = np.zeros(x.shape[:-1] + (n,), dtype=np.float32)
-        out[..., : x.shape[-1]] = _np(x)
-        return out
 
-    feeds = {
-        "ssl": pad(ssl, fr),
-        "y_mask": pad(torch.ones(1, 1, f), fr),
-        "text": pad(text, tt),
-        "text_mask": pad(torch.ones(1, 1, n_ph), tt),
-        "ge512": _np(ge512),
-        "ge": _np(ge),
-        "noise": pad(noise, fr),
-    }
-    (z,) = cpu_session(onnx_path)(feeds)
-    err = rel_error(ref, z[..., :f])
-    _check(
-        "vits_enc",
-        "z relative error",
-        err,
-        err < VITS_ENC_MAX_REL_ERR,
-        f"< {VITS_ENC_MAX_REL_ERR:g}",
-    )
-    _check(
-        "vits_enc",
-        "max |z| on padding",
-        float(np.abs(z[..., f:]).max()),
-        not np.any(z[..., f:]),
-        "= 0",
-    )
-    return {"vits_enc_rel_err": err}
+def _pad(x: torch.Tensor, n: int) -> np.ndarray:
+    out = np.zeros(x.shape[:-1] + (n,), dtype=np.float32)
+    out[..., : x.shape[-1]] = _np(x)
+    return out
 
 
 def windowed_audio(

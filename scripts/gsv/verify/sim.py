@@ -22,7 +22,7 @@ import torch
 from daemon.engine.ar import loop
 from daemon.engine.ar.kv import KvGraph
 from daemon.engine.graphs import QnnRunner
-from daemon.engines.gptsovits import layout
+from daemon.engines.gptsovits import layout, speed
 from scripts.common.parity import cosine, snr_db
 from scripts.gsv.export.bert import bert_inputs
 from scripts.gsv.export.shapes import NOISE_SCALE, GraphShapes
@@ -221,6 +221,10 @@ def gate_vits(
     feeds["noise"][..., :f] = NOISE_SCALE * rng.standard_normal(
         (1, model.dims.inter, f)
     )
+    # speed 1: the identity over the real frames (the stretch path runs too)
+    feeds[speed.STRETCH] = np.zeros((1, fr, fr), np.float32)
+    speed.fill_stretch(feeds[speed.STRETCH][0], f, 1.0)
+    feeds[speed.Z_MASK] = feeds["y_mask"].copy()
     enc_s: list[float] = []
     (z_sim,) = _run(sim.runner(enc_bin), feeds, enc_s)
     (z_cpu,) = cpu_session(enc_onnx)(feeds)

@@ -64,7 +64,16 @@ def test_raised_cosine_is_symmetric_and_bounded():
 def test_int16_clips_and_is_little_endian():
     pcm = to_int16(np.array([0.0, 1.0, -1.0, 2.0, -3.0, 0.5], np.float32))
     vals = np.frombuffer(pcm, "<i2")
-    assert vals.tolist() == [0, 32767, -32767, 32767, -32767, 16384]
+    assert vals.tolist() == [0, 32767, -32767, 32767, -32768, 16384]
+
+
+def test_int16_keeps_every_in_range_sample_as_before():
+    """Clipping after scaling changes nothing in [-1, 1]: only below -1 does
+    -32768 become reachable."""
+    x = np.random.default_rng(0).uniform(-1, 1, 100_000).astype(np.float32)
+    x[:2] = -1.0, 1.0
+    before = np.rint(np.clip(x, -1.0, 1.0) * 32767).astype("<i2")
+    assert np.frombuffer(to_int16(x), "<i2").tolist() == before.tolist()
 
 
 @pytest.mark.parametrize("out_rate", [24000, 22050, 16000])

@@ -24,10 +24,10 @@ def test_say_writes_a_seeded_32k_wav(gsv_bundle, tmp_path: Path, capsys):
     assert a.read_bytes() == b.read_bytes()
 
 
-def test_say_refuses_a_speed_the_graphs_cannot_do(gsv_bundle, tmp_path: Path, capsys):
+def test_say_refuses_a_speed_out_of_upstreams_range(gsv_bundle, tmp_path: Path, capsys):
     out = tmp_path / "out.wav"
     args = ["-o", str(out), "--bundle", str(gsv_bundle.root), "--backend", "cpu"]
-    assert main(["你好。", *args, "--speed", "1.5"]) == 1
+    assert main(["你好。", *args, "--speed", "1.7"]) == 1
     err = capsys.readouterr().err  # the one check, against the declared capabilities
-    assert "speed: expected 1.0 (a fixed speed), found 1.5" in err
+    assert "speed: expected a number in [0.6, 1.65], found 1.7" in err
     assert not out.exists()

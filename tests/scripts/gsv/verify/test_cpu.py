@@ -37,6 +37,8 @@ def test_vits_enc_gate(
 ) -> None:
     result = verify.gate_vits_enc(sovits_model, tiny_graphs["vits_enc"].path, TINY)
     assert result["vits_enc_rel_err"] < verify.VITS_ENC_MAX_REL_ERR
+    # the stretch matrix against upstream's F.interpolate at the range's ends
+    assert {"vits_enc_rel_err_speed0.6", "vits_enc_rel_err_speed1.65"} <= set(result)
 
 
 def test_vits_gen_gate(
@@ -56,7 +58,8 @@ def test_gate_failure_names_graph_metric_threshold(
     with torch.no_grad():
         other.enc_p.proj.weight.mul_(1.01)
     with pytest.raises(
-        verify.GateError, match=r"vits_enc: z relative error = .* < 0\.0001"
+        verify.GateError,
+        match=r"vits_enc \(speed 1\): z relative error = .* < 0\.0001",
     ):
         verify.gate_vits_enc(other, tiny_graphs["vits_enc"].path, TINY)
 
