@@ -248,7 +248,11 @@ class T2S:
         stats.segments += 1
         stats.by_bucket[bucket.length] = stats.by_bucket.get(bucket.length, 0) + 1
         # One extra sample past the cap tells a segment that ends exactly at
-        # the cap from one that is cut.
+        # the cap from one that is cut.  Keeping the first max_tokens of the
+        # max_tokens + 1 draws is upstream's default path at its cap
+        # (infer_panel_batch_infer, parallel_infer=True: y[:-1], the LAST token
+        # dropped); its naive path (streaming modes) drops the FIRST instead
+        # (TTS.py's pred[-idx:]).  gpt-sovits-v2pro.md §4.6; test_t2s.py.
         run = loop.free_run(logits, sampler.step, feed, max_tokens + 1, cancel)
         return T2SResult(np.array(run.tokens[:max_tokens], np.int64), run.limited)
 

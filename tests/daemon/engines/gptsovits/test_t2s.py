@@ -162,3 +162,41 @@ def test_teacher_forced_decode_on_the_simulator(sim_engine: GptSovitsEngine, t2s
     print(f"simulator teacher-forced: top-1 {top1:.3f}, min top-15 {min(overlap):.3f}")
     assert top1 >= 0.99
     assert min(overlap) >= 0.9
+
+
+def _upstream_at_cap(stream: list[int], limit: int, path: str) -> list[int]:
+    """The tokens TTS.py keeps when upstream's loop reaches its cap of `limit`
+    iterations without EOS (AR/models/t2s_model.py; TTS.py takes
+    ``pred[-idx:]`` with ``idx`` the loop index at the stop):
+    - infer_panel_naive: y holds all `limit` samples, idx = limit - 1, so the
+      FIRST generated token is lost;
+    - infer_panel_batch_infer (TTS.run's default, parallel_infer=True):
+      ``y_list[i] = y[i, :-1]`` and idx = limit - 1, so the LAST one is lost.
+    """
+    y = stream[:limit]
+    idx = limit - 1
+    return y[-idx:] if path == "naive" else y[:-1][-idx:]
+
+
+def test_at_the_cap_the_last_token_is_dropped_as_upstreams_batched_path(
+    cpu_engine: GptSovitsEngine,
+):
+    """Our cap of k tokens draws k + 1 (a stop at the extra draw is no cap) and
+    keeps the first k: upstream's default (batched) path at its cap, with
+    limit = k + 1.  The naive path (streaming modes) would keep 1..k instead;
+    we follow the default path (shared/docs/gpt-sovits-v2pro.md §4.6)."""
+    p = cpu_engine.loaded.params
+    # EOS sliced off at every step: the cap is the only way out
+    cfg = SamplingConfig(15, 1.0, 1.0, p.repetition_penalty, p.eos, 10**6)
+    phones, bert, prompt, _ = t2s_inputs(cpu_engine, SENTENCES[0])
+    t2s, k = cpu_engine.loaded.t2s, 20
+
+    def run(max_tokens: int):
+        sampler = TokenSampler(cfg, p.vocab, prompt, np.random.default_rng(7))
+        return t2s.generate(phones, bert, prompt, sampler, max_tokens)
+
+    capped, longer = run(k), run(k + 3)
+    stream = longer.tokens.tolist()  # the same draws, k + 3 of them
+    assert capped.capped and len(capped.tokens) == k
+    assert capped.tokens.tolist() == _upstream_at_cap(stream, k + 1, "batched")
+    assert stream[:k] != _upstream_at_cap(stream, k + 1, "naive")
