@@ -2,7 +2,7 @@
 
     scripts/build_voice LOGS_DIR --gpt-epoch N --sovits-epoch M --ref CLIP \\
         --target qcs8550|simulator --out DIR [--bert DIR --g2pw DIR]
-        [--hubert DIR --sv CKPT]
+        [--hubert DIR --sv CKPT] [--aux-ref CLIP ...]
 
 Steps (each skipped when its inputs, options and code are unchanged; state in
 <work>/state.json): export the graphs to fp32 ONNX, CPU parity gates, CPU
@@ -33,6 +33,7 @@ from scripts.common.steps import BuildReport, Steps, code_hash
 from scripts.common.weight_sharing import Unit
 from scripts.gsv.export import shapes as shapes_mod
 from scripts.gsv.export.aihub import AiHubUnavailable, check_available, compile_aihub
+from scripts.gsv.pipeline import aux_refs
 from scripts.gsv.pipeline.context import ROOT, BuildContext
 from scripts.gsv.pipeline.reference_graphs import ReferenceGraphs
 from scripts.gsv.pipeline.refs import TrainingFolderError
@@ -92,6 +93,7 @@ class BuildOptions:
     ref_text: str | None = None  # default: the clip's norm_text in 2-name2text
     hubert: Path | None = None  # chinese-hubert-base dir
     sv: Path | None = None  # ERes2NetV2 checkpoint (with --hubert: zero-shot)
+    aux_refs: tuple[str, ...] = ()  # --aux-ref: styles averaged in (aux_refs.py)
 
     def validate(self) -> None:
         if self.target not in TARGETS:
@@ -114,6 +116,7 @@ def build(opts: BuildOptions) -> BuildReport:
     voice = opts.voice or src.exp
     work = Path(opts.work or opts.out.with_name(opts.out.name + ".work"))
     ctx = BuildContext(src, shapes, work, voice, opts.ref_text)
+    ctx.aux_refs = aux_refs.resolve(src.logs, opts.aux_refs, src.sv_ckpt)
     if src.hubert_dir is not None and src.sv_ckpt is not None:
         ctx.zero_shot = ReferenceGraphs(
             src.hubert_dir, src.sv_ckpt, lambda: ctx.sovits,
@@ -170,6 +173,7 @@ def build(opts: BuildOptions) -> BuildReport:
         "refs",
         {
             "files": ctx.ref_inputs(),
+            "aux_refs": aux_refs.inputs(src.logs, ctx.aux_refs),
             "ref_text": opts.ref_text,
             "hubert": src.hubert_dir,  # exact prompt tokens (refs.py)
             "sovits": src.sovits_pth,
@@ -310,6 +314,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--sv", type=Path, help="ERes2NetV2 .ckpt (with --hubert: zero-shot graphs)"
     )
+    p.add_argument(
+        "--aux-ref", action="append", default=[], metavar="CLIP",
+        help="another reference whose style is averaged in, as upstream's "
+        "aux_ref_audio_paths (repeatable; a 5-wav32k/ clip, or an audio file "
+        "with --sv)",
+    )  # fmt: skip
     p.add_argument("--voice", help="reference voice name (default: experiment)")
     p.add_argument("--work", type=Path, help="work dir (default: OUT.work)")
     p.add_argument("--compiler", choices=COMPILERS, default="local")
@@ -321,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = BuildOptions(
         a.logs, a.gpt_epoch, a.sovits_epoch, a.ref, a.target, a.out, a.bert, a.g2pw,
         a.voice, a.work, a.compiler, a.shapes, a.qnn_cache, not a.no_sim_gates,
-        a.ref_text, a.hubert, a.sv,
+        a.ref_text, a.hubert, a.sv, tuple(a.aux_ref),
     )  # fmt: skip
     try:
         report = build(opts)

@@ -31,6 +31,7 @@ from scripts.gsv.export.shapes import MASK_VALUE, NOISE_SCALE, GraphShapes
 from scripts.gsv.models.checkpoints import load_gpt_checkpoint, load_sovits_checkpoint
 from scripts.gsv.models.sovits import SovitsModel
 from scripts.gsv.models.t2s import T2SModel
+from scripts.gsv.pipeline import aux_refs
 from scripts.gsv.pipeline.reference_graphs import ReferenceGraphs
 from scripts.gsv.pipeline.refs import (
     BERT_DIR,
@@ -69,6 +70,8 @@ class BuildContext:
         self.cpu_dir = self.stage / "cpu"
         #: the zero-shot graphs (--hubert + --sv; build_voice.py sets it)
         self.zero_shot: ReferenceGraphs | None = None
+        #: --aux-ref references, averaged into the voice's style (aux_refs.py)
+        self.aux_refs: list[aux_refs.AuxRef] = []
 
     # models -----------------------------------------------------------------
     @cached_property
@@ -237,7 +240,9 @@ class BuildContext:
         )
 
     def write_refs(self) -> dict:
-        ref = self.reference()
+        src = self.src
+        aux = aux_refs.styles(src.logs, self.aux_refs, self.sovits, src.sv_ckpt)
+        ref, measured = aux_refs.with_aux(self.reference(), aux, self.sovits)
         used = len(ref.phones) + len(ref.prompt)
         if used >= self.shapes.prefill_len:
             raise ValueError(
@@ -252,6 +257,7 @@ class BuildContext:
             "phones": len(ref.phones),
             "prompt": len(ref.prompt),
             "training_bert_rel_err": ref.training_bert_rel_err,
+            **measured,
         }
 
     def gates_sim(self) -> dict:
