@@ -7,7 +7,7 @@ text layers, 18 encoder layers; TTS talker: 28 layers) are exported with 1 and
 2 layers and their costs extrapolated linearly (cost(N) = c1 + (N-1)(c2-c1)):
 the layers are identical, so this is exact for MACs and bytes and avoids
 writing ~10 GB of fp32 ONNX. The code predictor (5 layers), the codec decoder
-and the speaker encoder are exported whole.
+and the speaker encoder (its 4 clip buckets, clone time only) are exported whole.
 """
 
 from __future__ import annotations
@@ -131,6 +131,23 @@ def _whole(
     return names
 
 
+def _speaker(out: Path, d: tts_qwen3_sizes.Dims) -> dict[str, Path]:
+    """speaker_<F> (Base kind, run once per clone): upstream's defaults."""
+    from scripts.qwen3.tts.graphs import export
+    from scripts.qwen3.tts.upstream import import_qwen_tts
+
+    names = {f"speaker_{f}": out / f"speaker_{f}.onnx" for f in d.xvector_frames}
+    missing = [f for f in d.xvector_frames if not names[f"speaker_{f}"].is_file()]
+    if missing:
+        qt = import_qwen_tts()
+        cfg = qt.configuration.Qwen3TTSSpeakerEncoderConfig(**d.speaker)
+        torch.manual_seed(0)
+        model = qt.modeling.Qwen3TTSSpeakerEncoder(cfg).float().eval()
+        for f in missing:
+            export.export_speaker(model, f, names[f"speaker_{f}"])
+    return names
+
+
 Count = Callable[[Path, str], GraphCost]
 
 
@@ -158,4 +175,5 @@ def tts_costs(
             else count(two[key], key).scaled(key, c1, TALKER_LAYERS - 1)
         )
     res.update({k: count(p, k) for k, p in _whole(out, d, windows).items()})
+    res.update({k: count(p, k) for k, p in _speaker(out, d).items()})
     return res
