@@ -48,9 +48,19 @@ def test_tiny_checkpoint_has_upstreams_format(tmp_path: Path) -> None:
         assert model(_feats(40)).shape == (1, TINY_SV)
 
 
-@pytest.mark.parametrize("frames", [37, 64, 101])
-def test_mask_gives_the_unpadded_embedding(frames: int) -> None:
-    model = random_sv(1)
+#: the tiny widths with more than one block per layer (stride-1 blocks after
+#: the strided ones, as in the published (3, 4, 6, 3))
+DEEPER = Eres2NetDims.published(
+    m_channels=2, base_width=32, scale=2, expansion=1, num_blocks=(2, 2, 2, 2)
+)
+
+
+@pytest.mark.parametrize(
+    ("frames", "dims"),
+    [(37, TINY_SV_DIMS), (64, TINY_SV_DIMS), (101, TINY_SV_DIMS), (45, DEEPER)],
+)
+def test_mask_gives_the_unpadded_embedding(frames: int, dims: Eres2NetDims) -> None:
+    model = random_sv(1, dims)
     x = _feats(frames)
     padded = torch.cat([x, _feats(128 - frames, seed=9)], dim=1)  # garbage padding
     mask = (torch.arange(128) < frames).float()[None]
