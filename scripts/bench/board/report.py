@@ -185,7 +185,10 @@ def voice_rows(
 
 def recount_section(work: Path) -> list[str]:
     g = eng.gsv(work, eng.CostCache(work / eng.CACHE_FILE))
-    out = ["## Recount of the port graphs (gsv_full.py export vs port.PORT_COSTS)", ""]
+    out = [
+        "## Recount of the ESTIMATE inputs (gsv_full.py export vs PORT_COSTS)",
+        "",
+    ]
     for name, want in PORT_COSTS.items():
         have = g.costs[name]
         out.append(f"- {name}: {'same' if have == want else f'DIFFERS: {have}'}")
