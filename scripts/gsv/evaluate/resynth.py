@@ -4,8 +4,9 @@ Upstream SynthesizerTrn.decode with the clip as its own reference (ge, ge512
 from its linear spectrogram and 7-sv_cn embedding), noise_scale 0.5 and a
 fixed noise seed per clip, so every epoch decodes the same noise. It runs the
 modules the build-time CPU parity gates run (scripts/gsv/verify/cpu.py):
-SovitsModel.global_embedding, latent, phone_embedding, VitsEnc and the
-full-length generator ``model.dec``, at exact lengths without padding.
+SovitsModel.global_embedding, latent, phone_embedding, VitsEnc.upstream (the
+vits_enc gate's reference: enc_p + reverse flow at exact lengths, speed 1) and
+the full-length generator ``model.dec`` (the vits_gen gate's reference).
 """
 
 from __future__ import annotations
@@ -48,10 +49,9 @@ def resynthesise(model: SovitsModel, clip: TrainingClip, seed: int) -> np.ndarra
     ge, ge512 = model.global_embedding(linear_spectrogram(clip.audio), clip.sv)
     ssl = model.latent(torch.from_numpy(clip.tokens))
     text = model.phone_embedding(torch.from_numpy(clip.phones))
-    frames, n_phones = ssl.shape[-1], text.shape[-1]
+    frames = ssl.shape[-1]
     g = torch.Generator().manual_seed(seed)
     noise = torch.randn(1, model.dims.inter, frames, generator=g) * NOISE_SCALE
-    y_mask = torch.ones(1, 1, frames)
-    z = VitsEnc(model)(ssl, y_mask, text, torch.ones(1, 1, n_phones), ge512, ge, noise)
-    audio = model.dec(z, ge, y_mask)
+    z = VitsEnc(model).upstream(ssl, text, ge512, ge, noise)  # speed 1
+    audio = model.dec(z, ge, torch.ones(1, 1, frames))
     return audio[0, 0].numpy().astype(np.float32)
