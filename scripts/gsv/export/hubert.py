@@ -14,6 +14,7 @@ both is measured by scripts/gsv/verify/hubert.py.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,6 +74,22 @@ def export_hubert(
             "which the runtime (reference/prompt.py) assumes"
         )
     t0, t = hubert_frames(hubert, s)
+    with warnings.catch_warnings():
+        # BlockConv reads the static window's sizes as Python ints, on purpose.
+        warnings.filterwarnings("ignore", message="Converting a tensor to a Python")
+        return _export_both(hubert, sovits, s, t0, t, out_dir, codes)
+
+
+def _export_both(
+    hubert: HubertModel,
+    sovits: SovitsModel,
+    s: int,
+    t0: int,
+    t: int,
+    out_dir: Path,
+    codes: bool,
+) -> list[GraphSpec]:
+    width = hubert.config.hidden_size
     return [
         _export(
             MaskedHubert(hubert),

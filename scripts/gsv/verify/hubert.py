@@ -7,45 +7,42 @@ runtime's PromptTokens (daemon/engines/gptsovits/reference/prompt.py), i.e.
 padded to the static window with the runtime's masks.
 
 CPU (onnxruntime fp32): hidden rel error < 1e-4 (issue 14) and tokens identical.
-Simulator (fp16 HTP): hidden cosine >= 0.999; token agreement is measured and
-returned (fp16 may move a near-tie to the neighbouring code).
+Simulator (fp16 HTP) vs those CPU graphs: hidden cosine >= 0.999; token
+agreement is measured and returned (fp16 may move a near-tie to the
+neighbouring code).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
+from daemon.engines.gptsovits import layout
 from daemon.engines.gptsovits.reference.params import PROMPT_ZEROS, ReferenceParams
-from daemon.engines.gptsovits.reference.prompt import PromptTokens
+from daemon.engines.gptsovits.reference.prompt import PromptTokens, conv_lengths
 from scripts.common.parity import cosine, rel_error
 from scripts.gsv.models.hubert import reference_tokens
 from scripts.gsv.verify.cpu import _check
 from scripts.gsv.verify.runtime import Simulator, cpu_runner
+from scripts.gsv.verify.sim import SimResult
 
 if TYPE_CHECKING:
     from transformers import HubertModel
 
     from scripts.gsv.models.sovits import SovitsModel
 
+log = logging.getLogger(__name__)
+
 HUBERT_MAX_REL_ERR = 1e-4
 SIM_MIN_COSINE = 0.999
 #: the clip the gates use: a 3.5 s voiced sweep (within upstream's 3..10 s)
 GATE_SECONDS = 3.5
 GATE_RATE = 16000
-
-
-@dataclass(frozen=True)
-class HubertGate:
-    hidden_metric: float  # rel error (CPU) or cosine (simulator)
-    token_agreement: float  # share of prompt tokens equal to upstream's
-    tokens: int
-    seconds: float = 0.0  # simulator: hubert + ssl_quant execute time
 
 
 def gate_clip(seconds: float = GATE_SECONDS, seed: int = 0) -> np.ndarray:
@@ -68,26 +65,25 @@ def _upstream(
 
 def _run(
     runners: Mapping[str, Any], rp: ReferenceParams, codebook: np.ndarray, clip
-) -> tuple[np.ndarray, np.ndarray, float]:
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
     prompt = PromptTokens(runners["hubert"], runners["ssl_quant"], rp, codebook)
     tokens = prompt(clip)
     hidden = np.asarray(prompt.hubert.buffers["hidden"][0], np.float32)
-    secs = prompt.hubert.graph_seconds + prompt.quant.graph_seconds
-    return hidden, tokens, secs
+    return hidden, tokens, (prompt.hubert.graph_seconds, prompt.quant.graph_seconds)
 
 
 def _codebook(sovits: SovitsModel) -> np.ndarray:
     return sovits.quantizer.embed.detach().float().numpy()
 
 
-def gate_cpu(
+def gate_hubert_cpu(
     hubert: HubertModel,
     sovits: SovitsModel,
     hubert_onnx: Path,
     ssl_quant_onnx: Path,
     rp: ReferenceParams,
     clip: np.ndarray | None = None,
-) -> HubertGate:
+) -> dict[str, float]:
     """Graphs on onnxruntime CPU vs upstream on the unpadded clip."""
     clip = gate_clip() if clip is None else clip
     want_h, want_t = _upstream(hubert, sovits, clip)
@@ -99,30 +95,52 @@ def gate_cpu(
     err = rel_error(want_h, hidden[:, : want_h.shape[1]])
     _check("hubert", "CPU rel error vs HubertModel (unpadded)", err,
            err < HUBERT_MAX_REL_ERR, f"< {HUBERT_MAX_REL_ERR:g}")  # fmt: skip
-    agree = float(np.mean(tokens == want_t)) if len(tokens) == len(want_t) else 0.0
+    agree = _agreement(tokens, want_t)
     _check("ssl_quant", "CPU prompt tokens equal to upstream's", agree,
            agree == 1.0, "== 1")  # fmt: skip
-    return HubertGate(err, agree, len(want_t))
+    return {"hubert": err, "ssl_quant": agree}
 
 
-def gate_sim(
+def gate_hubert_sim(
     sim: Simulator,
-    hubert: HubertModel,
-    sovits: SovitsModel,
-    hubert_bin: Path,
-    ssl_quant_bin: Path,
+    bins: Mapping[str, Path],
+    hubert_onnx: Path,
+    ssl_quant_onnx: Path,
     rp: ReferenceParams,
+    sovits: SovitsModel,
     clip: np.ndarray | None = None,
-) -> HubertGate:
-    """Compiled graphs on the simulator: hidden cosine gated, token agreement
-    with upstream measured."""
+) -> dict[str, SimResult]:
+    """Compiled graphs on the simulator vs the same graphs on onnxruntime CPU
+    (which gate_hubert_cpu proved equal to upstream): hidden cosine gated,
+    token agreement measured."""
     clip = gate_clip() if clip is None else clip
-    want_h, want_t = _upstream(hubert, sovits, clip)
-    runners = sim.open({"hubert": hubert_bin, "ssl_quant": ssl_quant_bin})
-    hidden, tokens, secs = _run(runners, rp, _codebook(sovits), clip)
-    cos = cosine(want_h, hidden[:, : want_h.shape[1]])
+    cb = _codebook(sovits)
+    cpu = {
+        "hubert": cpu_runner(hubert_onnx),
+        "ssl_quant": cpu_runner(ssl_quant_onnx),
+    }
+    want_h, want_t, _ = _run(cpu, rp, cb, clip)
+    keys = {"hubert": bins[layout.HUBERT], "ssl_quant": bins[layout.SSL_QUANT]}
+    hidden, tokens, secs = _run(sim.open(keys), rp, cb, clip)
+    valid = prompt_frames(len(clip))
+    cos = cosine(want_h[:, :valid], hidden[:, :valid])
     _check("hubert", "simulator cosine", cos, cos >= SIM_MIN_COSINE,
            f">= {SIM_MIN_COSINE:g}")  # fmt: skip
-    agree = float(np.mean(tokens == want_t))
-    _check("ssl_quant", "simulator token agreement (measured)", agree, True, "report")
-    return HubertGate(cos, agree, len(want_t), secs)
+    agree = _agreement(tokens, want_t)
+    log.info("ssl_quant: simulator token agreement %.4g (%d tokens, measured)",
+             agree, len(want_t))  # fmt: skip
+    return {
+        "hubert": SimResult("cosine", cos, [round(secs[0], 2)]),
+        "ssl_quant": SimResult("token agreement", agree, [round(secs[1], 2)]),
+    }
+
+
+def prompt_frames(clip_samples: int) -> int:
+    """Valid HuBERT frames of a clip + the appended zeros."""
+    return conv_lengths(clip_samples + PROMPT_ZEROS)[-1]
+
+
+def _agreement(tokens: np.ndarray, want: np.ndarray) -> float:
+    if len(tokens) != len(want):
+        return 0.0
+    return float(np.mean(tokens == want))

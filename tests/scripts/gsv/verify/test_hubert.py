@@ -1,0 +1,62 @@
+"""CPU gates of hubert + ssl_quant against upstream (HubertModel unpadded)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from daemon.engines.gptsovits.reference.params import PROMPT_ZEROS, ReferenceParams
+from scripts.gsv.export.hubert import export_hubert, load_hubert
+from scripts.gsv.export.shapes import TINY_REFERENCE
+from scripts.gsv.synthetic.hubert import fit_codebook, write_tiny_hubert
+from scripts.gsv.verify import hubert as gates
+
+RP = ReferenceParams(
+    hubert_samples=TINY_REFERENCE.hubert_samples,
+    spec_frames=1,
+    fbank_frames=1,
+    sv_dim=1,
+)
+
+
+@pytest.fixture(scope="module")
+def models(sovits_model, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The tiny HuBERT and a SoVITS copy whose codebook sits on real ssl_proj
+    frames (so many distinct, close codes compete)."""
+    hubert = load_hubert(write_tiny_hubert(tmp_path_factory.mktemp("hubert")))
+    sovits = copy.deepcopy(sovits_model)
+    clip = np.concatenate([gates.gate_clip(6.0, 1), np.zeros(PROMPT_ZEROS, np.float32)])
+    fit_codebook(sovits, hubert, torch.from_numpy(clip))
+    return hubert, sovits
+
+
+@pytest.mark.parametrize("codes", [False, True])
+def test_cpu_gate_passes(models, tmp_path: Path, codes: bool) -> None:  # type: ignore[no-untyped-def]
+    hubert, sovits = models
+    hub, quant = export_hubert(hubert, sovits, TINY_REFERENCE, tmp_path, codes=codes)
+    got = gates.gate_hubert_cpu(hubert, sovits, hub.path, quant.path, RP)
+    assert got["hubert"] < gates.HUBERT_MAX_REL_ERR
+    assert got["ssl_quant"] == 1.0
+
+
+def test_tokens_are_upstreams_and_varied(models, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A 9.5 s clip (near the window's end) gives upstream's tokens exactly,
+    and they are not one repeated code."""
+    from daemon.engines.gptsovits.reference.prompt import PromptTokens
+    from scripts.gsv.models.hubert import reference_tokens
+    from scripts.gsv.verify.runtime import cpu_runner
+
+    hubert, sovits = models
+    hub, quant = export_hubert(hubert, sovits, TINY_REFERENCE, tmp_path)
+    clip = gates.gate_clip(9.5, 2)
+    cb = sovits.quantizer.embed.numpy()
+    tokens = PromptTokens(cpu_runner(hub.path), cpu_runner(quant.path), RP, cb)(clip)
+    wav = torch.from_numpy(np.concatenate([clip, np.zeros(PROMPT_ZEROS, np.float32)]))
+    want = reference_tokens(hubert, sovits, wav).numpy()
+    assert len(tokens) == len(want) == 252  # (9.5 s + 0.6 s) at 25 Hz, floor
+    np.testing.assert_array_equal(tokens, want)
+    assert len(set(want.tolist())) > 20
