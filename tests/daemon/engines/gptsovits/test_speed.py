@@ -96,3 +96,22 @@ def test_the_engine_speaks_upstreams_range_and_lengths(cpu_engine):
     assert samples(1.0) == 2 * n * hop
     for sp in (0.8, 1.25):
         assert samples(sp) == (int(2 * n / sp) + 1) * hop
+
+
+def test_slow_requests_get_the_cap_that_fits(cpu_engine):
+    """Below speed 1 a segment may hold only the tokens whose stretched frames
+    fit vits_frames; an explicit max_new_tokens above that is lowered to it."""
+    from daemon.engine.tts import SynthesisOptions
+    from daemon.engines.gptsovits.options import Request
+
+    s, cap = cpu_engine.loaded, cpu_engine.token_cap
+
+    def max_tokens(sp: float, **extra) -> int:
+        opts = SynthesisOptions(speed=sp, extra=extra)
+        voice = cpu_engine.default_voice
+        return Request.from_options(opts, s.params, s.voices, voice, cap).max_tokens
+
+    assert max_tokens(1.0) == max_tokens(1.65) == cap
+    assert max_tokens(0.6) == s.vits.max_tokens_at(0.6) < cap
+    assert max_tokens(0.6, max_new_tokens=cap) == s.vits.max_tokens_at(0.6)
+    assert max_tokens(0.6, max_new_tokens=5) == 5
