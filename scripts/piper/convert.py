@@ -38,6 +38,7 @@ from scripts.common import bundling
 from scripts.common.onnx_surgery import ConversionError, op_histogram
 from scripts.common.qnn_compile import TARGETS as QNN_TARGETS
 from scripts.common.qnn_compile import CompileError, qnn_sdk_version
+from scripts.common.receptive_field import check_overlap, onnx_radius
 from scripts.piper import graphs
 from scripts.piper.cuts import PiperCuts, find_cuts
 from scripts.piper.model_card import voice_attribution
@@ -142,6 +143,10 @@ def _convert(
     built[dec_key(options.window)] = graphs.decoder_window(
         model, cuts, options.window, hop
     )
+    # The window overlap must cover the generator's reach (exact windows).
+    radius = onnx_radius(graphs.decoder_dynamic(model, cuts), "z")
+    check_overlap(options.overlap, radius, dec_key(options.window))
+    log(f"  decoder receptive radius {radius:.2f} frames <= overlap {options.overlap}")
     (root / "onnx").mkdir()
     for name, graph in built.items():
         onnx.save(graph, root / "onnx" / f"{name}.onnx")
@@ -180,6 +185,7 @@ def _convert(
     )
     extra = {"source": {"file": voice.name, "sha256": sha256_file(voice)}}
     extra["sdp_max_abs_err"] = float(f"{sdp_err:.3g}")
+    extra["vocoder_radius_frames"] = round(radius, 2)
     attribution = voice_attribution(voice)
     if attribution is not None:
         extra["attribution"] = attribution

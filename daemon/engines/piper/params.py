@@ -203,6 +203,7 @@ class _File(msgspec.Struct, frozen=True):
     attribution: _Credit | None = None
     source: _Source | None = None
     sdp_max_abs_err: float | None = None
+    vocoder_radius_frames: float | None = None  # the overlap covers it
 
     def __post_init__(self) -> None:
         _finite_length(self.length_scale)

@@ -10,6 +10,7 @@ the synthetic test voice so the HTP simulator stays fast.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from daemon.engines.gptsovits.reference import fbank, spectrogram
 from daemon.engines.gptsovits.reference.params import (
@@ -17,6 +18,9 @@ from daemon.engines.gptsovits.reference.params import (
     MAX_REF_SECONDS,
     PROMPT_ZEROS,
 )
+
+if TYPE_CHECKING:
+    from scripts.gsv.models.sovits import SovitsDims
 
 # Additive attention-mask value for blocked positions. Reference port NOTES #5:
 # -100 gives the same tokens as -1e4 and keeps fp16 dynamic range small.
@@ -77,6 +81,19 @@ class GraphShapes:
     def gen_step(self) -> int:
         """Frames each vocoder window contributes (its centre)."""
         return self.gen_window - 2 * self.gen_overlap
+
+    def check_vocoder(self, dims: SovitsDims) -> float:
+        """The SoVITS generator's receptive radius (frames, from its config);
+        a ValueError with the numbers if gen_overlap does not cover it (the
+        windowed decode would miss the 100 dB gate: issue 14 item 6)."""
+        from scripts.common.receptive_field import check_overlap, hifigan_radius
+
+        radius = hifigan_radius(
+            dims.upsample_rates, dims.upsample_kernels, dims.rb_kernels,
+            dims.rb_dilations,
+        )  # fmt: skip
+        check_overlap(self.gen_overlap, radius, "vits_gen")
+        return radius
 
     def kv_bucket_for(self, positions: int) -> int:
         """Smallest cache length that holds `positions` entries."""

@@ -85,6 +85,8 @@ def test_params_carry_the_voice_config(bundle: Bundle, voice_path: Path) -> None
     assert params.phoneme_buckets == CPU_OPTIONS.phoneme_buckets
     assert params.frame_buckets == CPU_OPTIONS.frame_buckets
     assert bundle.params["sdp_max_abs_err"] < 1e-4
+    # HiFiGAN's reach, walked from the graph; the 12-frame overlap covers it
+    assert bundle.params["vocoder_radius_frames"] == 10.58
     assert bundle.params["source"]["file"] == "en_US-joe-medium.onnx"
     # The voice's MODEL_CARD names its dataset: the voice's own credit.
     assert params.attribution == (
@@ -92,6 +94,15 @@ def test_params_carry_the_voice_config(bundle: Bundle, voice_path: Path) -> None
         "https://github.com/NabuCasa/voice-datasets",
     )
     assert PiperParams.from_dict(params.to_dict()) == params
+
+
+def test_overlap_below_the_decoders_reach_is_refused(
+    tmp_path: Path, voice_path: Path
+) -> None:
+    short = ConvertOptions(phoneme_buckets=(64,), frame_buckets=(128,), overlap=6)
+    with pytest.raises(ValueError, match=r"dec_W96: .*overlap 6 .* 10\.58 frames"):
+        convert(voice_path, tmp_path / "bundle", short)
+    assert not list(tmp_path.iterdir())  # nothing left behind
 
 
 def test_model_card_attribution(tmp_path: Path) -> None:

@@ -1,0 +1,104 @@
+"""How far a vocoder's output for one frame reaches into its neighbours.
+
+A window decode equals a whole-sequence decode (to float rounding) when every
+kept frame has at least the receptive radius of real context on each side
+(daemon/engine/audio/windows.py), so the window overlap is sized from it.
+
+Two ways to get it, both in frames on ONE side:
+- `hifigan_radius`: from a HiFiGAN config (upsample rates and kernels, ResBlock1
+  kernels and dilations), as GPT-SoVITS's SoVITS config states it;
+- `onnx_radius`: by walking a conv stack's ONNX graph (Piper voices ship no
+  generator config, only the graph), Conv / ConvTranspose attributes.
+
+A 'same' conv of kernel k and dilation d at r samples per frame reaches
+d * (k - 1) / 2 samples = d * (k - 1) / (2 r) frames; a ConvTranspose of kernel
+k and stride s reads (k - 1) / s input samples per output sample, half of it on
+each side. Chained layers add up; parallel branches (HiFiGAN's resblocks,
+averaged) take the widest.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import onnx
+
+# HiFiGAN conv_pre / conv_post kernel (upstream models.py Generator: Conv1d(.., 7,
+# 1, padding=3) both ends; GPT-SoVITS and VITS/Piper alike).
+PRE_KERNEL = 7
+POST_KERNEL = 7
+
+
+def hifigan_radius(
+    upsample_rates: Sequence[int],
+    upsample_kernels: Sequence[int],
+    resblock_kernels: Sequence[int],
+    resblock_dilations: Sequence[Sequence[int]],
+    pre_kernel: int = PRE_KERNEL,
+    post_kernel: int = POST_KERNEL,
+) -> float:
+    """Receptive radius in frames of a HiFiGAN generator with ResBlock1 blocks
+    (each dilation d: a k-conv of dilation d, then a k-conv of dilation 1)."""
+    radius = (pre_kernel - 1) / 2
+    rate = 1
+    for u, k in zip(upsample_rates, upsample_kernels, strict=True):
+        radius += (k - 1) / (2 * u) / rate
+        rate *= u
+        widest = max(
+            sum(d * (rk - 1) / 2 + (rk - 1) / 2 for d in dils)
+            for rk, dils in zip(resblock_kernels, resblock_dilations, strict=True)
+        )
+        radius += widest / rate
+    return radius + (post_kernel - 1) / 2 / rate
+
+
+def onnx_radius(model: onnx.ModelProto, frames_input: str) -> float:
+    """Receptive radius in frames of the graph's output w.r.t. `frames_input`
+    (the [.., channels, frames] latent), following every Conv/ConvTranspose.
+
+    Tensors not downstream of the input (weights, masks) do not count; any other
+    op passes the widest radius of its inputs on.
+    """
+    # tensor -> (samples per frame, radius in frames)
+    seen: dict[str, tuple[int, float]] = {frames_input: (1, 0.0)}
+    for node in model.graph.node:
+        ins = [seen[i] for i in node.input if i in seen]
+        if not ins:
+            continue
+        rate = max(r for r, _ in ins)
+        radius = max(x for _, x in ins)
+        a = {x.name: list(x.ints) for x in node.attribute if x.ints}
+        kernel = a.get("kernel_shape", [1])[-1]
+        if node.op_type == "Conv" and node.input[0] in seen:
+            rate, radius = seen[node.input[0]]
+            stride = a.get("strides", [1])[-1]
+            if stride != 1:
+                raise ValueError(f"{node.name}: strided Conv ({stride}) not handled")
+            radius += a.get("dilations", [1])[-1] * (kernel - 1) / 2 / rate
+        elif node.op_type == "ConvTranspose" and node.input[0] in seen:
+            rate, radius = seen[node.input[0]]
+            stride = a.get("strides", [1])[-1]
+            radius += (kernel - 1) / (2 * stride) / rate
+            rate *= stride
+        for out in node.output:
+            seen[out] = (rate, radius)
+    (output,) = (o.name for o in model.graph.output[:1])
+    if output not in seen:
+        raise ValueError(f"output {output} does not depend on {frames_input}")
+    return seen[output][1]
+
+
+def overlap_for(radius: float) -> int:
+    """The smallest whole-frame overlap that covers `radius`."""
+    return math.ceil(radius - 1e-9)
+
+
+def check_overlap(overlap: int, radius: float, what: str) -> None:
+    """A ValueError with the numbers unless `overlap` covers the radius."""
+    if overlap < overlap_for(radius):
+        raise ValueError(
+            f"{what}: window overlap {overlap} frames is less than the vocoder's "
+            f"receptive radius {radius:.2f} frames; use overlap >= "
+            f"{overlap_for(radius)} (and a window > 2 x overlap)"
+        )
