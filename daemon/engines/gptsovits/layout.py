@@ -97,6 +97,9 @@ REF_GE: Final = "ge"  # float32 [gin, 1]
 REF_GE512: Final = "ge512"  # float32 [512, 1]
 REF_TEXT: Final = "text"  # str, the reference transcript
 REF_LANG: Final = "lang"  # str, its language
+#: str, how the prompt tokens were made: "hubert" (upstream's exact path) or
+#: "approximate" (training tokens + mute tokens; absent in older bundles)
+REF_PROMPT_SEMANTIC: Final = "prompt_semantic"
 
 # --- text/ -------------------------------------------------------------------
 TEXT_DIR: Final = "text"  # vocab.txt + g2pW dictionaries (frontend.G2pwTables)

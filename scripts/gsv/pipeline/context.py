@@ -35,6 +35,7 @@ from scripts.gsv.pipeline import aux_refs
 from scripts.gsv.pipeline.reference_graphs import ReferenceGraphs
 from scripts.gsv.pipeline.refs import (
     BERT_DIR,
+    PROMPT_APPROXIMATE,
     RefFeatures,
     reference_features,
     required_files,
@@ -237,7 +238,18 @@ class BuildContext:
             self._bert_rows,
             self.t2s.dims.bert_dim,
             self.ref_text,
+            hubert=self._prompt_hubert(),
         )
+
+    def _prompt_hubert(self):  # -> transformers.HubertModel | None
+        """chinese-hubert-base for exact prompt tokens (--hubert), else None."""
+        if self.src.hubert_dir is None:
+            return None
+        if self.zero_shot is not None:
+            return self.zero_shot.hubert
+        from scripts.gsv.export.hubert import load_hubert
+
+        return load_hubert(self.src.hubert_dir)
 
     def write_refs(self) -> dict:
         src = self.src
@@ -304,6 +316,7 @@ class BuildContext:
                 self.src.ref_clip, str(z[layout.REF_TEXT]), str(z[layout.REF_LANG]),
                 z[layout.REF_PHONES], z[layout.REF_BERT], z[layout.REF_PROMPT],
                 z[layout.REF_GE], z[layout.REF_GE512], 0.0, None,
+                str(z.get(layout.REF_PROMPT_SEMANTIC, PROMPT_APPROXIMATE)),
             )  # fmt: skip
 
     # manifest ---------------------------------------------------------------
@@ -332,6 +345,7 @@ class BuildContext:
             "clip": self.src.ref_clip,
             "text": ref.text,
             "lang": ref.lang,
+            "prompt_semantic": ref.prompt_semantic,
         }
 
     @staticmethod

@@ -14,6 +14,12 @@ the prompt phones and their BERT features exactly as the runtime frontend and
 bert graph produce them, the prompt semantic tokens, and ge / ge512 (ref encoder
 on the clip's linear spectrogram + the SV projection). Facts:
 shared/docs/gpt-sovits-v2pro.md 1.4 and 5.2.
+
+Prompt semantic tokens: with ``--hubert DIR`` exactly as upstream's
+TTS._set_prompt_semantic (``prompt_semantic: hubert``): librosa.load(clip,
+sr=16000), + 9600 zeros, chinese-hubert-base, ssl_proj, nearest code. Without
+it the training folder's 6-name2semantic tokens + 15 x the mute token stand in
+(``prompt_semantic: approximate``; the engine warns at load).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import soundfile as sf
@@ -29,10 +36,20 @@ import torch
 
 from daemon.engines.gptsovits import layout
 from daemon.engines.gptsovits.frontend import CharVocab, Phonemes, TextFrontend
+from daemon.engines.gptsovits.reference.params import (
+    HUBERT_RATE,
+    MAX_REF_SECONDS,
+    MIN_REF_SECONDS,
+    PROMPT_ZEROS,
+)
 from scripts.common.parity import rel_error
 from scripts.gsv.export.shapes import SAMPLE_RATE
+from scripts.gsv.models.hubert import reference_tokens
 from scripts.gsv.models.sovits import SovitsModel
 from scripts.gsv.verify.cpu import GateError
+
+if TYPE_CHECKING:
+    from transformers import HubertModel
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +60,15 @@ NAME2SEMANTIC = "6-name2semantic.tsv"
 SV_DIR = "7-sv_cn"
 
 # TTS._set_prompt_semantic: reference 3..10 s (checked on the 16 kHz copy).
-MIN_REF_SECONDS, MAX_REF_SECONDS = 3.0, 10.0
+MIN_REF_SAMPLES = int(MIN_REF_SECONDS * HUBERT_RATE)
+MAX_REF_SAMPLES = int(MAX_REF_SECONDS * HUBERT_RATE)
 # Inference appends 0.6 s of zeros to the 16 kHz reference before HuBERT, i.e.
 # 30 HuBERT frames = 15 semantic tokens of silence, which the training-time
 # extraction lacks. TTS_Config.mute_tokens (486) is upstream's silence token.
 PROMPT_SILENCE_TOKENS = 15
 MUTE_TOKEN = 486
+#: how a voice's prompt tokens were made (refs npz + manifest ``prompt_semantic``)
+PROMPT_HUBERT, PROMPT_APPROXIMATE = "hubert", "approximate"
 # spectrogram_torch: n_fft 2048, hop 640, Hann window 2048, reflect padding
 # (n_fft - hop) / 2, center False, magnitude with +1e-8 inside the sqrt.
 N_FFT, SPEC_HOP, SPEC_EPS = 2048, 640, 1e-8
@@ -77,6 +97,7 @@ class RefFeatures:
     ge512: np.ndarray  # float32 [mrte, 1]
     seconds: float
     training_bert_rel_err: float | None
+    prompt_semantic: str = PROMPT_APPROXIMATE
 
     def save(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,6 +112,7 @@ class RefFeatures:
                 layout.REF_GE512: self.ge512,
                 layout.REF_TEXT: np.array(self.text),
                 layout.REF_LANG: np.array(self.lang),
+                layout.REF_PROMPT_SEMANTIC: np.array(self.prompt_semantic),
             },
         )
         tmp.replace(path)
@@ -168,6 +190,29 @@ def read_clip(path: Path) -> np.ndarray:
     return audio
 
 
+def hubert_clip(path: Path) -> np.ndarray:
+    """The clip as upstream's _set_prompt_semantic reads it: librosa.load(path,
+    sr=16000) (mono mix, soxr_hq resampling), no peak limiting."""
+    import librosa
+
+    audio, _ = librosa.load(str(path), sr=HUBERT_RATE)
+    return np.asarray(audio, np.float32)
+
+
+def hubert_prompt(path: Path, hubert: HubertModel, sovits: SovitsModel) -> np.ndarray:
+    """Upstream's prompt tokens (int32) of the clip at ``path``."""
+    wav16k = hubert_clip(path)
+    if not MIN_REF_SAMPLES <= len(wav16k) <= MAX_REF_SAMPLES:
+        raise TrainingFolderError(
+            f"reference {path.name}: {len(wav16k) / HUBERT_RATE:.2f} s at 16 kHz is "
+            f"outside {MIN_REF_SECONDS:g}-{MAX_REF_SECONDS:g} s"
+        )
+    wav = np.concatenate([wav16k, np.zeros(PROMPT_ZEROS, np.float32)])
+    return (
+        reference_tokens(hubert, sovits, torch.from_numpy(wav)).numpy().astype(np.int32)
+    )
+
+
 def phone_bert(
     phonemes: Phonemes, vocab: CharVocab, bert: BertFn, dim: int
 ) -> np.ndarray:
@@ -199,8 +244,10 @@ def reference_features(
     bert: BertFn,
     bert_dim: int,
     text: str | None = None,
+    hubert: HubertModel | None = None,
 ) -> RefFeatures:
-    """Features of clip `clip` of the training folder `logs`."""
+    """Features of clip `clip` of the training folder `logs`; the prompt tokens
+    by upstream's HuBERT path when ``hubert`` is given."""
     clip = resolve_clip(logs, clip)
     texts = _table(logs / NAME2TEXT, 4)
     if clip not in texts:
@@ -221,8 +268,12 @@ def reference_features(
     tokens = np.array([int(t) for t in semantic[clip][0].split()], np.int32)
     if not len(tokens) or tokens.min() < 0 or tokens.max() >= sovits.dims.codebook:
         raise TrainingFolderError(f"{NAME2SEMANTIC}: bad tokens for {clip!r}")
-    silence = np.full(PROMPT_SILENCE_TOKENS, MUTE_TOKEN, np.int32)
-    prompt = np.concatenate([tokens, silence])
+    if hubert is not None:
+        prompt = hubert_prompt(logs / WAV_DIR / clip, hubert, sovits)
+        how = PROMPT_HUBERT
+    else:
+        silence = np.full(PROMPT_SILENCE_TOKENS, MUTE_TOKEN, np.int32)
+        prompt, how = np.concatenate([tokens, silence]), PROMPT_APPROXIMATE
     sv = torch.load(_need(logs / SV_DIR / f"{clip}.pt"), map_location="cpu")
     sv = torch.as_tensor(sv, dtype=torch.float32).reshape(1, -1)
     if sv.shape[1] != sovits.dims.sv:
@@ -257,6 +308,7 @@ def reference_features(
         ge512=ge512[0].numpy().astype(np.float32),
         seconds=seconds,
         training_bert_rel_err=training_err,
+        prompt_semantic=how,
     )
 
 
