@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         bundle = a.bundle.resolve()  # the config file lives in a temp dir
         print(f"# bundle {bundle} on {a.backend}; text {len(a.text)} chars", flush=True)
         local = _in_process(bundle, a.backend, a.text, a.rounds)
-        daemon, sock_dir = _start(tmpdir, bundle, a.backend)
+        daemon, sock_dir = start_daemon(tmpdir, bundle, a.backend)
         try:
             wy = [asyncio.run(_wyoming(sock_dir, a.text)) for _ in range(a.rounds)]
             ht = [asyncio.run(_http(sock_dir, a.text)) for _ in range(a.rounds)]
@@ -114,7 +114,11 @@ def _in_process(bundle: Path, backend: str, text: str, rounds: int) -> list[Run]
         vs.close()
 
 
-def _start(tmp: Path, bundle: Path, backend: str):  # noqa: ANN202
+def start_daemon(  # noqa: ANN201
+    tmp: Path, bundle: Path, backend: str, listen: dict[str, str] | None = None
+):
+    """``hexvoice serve`` as a child, once READY=1: (process, socket dir).
+    ``listen`` adds listeners (e.g. ``tcp_wyoming``) to the two Unix sockets."""
     sock_dir = tmp / "run"
     cfg = {
         "voices": [str(bundle)],
@@ -122,6 +126,7 @@ def _start(tmp: Path, bundle: Path, backend: str):  # noqa: ANN202
         "listen": {
             "wyoming": str(sock_dir / "wyoming.sock"),
             "http": str(sock_dir / "http.sock"),
+            **(listen or {}),
         },
         "limits": {"max_input_chars": 50_000},
     }
