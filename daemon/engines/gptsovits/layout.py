@@ -100,6 +100,8 @@ REF_LANG: Final = "lang"  # str, its language
 #: str, how the prompt tokens were made: "hubert" (upstream's exact path) or
 #: "approximate" (training tokens + mute tokens; absent in older bundles)
 REF_PROMPT_SEMANTIC: Final = "prompt_semantic"
+PROMPT_HUBERT: Final = "hubert"
+PROMPT_APPROXIMATE: Final = "approximate"
 
 # --- text/ -------------------------------------------------------------------
 TEXT_DIR: Final = "text"  # vocab.txt + g2pW dictionaries (frontend.G2pwTables)

@@ -8,6 +8,7 @@ so a mismatched bundle fails before the first request, naming the file.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,8 @@ from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.layout import GsvParams
 from daemon.engines.gptsovits.t2s import T2STables
+
+log = logging.getLogger(__name__)
 
 
 def _load(bundle: Bundle, rel: str, shape: tuple[int | None, ...]) -> np.ndarray:
@@ -152,4 +155,15 @@ def load_references(bundle: Bundle, p: GsvParams) -> dict[str, Reference]:
         if not path.is_file():
             raise BundleError(f"{bundle.root}: voice {name!r}: missing {rel}")
         refs[name] = Reference.load(path, p, name)
+        entry = (bundle.voices or {}).get(name) or {}
+        if entry.get(L.REF_PROMPT_SEMANTIC, L.PROMPT_APPROXIMATE) != L.PROMPT_HUBERT:
+            # Bundles built without --hubert (and all older ones).
+            log.warning(
+                "%s: voice %r: prompt semantic tokens are approximate (training "
+                "tokens + 15 mute tokens, not upstream's HuBERT run on the "
+                "reference); rebuild with build_voice --hubert DIR for the exact "
+                "ones",
+                bundle.root,
+                name,
+            )
     return refs

@@ -68,7 +68,7 @@ MAX_REF_SAMPLES = int(MAX_REF_SECONDS * HUBERT_RATE)
 PROMPT_SILENCE_TOKENS = 15
 MUTE_TOKEN = 486
 #: how a voice's prompt tokens were made (refs npz + manifest ``prompt_semantic``)
-PROMPT_HUBERT, PROMPT_APPROXIMATE = "hubert", "approximate"
+PROMPT_HUBERT, PROMPT_APPROXIMATE = layout.PROMPT_HUBERT, layout.PROMPT_APPROXIMATE
 # spectrogram_torch: n_fft 2048, hop 640, Hann window 2048, reflect padding
 # (n_fft - hop) / 2, center False, magnitude with +1e-8 inside the sqrt.
 N_FFT, SPEC_HOP, SPEC_EPS = 2048, 640, 1e-8
