@@ -312,3 +312,58 @@ def test_readme_tts_block_runs_as_written(
         with service.http() as http:
             voices = http.get("/v1/audio/voices").json()["voices"]
         assert not any(v["cloned"] for v in voices), voices
+
+
+#: The GPT-SoVITS zero-shot section: its shell block, run as written against
+#: the tiny voice built with the reference graphs (``gsv_clone_voice``), linked
+#: where the README's build line puts the bundle.
+GSV_HEADING = "### GPT-SoVITS voices from a clip (zero-shot)"
+GSV_BUNDLE = Path("bundles/gsv-zero-shot")
+GSV_RATE = 32000
+#: The README's clips: what the tiny voice itself said, cut to 3.2 s (its
+#: prompt then leaves the tiny prefill room for text).
+GSV_CLIP_SECONDS, GSV_SPOKEN = 3.2, "你好。你好。"
+
+
+def _gsv_clips(bundle: Path, cwd: Path) -> None:
+    from daemon.engine.bundles.manifest import Bundle
+    from daemon.engine.local import open_engine
+    from daemon.engine.tts import SynthesisOptions
+
+    n = round(GSV_CLIP_SECONDS * GSV_RATE)
+    with open_engine(Bundle.load(bundle), "cpu", warmup=False) as (engine, _):
+        for name, seed in (("ref.wav", 3), ("more.wav", 4)):
+            opts = SynthesisOptions(seed=seed)
+            audio = np.concatenate(
+                [c.audio for c in engine.synthesize(GSV_SPOKEN, opts)]
+            )
+            soundfile.write(cwd / name, audio[:n], GSV_RATE, subtype="PCM_16")
+
+
+def test_readme_gsv_clone_block_runs_as_written(
+    tmp_path_factory: pytest.TempPathFactory, gsv_clone_voice: Path
+):
+    text = README.read_text()
+    (serve, *clients) = commands_of(fenced(text, GSV_HEADING))
+    assert serve.startswith("hexvoice serve ") and str(GSV_BUNDLE) in serve
+    build = re.search(r"^    (scripts/build_voice .*--hubert .*)$", text, re.M)
+    assert build and f"--out {GSV_BUNDLE} " in build[1], "the build line's --out"
+    cwd = tmp_path_factory.mktemp("readme_gsv")
+    bundle = gsv_clone_voice / "bundle"
+    _gsv_clips(bundle, cwd)
+    with serving(cwd, serve, {GSV_BUNDLE: bundle}) as service:
+        for command in clients:
+            p = service.run(command)
+            assert p.returncode == 0, f"{command}\n{p.stdout}\n{p.stderr}"
+            out = re.search(r" -o (\S+)", command)
+            if out and out[1].endswith(".wav"):
+                info = soundfile.info(str(service.cwd / out[1]))
+                assert info.samplerate == GSV_RATE and info.duration > 0, out[1]
+            elif command.startswith("curl "):
+                json.loads(p.stdout)  # the API's JSON, not an error page
+            if command.startswith("hexvoice voice list"):
+                assert [line.split()[0] for line in p.stdout.splitlines()] == [
+                    "lan",
+                    "mei",
+                ], p.stdout
+        assert (cwd / "voices").is_dir() and not list((cwd / "voices").iterdir())

@@ -28,16 +28,20 @@ from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engine.bundles.needs import require
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import Capabilities, VoiceInfo
+from daemon.engine.cloning import AuxClips, VoicePrint
 from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from daemon.engines.gptsovits.frontend import Phonemes, Segment
-from daemon.engines.gptsovits.layout import ENGINE_ID, GsvParams, graph_needs
+from daemon.engines.gptsovits.layout import ENGINE_ID, graph_needs
+from daemon.engines.gptsovits.loaded import EngineStats, Loaded, read_params
 from daemon.engines.gptsovits.options import Request, default_sampling
 from daemon.engines.gptsovits.pcm import on_int16_grid
+from daemon.engines.gptsovits.reference.clone import load_cloner
+from daemon.engines.gptsovits.reference.voiceprint import reference_of
 from daemon.engines.gptsovits.sampling import TokenSampler
 from daemon.engines.gptsovits.speed import SPEED_RANGE
 from daemon.engines.gptsovits.t2s import T2S, CapacityError
-from daemon.engines.gptsovits.tables import CpuTables, Reference, load_references
-from daemon.engines.gptsovits.text import TextStack, build_text
+from daemon.engines.gptsovits.tables import CpuTables, load_references
+from daemon.engines.gptsovits.text import build_text
 from daemon.engines.gptsovits.vits import Vits
 
 if TYPE_CHECKING:
@@ -53,26 +57,6 @@ GSV_ATTRIBUTION = ("GPT-SoVITS", "https://github.com/RVC-Boss/GPT-SoVITS")
 EMPTY_FALLBACK_TOKEN = 0
 
 
-@dataclass
-class EngineStats:
-    """Where the host's time went, over all requests (for benchmarks)."""
-
-    frontend_seconds: float = 0.0  # split + phonemize, incl. g2pw graph calls
-    segments: int = 0
-    resplits: int = 0
-    kept_capped: int = 0  # unsplittable segments kept at the token cap
-
-
-@dataclass(frozen=True)
-class _Loaded:
-    bundle: Bundle
-    params: GsvParams
-    voices: dict[str, Reference]
-    text: TextStack
-    t2s: T2S
-    vits: Vits
-
-
 @dataclass(frozen=True)
 class _Tokens:
     """What one T2S attempt gave: tokens, or the halves to do instead."""
@@ -82,13 +66,6 @@ class _Tokens:
     halves: tuple[Segment, Segment] | None = None
 
 
-def _params(bundle: Bundle) -> GsvParams:
-    try:
-        return GsvParams.from_mapping(bundle.params)
-    except (TypeError, ValueError) as exc:
-        raise BundleError(f"{bundle.root}: params: {exc}") from exc
-
-
 class GptSovitsEngine:
     """A GPT-SoVITS v2Pro bundle, loaded; one request at a time (synchronous)."""
 
@@ -96,19 +73,19 @@ class GptSovitsEngine:
     task = "tts"
 
     def __init__(self) -> None:
-        self._state: _Loaded | None = None
+        self._state: Loaded | None = None
         self.stats = EngineStats()
 
     @classmethod
     def requirements(cls, bundle: Bundle) -> GraphNeeds:
-        return graph_needs(_params(bundle), bundle.graphs)
+        return graph_needs(read_params(bundle), bundle.graphs)
 
     def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
         if bundle.engine != ENGINE_ID:
             raise BundleError(
                 f"{bundle.root}: engine {bundle.engine!r}, not {ENGINE_ID!r}"
             )
-        p = _params(bundle)
+        p = read_params(bundle)
         require(graph_needs(p, graphs), graphs)  # what `bundle verify` checks
         tables = CpuTables.load(bundle, p)
         voices = load_references(bundle, p)
@@ -126,10 +103,11 @@ class GptSovitsEngine:
                 f"largest KV bucket {p.kv_buckets[-1]} or the "
                 f"{tables.positions}-row position table"
             )
-        self._state = _Loaded(bundle, p, voices, text, t2s, vits)
+        cloner = load_cloner(bundle, p, graphs, text, t2s, tables.codebook)
+        self._state = Loaded(bundle, p, voices, text, t2s, vits, cloner)
 
     @property
-    def loaded(self) -> _Loaded:
+    def loaded(self) -> Loaded:
         if self._state is None:
             raise RuntimeError(f"{ENGINE_ID} engine: load() a bundle first")
         return self._state
@@ -165,6 +143,7 @@ class GptSovitsEngine:
         (speed.py) when the vits_enc graph takes a stretch matrix; a bundle
         built before that speaks at 1.0 only (the edge refuses others)."""
         s = self.loaded
+        cloning = None if s.cloner is None else s.cloner.capability
         return Capabilities(
             task="tts",
             languages=tuple(s.bundle.languages),
@@ -172,7 +151,24 @@ class GptSovitsEngine:
             speed_range=SPEED_RANGE if s.vits.speeds else None,
             streaming=True,
             max_input=MAX_TEXT_CHARS,
+            cloning=cloning,
         )
+
+    def clone(
+        self,
+        audio: np.ndarray,
+        sample_rate: int,
+        transcript: str | None,
+        cancel: CancelToken | None = None,
+        *,
+        language: str | None = None,
+        aux: AuxClips = (),
+    ) -> VoicePrint:
+        """A zero-shot voice from ``audio`` and its transcript (reference/clone.py)."""
+        cloner = self.loaded.cloner
+        if cloner is None:
+            raise ValueError(f"{ENGINE_ID}: this bundle has no reference graphs")
+        return cloner.clone(audio, sample_rate, transcript, cancel, language, aux)
 
     def warmup(self) -> None:
         """Every graph once, and the frontend's lazily loaded tables."""
@@ -184,6 +180,8 @@ class GptSovitsEngine:
         rng = request_rng(0)
         TokenSampler(sampling, s.params.vocab, ref.prompt, rng).warmup()
         s.vits.warmup(s.voices[self.default_voice])
+        if s.cloner is not None:
+            s.cloner.warmup()
 
     def synthesize(
         self,
@@ -200,6 +198,10 @@ class GptSovitsEngine:
             self.default_voice,
             self.token_cap,
         )
+        vp = (options or SynthesisOptions()).voice_print
+        if vp is not None:  # a cloned voice speaks with its own reference
+            model = None if s.cloner is None else s.cloner.model_id
+            req = replace(req, voice=reference_of(vp, s.params, model))
         t0 = time.perf_counter()
         segments = s.text.split(text)  # ValueError for empty text
         self.stats.frontend_seconds += time.perf_counter() - t0

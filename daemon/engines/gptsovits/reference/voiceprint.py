@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from daemon.engines.gptsovits.layout import GsvParams
 
 #: meta["prompt_semantic"] of a clone: its tokens came from the hubert graph
-PROMPT_SOURCE: Final = "hubert"
+PROMPT_SOURCE: Final = L.PROMPT_HUBERT
 #: what a reference made from a print is called in errors and logs
 CLONED: Final = "cloned voice"
 

@@ -190,6 +190,43 @@ def test_aihub_without_credentials_is_a_clear_error(
         aihub.check_available("simulator")
 
 
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (
+            ["--sv", "sv.ckpt"],
+            "--sv makes the zero-shot graphs, which also need --hubert",
+        ),
+        (["--hubert", "."], "--hubert .: missing config.json"),
+        (
+            ["--hubert", "{hubert}", "--sv", "nowhere.ckpt"],
+            "--sv nowhere.ckpt: no such",
+        ),
+    ],
+)
+def test_zero_shot_inputs_are_checked_first(
+    built_voice: Path, tmp_path: Path, capsys: pytest.CaptureFixture, extra, words
+) -> None:
+    hubert = tmp_path / "hubert"
+    hubert.mkdir()
+    (hubert / "config.json").write_text("{}")
+    argv = _argv(built_voice / "source", tmp_path)
+    argv += [x.format(hubert=hubert) for x in extra]
+    assert build_voice.main(argv) == 1
+    assert words in capsys.readouterr().err
+    assert not (tmp_path / "out.work").exists()  # stopped before any work
+
+
+def test_a_zero_shot_build_adds_the_reference_graphs(gsv_clone_voice: Path) -> None:
+    bundle = Bundle.load(gsv_clone_voice / "bundle")
+    assert set(bundle.graphs) == KEYS | set(layout.REFERENCE_GRAPHS)
+    params = layout.GsvParams.from_mapping(bundle.params)
+    assert params.reference is not None
+    assert params.reference.sv_dim == params.to_dict()["reference"]["sv_dim"]
+    state = json.loads((gsv_clone_voice / "work" / STATE_FILE).read_text())
+    assert {"export_reference", "gates_reference"} <= set(state)
+
+
 def test_board_target_keeps_one_t2s_weight_copy(
     request: pytest.FixtureRequest,
 ) -> None:

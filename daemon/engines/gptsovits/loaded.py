@@ -1,0 +1,45 @@
+"""What a loaded ``gpt-sovits-v2pro`` bundle is made of (engine.py's state),
+its params as read from the manifest, and the engine's running totals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from daemon.engine.bundles.manifest import Bundle, BundleError
+from daemon.engines.gptsovits.layout import GsvParams
+from daemon.engines.gptsovits.reference.clone import Cloner
+from daemon.engines.gptsovits.t2s import T2S
+from daemon.engines.gptsovits.tables import Reference
+from daemon.engines.gptsovits.text import TextStack
+from daemon.engines.gptsovits.vits import Vits
+
+
+@dataclass
+class EngineStats:
+    """Where the host's time went, over all requests (for benchmarks)."""
+
+    frontend_seconds: float = 0.0  # split + phonemize, incl. g2pw graph calls
+    segments: int = 0
+    resplits: int = 0
+    kept_capped: int = 0  # unsplittable segments kept at the token cap
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """One bundle, loaded: its params, voices and runtimes."""
+
+    bundle: Bundle
+    params: GsvParams
+    voices: dict[str, Reference]
+    text: TextStack
+    t2s: T2S
+    vits: Vits
+    #: zero-shot voices (reference/clone.py): None without the four graphs
+    cloner: Cloner | None
+
+
+def read_params(bundle: Bundle) -> GsvParams:
+    try:
+        return GsvParams.from_mapping(bundle.params)
+    except (TypeError, ValueError) as exc:
+        raise BundleError(f"{bundle.root}: params: {exc}") from exc

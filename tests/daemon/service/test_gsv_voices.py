@@ -1,0 +1,202 @@
+"""GPT-SoVITS zero-shot voices behind the service, end to end: the tiny test
+voice built with the four reference graphs (``gsv_clone_voice``, the real
+build_voice ``--hubert --sv``) served on the CPU backend; a voice registered
+over HTTP (multipart, as the ``hexvoice voice add`` CLI sends it) from a clip
+the test voice itself spoke, its prompt tokens, ``ge`` and sv embedding
+computed by the reference graphs on the NPU worker; spoken twice with the same
+seed, listed by Wyoming ``info`` and ``/v1/audio/voices``, kept across a
+restart bit for bit, removed; and every bad registration refused with nothing
+left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+import soundfile as sf
+import yaml
+from wyoming.client import AsyncClient
+from wyoming.info import Describe, Info
+
+from tests.daemon.conftest import Daemon, ServiceVoice, start_daemon
+
+RATE = 32000
+ENGINE = "gpt-sovits-v2pro"
+#: what the test voice says for the clip, and the clip's transcript
+SPOKEN, TRANSCRIPT = "你好。你好。", "你好。"
+#: the clip registered: the test voice's own audio cut to this long (3..10 s,
+#: and short enough that its prompt leaves the tiny prefill room for text)
+CLIP_SECONDS = 3.2
+TEXT = "我们走吧。"
+
+
+def _name(bundle: Path) -> str:
+    return str(yaml.safe_load((bundle / "voice.yaml").read_text())["name"])
+
+
+def wav(pcm: np.ndarray, rate: int = RATE) -> bytes:
+    buf = io.BytesIO()
+    sf.write(buf, pcm, rate, format="WAV", subtype="PCM_16")
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory, gsv_clone_voice: Path) -> tuple[ServiceVoice, Path, dict]:
+    bundle = gsv_clone_voice / "bundle"
+    base = ServiceVoice(bundle, _name(bundle), RATE, {})
+    root = tmp_path_factory.mktemp("gsv_voices")
+    sections = {
+        "voices": [{"bundle": str(bundle)}],
+        "voice_store": {"dir": str(root / "store")},
+        "engine": {"backend": "cpu"},
+    }
+    return base, root, sections
+
+
+@pytest.fixture(scope="module")
+def daemon(setup) -> Iterator[Daemon]:
+    base, root, sections = setup
+    d = start_daemon(root / "first", base, **sections)
+    yield d
+    if d.proc.poll() is None:
+        assert d.stop() == 0, d.stderr()
+    assert "Traceback" not in d.stderr(), d.stderr()
+
+
+def speak(d: Daemon, voice: str, text: str = TEXT, seed: int = 7) -> bytes:
+    body = {"model": "tts-1", "voice": voice, "input": text,
+            "response_format": "wav", "seed": seed, "stream": False}  # fmt: skip
+    with d.http_client(timeout=300) as c:
+        r = c.post("/v1/audio/speech", json=body)
+    assert r.status_code == 200, r.text
+    return r.content
+
+
+@pytest.fixture(scope="module")
+def clips(daemon: Daemon, setup) -> dict[str, bytes]:
+    """Clips the test voice spoke (two seeds), cut to CLIP_SECONDS."""
+    base = setup[0]
+    out = {}
+    for name, seed in (("main", 3), ("aux", 4)):
+        audio, rate = sf.read(io.BytesIO(speak(daemon, base.name, SPOKEN, seed)))
+        assert rate == RATE and len(audio) >= CLIP_SECONDS * RATE, len(audio) / rate
+        out[name] = wav(audio[: round(CLIP_SECONDS * RATE)].astype(np.float32))
+    return out
+
+
+def register(
+    d: Daemon, name: str, clip: bytes, aux: list[bytes] = (), **fields: str
+) -> httpx.Response:
+    files = [("file", ("ref.wav", clip, "audio/wav"))]
+    files += [("aux", (f"aux{i}.wav", a, "audio/wav")) for i, a in enumerate(aux)]
+    form = {"name": name, "transcript": TRANSCRIPT, **fields}
+    form = {k: v for k, v in form.items() if v}  # "" leaves the field out
+    with d.http_client(timeout=300) as c:
+        return c.post("/v1/voices", data=form, files=files)
+
+
+def info(d: Daemon) -> Info:
+    async def go() -> Info:
+        async with AsyncClient.from_uri(d.uri) as c:
+            await c.write_event(Describe().event())
+            while True:
+                e = await asyncio.wait_for(c.read_event(), 30)
+                assert e is not None
+                if Info.is_type(e.type):
+                    return Info.from_event(e)
+
+    return asyncio.run(go())
+
+
+def stored(store: Path) -> list[str]:
+    return sorted(p.name for p in store.iterdir()) if store.exists() else []
+
+
+def audio_voices(d: Daemon) -> list[dict[str, Any]]:
+    with d.http_client() as c:
+        return c.get("/v1/audio/voices").json()["voices"]
+
+
+def _seconds(clip: bytes, seconds: float) -> bytes:
+    audio, rate = sf.read(io.BytesIO(clip), dtype="float32")
+    reps = int(np.ceil(seconds * rate / len(audio)))
+    return wav(np.tile(audio, reps)[: round(seconds * rate)], rate)
+
+
+BAD = {
+    "too short": (lambda c: _seconds(c, 2.0), {}, 400, "file", "at least 3 s"),
+    "too long": (lambda c: _seconds(c, 10.5), {}, 400, "file", "at most 10 s"),
+    "silent": (lambda c: wav(np.zeros(4 * RATE, np.float32)), {}, 400, "file",
+               "silence"),
+    "not audio": (lambda c: b"not audio at all", {}, 400, "file", "bytes"),
+    "200 MB": (lambda c: b"RIFF" + bytes(200 * 1024 * 1024), {}, 413, None,
+               "expected at most"),
+    "name ../x": (lambda c: c, {"name": "../x"}, 400, "name", "expected a name"),
+    "no transcript": (lambda c: c, {"transcript": ""}, 400, "transcript",
+                      "the clip's transcript"),
+    "wrong language": (lambda c: c, {"language": "en"}, 400, None, "no en text"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_registrations_are_refused_and_leave_nothing(daemon, setup, clips, case):
+    make, fields, status, param, words = BAD[case]
+    store = setup[1] / "store"
+    before = stored(store)
+    name = fields.get("name", "carol")
+    rest = {k: v for k, v in fields.items() if k != "name"}
+    r = register(daemon, name, make(clips["main"]), **rest)
+    assert r.status_code == status, r.text
+    error = r.json()["error"]
+    assert words in error["message"], error
+    if param is not None:
+        assert error["param"] == param, error
+    assert stored(store) == before
+    assert name not in {v["name"] for v in audio_voices(daemon)}
+
+
+def test_zero_shot_register_speak_restart_remove(daemon: Daemon, setup, clips):
+    base, root, sections = setup
+    store = root / "store"
+    r = register(daemon, "anna", clips["main"], language="zh")
+    assert r.status_code == 201, r.text
+    voice = r.json()
+    assert (voice["engine"], voice["base"]) == (ENGINE, base.name)
+    assert voice["transcript"] == TRANSCRIPT and "zh" in voice["languages"]
+    assert stored(store) == ["anna.voice"]
+
+    spoken = speak(daemon, "anna")
+    audio, rate = sf.read(io.BytesIO(spoken), dtype="float32")
+    assert rate == RATE and len(audio) > 0 and np.abs(audio).max() > 1e-3
+    assert speak(daemon, "anna") == spoken  # the same seed, the same bytes
+    assert speak(daemon, base.name) != spoken  # the clip's prompt and style did it
+    (tts,) = info(daemon).tts
+    assert "anna" in {v.name for v in tts.voices}
+    listed = {v["name"]: v for v in audio_voices(daemon)}
+    assert listed["anna"]["cloned"] is True
+
+    # Aux clips: ge averaged over both clips, another voice than anna.
+    r = register(daemon, "bella", clips["main"], [clips["aux"]])
+    assert r.status_code == 201, r.text
+    assert speak(daemon, "bella") not in (spoken, speak(daemon, base.name))
+
+    # Restarted: the stored prints speak exactly as before.
+    assert daemon.stop() == 0, daemon.stderr()
+    again = start_daemon(root / "second", base, **sections)
+    try:
+        assert speak(again, "anna") == spoken
+        with again.http_client() as c:
+            assert c.delete("/v1/voices/anna").status_code == 200
+            assert c.delete("/v1/voices/bella").status_code == 200
+        names = [v["name"] for v in audio_voices(again)]
+        assert "anna" not in names and base.name in names
+        assert stored(store) == []
+    finally:
+        assert again.stop() == 0, again.stderr()
+    assert "Traceback" not in again.stderr(), again.stderr()
