@@ -59,10 +59,10 @@ def bench_backend(bundle: Bundle, backend: str, clip: np.ndarray, repeat: int) -
             per_graph[k] = seconds / calls if calls else float("nan")
     graph_total = sum(per_graph.values())
     return {
-        "mean": float(np.mean(times)),
+        "first": times[0],  # the frontend's lazy tables load here
         "best": float(np.min(times)),
         "graphs": per_graph,
-        "host": float(np.mean(times)) - graph_total,
+        "host": float(np.min(times)) - graph_total,
     }
 
 
@@ -121,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     for backend in a.backend:
         repeat = a.repeat if backend == "cpu" else 1  # the simulator: minutes
         r = bench_backend(bundle, backend, clip, repeat)
-        print(f"  {backend}: {r['mean']:.3f} s mean, {r['best']:.3f} s best of "
-              f"{repeat}; host side {r['host']:.3f} s")  # fmt: skip
+        print(f"  {backend}: first {r['first']:.3f} s, best of {repeat} "
+              f"{r['best']:.3f} s (host side {r['host']:.3f} s)")  # fmt: skip
         for key, s in r["graphs"].items():
             print(f"    {key:<10} {s * 1000:10.1f} ms/call")
     if a.full:
