@@ -60,3 +60,44 @@ def test_tokens_are_upstreams_and_varied(models, tmp_path: Path) -> None:  # typ
     assert len(tokens) == len(want) == 252  # (9.5 s + 0.6 s) at 25 Hz, floor
     np.testing.assert_array_equal(tokens, want)
     assert len(set(want.tolist())) > 20
+
+
+#: the smallest window a 3 s reference fits (3 s + the 9600 zeros): the
+#: simulator needs minutes per HuBERT call at the full 10.6 s window
+SIM_RP = ReferenceParams(
+    hubert_samples=3 * 16000 + PROMPT_ZEROS, spec_frames=1, fbank_frames=1, sv_dim=1
+)
+
+
+@pytest.mark.slow
+@pytest.mark.simulator
+def test_sim_gate(models, qnn_cache, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Compiled hubert + ssl_quant on the simulator: cosine gated, token
+    agreement measured, both against the CPU graphs."""
+    import dataclasses
+
+    from daemon.engines.gptsovits import layout
+    from scripts.common.qnn_compile import compile_onnx
+    from scripts.gsv.verify.runtime import Simulator
+
+    hubert, sovits = models
+    shapes = dataclasses.replace(TINY_REFERENCE, hubert_samples=SIM_RP.hubert_samples)
+    hub, quant = export_hubert(hubert, sovits, shapes, tmp_path)
+    bins = {
+        layout.HUBERT: compile_onnx(hub.path, tmp_path, cache_dir=qnn_cache).bin_path,
+        layout.SSL_QUANT: compile_onnx(
+            quant.path, tmp_path, cache_dir=qnn_cache
+        ).bin_path,
+    }
+    sim = Simulator()
+    try:
+        clip = gates.gate_clip(3.0)
+        res = gates.gate_hubert_sim(
+            sim, bins, hub.path, quant.path, SIM_RP, sovits, clip
+        )
+    finally:
+        sim.close()
+    assert res["hubert"].value >= gates.SIM_MIN_COSINE
+    assert res["ssl_quant"].value >= 0.8  # measured; near-ties may move
+    print(f"simulator: cosine {res['hubert'].value:.6f}, token agreement "
+          f"{res['ssl_quant'].value:.3f}, seconds {res['hubert'].seconds}")  # fmt: skip
