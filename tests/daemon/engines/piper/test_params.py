@@ -25,7 +25,11 @@ GOOD = {
 }
 
 
-PROVENANCE = {"source": {"file": "v.onnx", "sha256": "ab"}, "sdp_max_abs_err": 1e-5}
+PROVENANCE = {
+    "source": {"file": "v.onnx", "sha256": "ab"},
+    "sdp_max_abs_err": 1e-5,
+    "vocoder_radius_frames": 10.58,
+}
 
 
 def test_round_trip() -> None:
