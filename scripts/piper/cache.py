@@ -22,7 +22,7 @@ from scripts.piper.model_card import card_path
 CACHE_KEEP = 4
 # scripts/piper modules whose code shapes a bundle (not the oracle or this cache).
 _BUNDLE_MODULES = (
-    "convert", "cuts", "graphs", "sdp_export", "htp", "model_card",
+    "convert", "cpu_graphs", "cuts", "graphs", "sdp_export", "htp", "model_card",
 )  # fmt: skip
 
 

@@ -19,7 +19,6 @@ scales come from the voice's own config (daemon/engines/piper/params.py).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import shutil
 import sys
@@ -40,7 +39,8 @@ from scripts.common.qnn_compile import TARGETS as QNN_TARGETS
 from scripts.common.qnn_compile import CompileError, qnn_sdk_version
 from scripts.common.receptive_field import check_overlap, onnx_radius
 from scripts.piper import graphs
-from scripts.piper.cuts import PiperCuts, find_cuts
+from scripts.piper.cpu_graphs import cpu_graphs
+from scripts.piper.cuts import find_cuts
 from scripts.piper.model_card import voice_attribution
 from scripts.piper.sdp_export import SDP_CHECK_PHONEMES, check_port, sdp_weights
 
@@ -201,20 +201,6 @@ def _convert(
         qnn_sdk=qnn_sdk_version(),
         target=options.target,
     )
-
-
-def cpu_graphs(
-    root: Path, model: onnx.ModelProto, cuts: PiperCuts, specs: dict[str, GraphSpec]
-) -> dict[str, GraphSpec]:
-    """Replace each onnx/<key>.onnx, the static graph its binary was compiled
-    from, by its any-length twin for the CPU backend (graphs.any_length), which
-    runs the real length: no bucket padding, fewer decoder windows."""
-    out = {}
-    for key, spec in specs.items():
-        path = root / "onnx" / f"{key}.onnx"
-        onnx.save(graphs.any_length(model, cuts, key), path)
-        out[key] = dataclasses.replace(spec, onnx_sha256=sha256_file(path))
-    return out
 
 
 def compile_all(
