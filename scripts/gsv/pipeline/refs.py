@@ -36,16 +36,11 @@ import torch
 
 from daemon.engines.gptsovits import layout
 from daemon.engines.gptsovits.frontend import CharVocab, Phonemes, TextFrontend
-from daemon.engines.gptsovits.reference.params import (
-    HUBERT_RATE,
-    MAX_REF_SECONDS,
-    MIN_REF_SECONDS,
-    PROMPT_ZEROS,
-)
+from daemon.engines.gptsovits.reference.params import MAX_REF_SECONDS, MIN_REF_SECONDS
 from scripts.common.parity import rel_error
 from scripts.gsv.export.shapes import SAMPLE_RATE
-from scripts.gsv.models.hubert import reference_tokens
 from scripts.gsv.models.sovits import SovitsModel
+from scripts.gsv.pipeline.prompt_semantic import hubert_prompt
 from scripts.gsv.verify.cpu import GateError
 
 if TYPE_CHECKING:
@@ -59,9 +54,6 @@ WAV_DIR = "5-wav32k"
 NAME2SEMANTIC = "6-name2semantic.tsv"
 SV_DIR = "7-sv_cn"
 
-# TTS._set_prompt_semantic: reference 3..10 s (checked on the 16 kHz copy).
-MIN_REF_SAMPLES = int(MIN_REF_SECONDS * HUBERT_RATE)
-MAX_REF_SAMPLES = int(MAX_REF_SECONDS * HUBERT_RATE)
 # Inference appends 0.6 s of zeros to the 16 kHz reference before HuBERT, i.e.
 # 30 HuBERT frames = 15 semantic tokens of silence, which the training-time
 # extraction lacks. TTS_Config.mute_tokens (486) is upstream's silence token.
@@ -188,29 +180,6 @@ def read_clip(path: Path) -> np.ndarray:
     if peak > 1.0:  # TTS._get_ref_spec peak limit
         audio = audio / min(2.0, peak)
     return audio
-
-
-def hubert_clip(path: Path) -> np.ndarray:
-    """The clip as upstream's _set_prompt_semantic reads it: librosa.load(path,
-    sr=16000) (mono mix, soxr_hq resampling), no peak limiting."""
-    import librosa
-
-    audio, _ = librosa.load(str(path), sr=HUBERT_RATE)
-    return np.asarray(audio, np.float32)
-
-
-def hubert_prompt(path: Path, hubert: HubertModel, sovits: SovitsModel) -> np.ndarray:
-    """Upstream's prompt tokens (int32) of the clip at ``path``."""
-    wav16k = hubert_clip(path)
-    if not MIN_REF_SAMPLES <= len(wav16k) <= MAX_REF_SAMPLES:
-        raise TrainingFolderError(
-            f"reference {path.name}: {len(wav16k) / HUBERT_RATE:.2f} s at 16 kHz is "
-            f"outside {MIN_REF_SECONDS:g}-{MAX_REF_SECONDS:g} s"
-        )
-    wav = np.concatenate([wav16k, np.zeros(PROMPT_ZEROS, np.float32)])
-    return (
-        reference_tokens(hubert, sovits, torch.from_numpy(wav)).numpy().astype(np.int32)
-    )
 
 
 def phone_bert(
