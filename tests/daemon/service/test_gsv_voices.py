@@ -10,7 +10,6 @@ left behind."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,11 +19,9 @@ import httpx
 import numpy as np
 import pytest
 import soundfile as sf
-import yaml
-from wyoming.client import AsyncClient
-from wyoming.info import Describe, Info
 
 from tests.daemon.conftest import Daemon, ServiceVoice, start_daemon
+from tests.daemon.voice_clients import bundle_name, info, serving, stored, wav_bytes
 
 RATE = 32000
 ENGINE = "gpt-sovits-v2pro"
@@ -36,20 +33,10 @@ CLIP_SECONDS = 3.2
 TEXT = "我们走吧。"
 
 
-def _name(bundle: Path) -> str:
-    return str(yaml.safe_load((bundle / "voice.yaml").read_text())["name"])
-
-
-def wav(pcm: np.ndarray, rate: int = RATE) -> bytes:
-    buf = io.BytesIO()
-    sf.write(buf, pcm, rate, format="WAV", subtype="PCM_16")
-    return buf.getvalue()
-
-
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory, gsv_clone_voice: Path) -> tuple[ServiceVoice, Path, dict]:
     bundle = gsv_clone_voice / "bundle"
-    base = ServiceVoice(bundle, _name(bundle), RATE, {})
+    base = ServiceVoice(bundle, bundle_name(bundle), RATE, {})
     root = tmp_path_factory.mktemp("gsv_voices")
     sections = {
         "voices": [{"bundle": str(bundle)}],
@@ -62,11 +49,7 @@ def setup(tmp_path_factory, gsv_clone_voice: Path) -> tuple[ServiceVoice, Path, 
 @pytest.fixture(scope="module")
 def daemon(setup) -> Iterator[Daemon]:
     base, root, sections = setup
-    d = start_daemon(root / "first", base, **sections)
-    yield d
-    if d.proc.poll() is None:
-        assert d.stop() == 0, d.stderr()
-    assert "Traceback" not in d.stderr(), d.stderr()
+    yield from serving(root / "first", base, **sections)
 
 
 def speak(d: Daemon, voice: str, text: str = TEXT, seed: int = 7) -> bytes:
@@ -86,7 +69,8 @@ def clips(daemon: Daemon, setup) -> dict[str, bytes]:
     for name, seed in (("main", 3), ("aux", 4)):
         audio, rate = sf.read(io.BytesIO(speak(daemon, base.name, SPOKEN, seed)))
         assert rate == RATE and len(audio) >= CLIP_SECONDS * RATE, len(audio) / rate
-        out[name] = wav(audio[: round(CLIP_SECONDS * RATE)].astype(np.float32))
+        cut = audio[: round(CLIP_SECONDS * RATE)].astype(np.float32)
+        out[name] = wav_bytes(cut, RATE)
     return out
 
 
@@ -101,23 +85,6 @@ def register(
         return c.post("/v1/voices", data=form, files=files)
 
 
-def info(d: Daemon) -> Info:
-    async def go() -> Info:
-        async with AsyncClient.from_uri(d.uri) as c:
-            await c.write_event(Describe().event())
-            while True:
-                e = await asyncio.wait_for(c.read_event(), 30)
-                assert e is not None
-                if Info.is_type(e.type):
-                    return Info.from_event(e)
-
-    return asyncio.run(go())
-
-
-def stored(store: Path) -> list[str]:
-    return sorted(p.name for p in store.iterdir()) if store.exists() else []
-
-
 def audio_voices(d: Daemon) -> list[dict[str, Any]]:
     with d.http_client() as c:
         return c.get("/v1/audio/voices").json()["voices"]
@@ -126,14 +93,14 @@ def audio_voices(d: Daemon) -> list[dict[str, Any]]:
 def _seconds(clip: bytes, seconds: float) -> bytes:
     audio, rate = sf.read(io.BytesIO(clip), dtype="float32")
     reps = int(np.ceil(seconds * rate / len(audio)))
-    return wav(np.tile(audio, reps)[: round(seconds * rate)], rate)
+    return wav_bytes(np.tile(audio, reps)[: round(seconds * rate)], rate)
 
 
 BAD = {
     "too short": (lambda c: _seconds(c, 2.0), {}, 400, "file", "at least 3 s"),
     "too long": (lambda c: _seconds(c, 10.5), {}, 400, "file", "at most 10 s"),
-    "silent": (lambda c: wav(np.zeros(4 * RATE, np.float32)), {}, 400, "file",
-               "silence"),
+    "silent": (lambda c: wav_bytes(np.zeros(4 * RATE, np.float32), RATE), {},
+               400, "file", "silence"),
     "not audio": (lambda c: b"not audio at all", {}, 400, "file", "bytes"),
     "200 MB": (lambda c: b"RIFF" + bytes(200 * 1024 * 1024), {}, 413, None,
                "expected at most"),

@@ -6,27 +6,25 @@ Wyoming, kept across a restart bit for bit, removed."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import numpy as np
 import openai
 import pytest
 import soundfile as sf
-import yaml
-from wyoming.client import AsyncClient
-from wyoming.info import Describe, Info
 
 from tests.daemon.conftest import Daemon, ServiceVoice, start_daemon
+from tests.daemon.voice_clients import bundle_name, info, sdk, serving, wav_bytes
 
 RATE = 24000
 #: A clip at another rate than the model's (the engine resamples), long enough
 #: for the tiny base bundle's smallest x-vector bucket.
 CLIP_SECONDS, CLIP_RATE = 5.0, 22050
 TEXT = "Hello there."
+#: seconds the SDK waits for speech (the tiny bundle on the CPU backend)
+SDK_TIMEOUT_S = 120
 
 
 def clip() -> bytes:
@@ -36,18 +34,13 @@ def clip() -> bytes:
     pcm = (0.2 * voiced * (0.5 + 0.5 * np.sin(2 * np.pi * 3 * t) ** 2)).astype(
         np.float32
     )
-    buf = io.BytesIO()
-    sf.write(buf, pcm, CLIP_RATE, format="WAV", subtype="PCM_16")
-    return buf.getvalue()
-
-
-def _name(bundle: Path) -> str:
-    return str(yaml.safe_load((bundle / "voice.yaml").read_text())["name"])
+    return wav_bytes(pcm, CLIP_RATE)
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory, tiny_tts_custom_bundle: Path, tiny_tts_base_bundle: Path):
-    base = ServiceVoice(tiny_tts_base_bundle, _name(tiny_tts_base_bundle), RATE, {})
+    name = bundle_name(tiny_tts_base_bundle)
+    base = ServiceVoice(tiny_tts_base_bundle, name, RATE, {})
     root = tmp_path_factory.mktemp("qwen3tts_voices")
     sections = {
         "voices": [
@@ -63,23 +56,12 @@ def setup(tmp_path_factory, tiny_tts_custom_bundle: Path, tiny_tts_base_bundle: 
 @pytest.fixture(scope="module")
 def daemon(setup) -> Iterator[Daemon]:
     base, root, sections = setup
-    d = start_daemon(root / "first", base, **sections)
-    yield d
-    if d.proc.poll() is None:
-        assert d.stop() == 0, d.stderr()
-    assert "Traceback" not in d.stderr(), d.stderr()
-
-
-def sdk(d: Daemon) -> openai.OpenAI:
-    http = httpx.Client(transport=httpx.HTTPTransport(uds=str(d.http)), timeout=120)
-    return openai.OpenAI(
-        base_url="http://localhost/v1", api_key="x", max_retries=0, http_client=http
-    )
+    yield from serving(root / "first", base, **sections)
 
 
 def speak(d: Daemon, voice: str, seed: int = 7, language: str = "english") -> bytes:
     return (
-        sdk(d)
+        sdk(d, timeout=SDK_TIMEOUT_S)
         .audio.speech.create(
             model="tts-1",
             voice=voice,
@@ -89,19 +71,6 @@ def speak(d: Daemon, voice: str, seed: int = 7, language: str = "english") -> by
         )
         .read()
     )
-
-
-def info(d: Daemon) -> Info:
-    async def go() -> Info:
-        async with AsyncClient.from_uri(d.uri) as c:
-            await c.write_event(Describe().event())
-            while True:
-                e = await asyncio.wait_for(c.read_event(), 30)
-                assert e is not None
-                if Info.is_type(e.type):
-                    return Info.from_event(e)
-
-    return asyncio.run(go())
 
 
 def test_clone_speak_restart_remove(daemon: Daemon, setup):

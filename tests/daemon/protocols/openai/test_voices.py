@@ -10,8 +10,8 @@ import shutil
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,12 +20,11 @@ import openai
 import pytest
 import soundfile as sf
 import yaml
-from wyoming.client import AsyncClient
-from wyoming.info import Describe, Info
 
 from daemon.service import voicestore
 from tests.daemon.conftest import Daemon, ServiceVoice, copy_voice, start_daemon
 from tests.daemon.tone_engine import ENGINE_ID
+from tests.daemon.voice_clients import info, sdk, serving, stored
 
 RATE = 16000
 #: The cloning tone voice's clip bounds (params.cloning).
@@ -73,11 +72,9 @@ def voices(test_voice: ServiceVoice, tmp_path_factory) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory, test_voice, voices) -> Daemon:
-    d = start_daemon(tmp_path_factory.mktemp("v"), test_voice, **voices["sections"])
-    yield d
-    assert d.stop() == 0, d.stderr()
-    assert "Traceback" not in d.stderr(), d.stderr()
+def daemon(tmp_path_factory, test_voice, voices) -> Iterator[Daemon]:
+    tmp = tmp_path_factory.mktemp("v")
+    yield from serving(tmp, test_voice, **voices["sections"])
 
 
 def add(
@@ -86,13 +83,6 @@ def add(
     files = {"file": ("ref.wav", clip() if data is None else data, "audio/wav")}
     with d.http_client() as c:
         return c.post("/v1/voices", data={"name": name, **fields}, files=files)
-
-
-def sdk(d: Daemon) -> openai.OpenAI:
-    http = httpx.Client(transport=httpx.HTTPTransport(uds=str(d.http)))
-    return openai.OpenAI(
-        base_url="http://localhost/v1", api_key="x", max_retries=0, http_client=http
-    )
 
 
 def say(d: Daemon, voice: str) -> tuple[np.ndarray, int]:
@@ -105,23 +95,6 @@ def say(d: Daemon, voice: str) -> tuple[np.ndarray, int]:
     )
     audio, rate = sf.read(io.BytesIO(data), dtype="float32")
     return audio, rate
-
-
-def info(d: Daemon) -> Info:
-    async def go() -> Info:
-        async with AsyncClient.from_uri(d.uri) as c:
-            await c.write_event(Describe().event())
-            while True:
-                e = await asyncio.wait_for(c.read_event(), 30)
-                assert e is not None
-                if Info.is_type(e.type):
-                    return Info.from_event(e)
-
-    return asyncio.run(go())
-
-
-def stored(store: Path) -> list[str]:
-    return sorted(p.name for p in store.iterdir()) if store.exists() else []
 
 
 def test_a_cloned_voice_is_a_voice_like_any_other(daemon: Daemon, voices):
