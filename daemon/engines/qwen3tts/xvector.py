@@ -28,6 +28,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from daemon.engine.ar.bound import BoundGraph
+from daemon.engine.audio.resample import resample
 from daemon.engine.bundles.manifest import BundleError
 from daemon.engines.qwen3tts.graphio import speaker_io
 from daemon.engines.qwen3tts.params import speaker_key
@@ -41,23 +42,6 @@ if TYPE_CHECKING:
 MAGNITUDE_EPS: Final = 1e-9
 #: dynamic_range_compression_torch(clip_val=1e-5)
 LOG_FLOOR: Final = 1e-5
-#: librosa.resample's default res_type in librosa 0.11 ("soxr_hq")
-RESAMPLE_QUALITY: Final = "HQ"
-
-
-def to_rate(pcm: np.ndarray, sample_rate: int, target: int) -> np.ndarray:
-    """float32 ``pcm`` at ``target`` Hz as librosa.resample(res_type="soxr_hq")
-    makes it: soxr HQ, then cut or zero-padded to ceil(n * target / rate)."""
-    x = np.asarray(pcm, np.float32)
-    if sample_rate == target:
-        return x
-    import soxr
-
-    y = soxr.resample(x, sample_rate, target, quality=RESAMPLE_QUALITY)
-    n = int(np.ceil(len(x) * (target / sample_rate)))
-    if len(y) >= n:
-        return np.ascontiguousarray(y[:n], np.float32)
-    return np.pad(y, (0, n - len(y))).astype(np.float32)
 
 
 def mono(audio: np.ndarray) -> np.ndarray:
@@ -175,7 +159,7 @@ class XVector:
 
     def cut(self, audio: np.ndarray, sample_rate: int) -> tuple[np.ndarray, int]:
         """(the 24 kHz mono float32 cut, its first sample in the 24 kHz clip)."""
-        pcm = to_rate(mono(audio), sample_rate, self.x.sample_rate)
+        pcm = resample(mono(audio), sample_rate, self.x.sample_rate)
         n = self.bucket(len(pcm)) * self.x.hop
         start = loudest(pcm, n, self.x.hop)
         return pcm[start : start + n], start

@@ -20,6 +20,7 @@ from typing import Final
 
 import numpy as np
 
+from daemon.engine.audio.resample import resample
 from daemon.engines.gptsovits.reference.params import (
     HUBERT_RATE,
     MAX_REF_SECONDS,
@@ -28,28 +29,11 @@ from daemon.engines.gptsovits.reference.params import (
 
 #: the SoVITS rate: the spectrogram's input (``_get_ref_spec`` resamples to it)
 SPEC_RATE: Final = 32000
-#: librosa's default res_type "soxr_hq"
-RESAMPLE_QUALITY: Final = "HQ"
 #: rates a clip may come at (telephone to studio)
 MIN_RATE: Final = 8000
 MAX_RATE: Final = 192000
 #: ``_get_ref_spec``: a clip louder than full scale is divided by min(2, peak)
 PEAK_LIMIT: Final = 2.0
-
-
-def resample(pcm: np.ndarray, rate: int, target: int) -> np.ndarray:
-    """float32 ``pcm`` at ``target`` Hz as ``librosa.resample(res_type="soxr_hq")``
-    makes it: soxr HQ, then cut or zero-padded to ceil(n * target / rate)."""
-    x = np.asarray(pcm, np.float32)
-    if rate == target:
-        return np.ascontiguousarray(x)
-    import soxr  # only a registration resamples: keep it off the load path
-
-    y = soxr.resample(x, rate, target, quality=RESAMPLE_QUALITY)
-    n = int(np.ceil(len(x) * (target / rate)))
-    if len(y) >= n:
-        return np.ascontiguousarray(y[:n], np.float32)
-    return np.pad(y, (0, n - len(y))).astype(np.float32)
 
 
 def peak_limited(pcm: np.ndarray) -> np.ndarray:

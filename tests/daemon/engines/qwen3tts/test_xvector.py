@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from daemon.engine.audio.resample import resample
 from daemon.engine.bundles.manifest import BundleError
 from daemon.engines.qwen3tts.params import XVectorParams
 from daemon.engines.qwen3tts.xvector import (
@@ -15,7 +16,6 @@ from daemon.engines.qwen3tts.xvector import (
     frames_of,
     loudest,
     mono,
-    to_rate,
 )
 from scripts.qwen3.tts.upstream import import_qwen_tts
 
@@ -93,14 +93,14 @@ def test_resampling_equals_librosa(rate: int) -> None:
     """upstream create_voice_clone_prompt resamples with librosa (soxr_hq)."""
     pcm = broadband(rate * 2 + 13, seed=rate)
     ref = librosa.resample(y=pcm, orig_sr=rate, target_sr=RATE)
-    ours = to_rate(pcm, rate, RATE)
+    ours = resample(pcm, rate, RATE)
     assert ours.dtype == np.float32 and ours.shape == ref.shape
     assert np.array_equal(ours, ref)
 
 
 def test_same_rate_is_untouched() -> None:
     pcm = broadband(500)
-    assert np.array_equal(to_rate(pcm, RATE, RATE), pcm)
+    assert np.array_equal(resample(pcm, RATE, RATE), pcm)
 
 
 def test_mono_averages_the_last_axis_as_upstream() -> None:
