@@ -8,8 +8,9 @@ ssl_quant   ssl [1, ssl, T] -> proj [1, ssl, T // 2]      (codes=False, default)
 S = ReferenceShapes.hubert_samples; T0 and T are the first and last conv's frames
 of S samples. By default ssl_quant stops at ssl_proj and the nearest codebook
 entry is found on the CPU in fp32 (daemon/engines/gptsovits/reference/prompt.py);
-``codes=True`` puts the argmax in the graph. The simulator's token agreement of
-both is measured by scripts/gsv/verify/hubert.py.
+``codes=True`` puts the argmax in the graph. Measured on the simulator (tiny
+HuBERT, a codebook on real ssl_proj frames, 3.5/6/9.5 s clips), tokens equal to
+upstream's: CPU argmin 99/88/97 %, in-graph fp16 argmax 91/48/92 %.
 """
 
 from __future__ import annotations
