@@ -93,6 +93,21 @@ class Service:
             timeout=COMMAND_TIMEOUT_S,
         )  # fmt: skip
 
+    def run_checked(
+        self, command: str, rate: int, min_seconds: float = 0.0
+    ) -> subprocess.CompletedProcess[str]:
+        """``command`` run, succeeding; a ``-o x.wav`` it writes is audio at
+        ``rate`` longer than ``min_seconds``, a curl's output the API's JSON."""
+        p = self.run(command)
+        assert p.returncode == 0, f"{command}\n{p.stdout}\n{p.stderr}"
+        out = re.search(r" -o (\S+)", command)
+        if out and out[1].endswith(".wav"):
+            info = soundfile.info(str(self.cwd / out[1]))
+            assert info.samplerate == rate and info.duration > min_seconds, out[1]
+        elif command.startswith("curl "):
+            json.loads(p.stdout)  # the API's JSON, not an error page
+        return p
+
     def http(self) -> httpx.Client:
         return httpx.Client(
             transport=httpx.HTTPTransport(uds=str(self.cwd / "run" / "http.sock")),
@@ -156,14 +171,7 @@ def test_readme_usage_block_is_runnable_as_written():
 
 @pytest.mark.parametrize("command", CLIENTS, ids=[c[:40] for c in CLIENTS])
 def test_readme_command(service: Service, command: str):
-    p = service.run(command)
-    assert p.returncode == 0, f"{command}\n{p.stdout}\n{p.stderr}"
-    out = re.search(r" -o (\S+)", command)
-    if out and out[1].endswith(".wav"):
-        info = soundfile.info(str(service.cwd / out[1]))
-        assert info.samplerate == RATE and info.duration > 0.3, out[1]
-    elif command.startswith("curl "):
-        json.loads(p.stdout)  # the API's JSON, not an error page
+    p = service.run_checked(command, RATE, min_seconds=0.3)
     if command.startswith("hexvoice voices"):
         assert VOICE in p.stdout
 
@@ -295,14 +303,7 @@ def test_readme_tts_block_runs_as_written(
     links = {TTS_CUSTOM: tiny_tts_custom_bundle, TTS_BASE: tiny_tts_base_bundle}
     with serving(cwd, serve, links) as service:
         for command in clients:
-            p = service.run(command)
-            assert p.returncode == 0, f"{command}\n{p.stdout}\n{p.stderr}"
-            out = re.search(r" -o (\S+)", command)
-            if out and out[1].endswith(".wav"):
-                info = soundfile.info(str(service.cwd / out[1]))
-                assert info.samplerate == TTS_RATE and info.duration > 0, out[1]
-            elif command.startswith("curl "):
-                json.loads(p.stdout)  # the API's JSON, not an error page
+            p = service.run_checked(command, TTS_RATE)
             if command.startswith("hexvoice voices"):
                 assert "serena" in p.stdout.split(), p.stdout
             if command.startswith("hexvoice voice list"):
@@ -353,14 +354,7 @@ def test_readme_gsv_clone_block_runs_as_written(
     _gsv_clips(bundle, cwd)
     with serving(cwd, serve, {GSV_BUNDLE: bundle}) as service:
         for command in clients:
-            p = service.run(command)
-            assert p.returncode == 0, f"{command}\n{p.stdout}\n{p.stderr}"
-            out = re.search(r" -o (\S+)", command)
-            if out and out[1].endswith(".wav"):
-                info = soundfile.info(str(service.cwd / out[1]))
-                assert info.samplerate == GSV_RATE and info.duration > 0, out[1]
-            elif command.startswith("curl "):
-                json.loads(p.stdout)  # the API's JSON, not an error page
+            p = service.run_checked(command, GSV_RATE)
             if command.startswith("hexvoice voice list"):
                 assert [line.split()[0] for line in p.stdout.splitlines()] == [
                     "lan",
