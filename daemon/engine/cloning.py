@@ -113,6 +113,18 @@ class Cloning:
                 f"{self.min_seconds, self.max_seconds}"
             )
 
+    def check(self, engine_id: str, transcript: str | None, aux: AuxClips) -> None:
+        """What these rules refuse before an engine computes anything: no
+        transcript where it is required, more than ``max_aux`` aux clips.
+        The service checks both first with its own errors; this holds for a
+        direct caller (ValueError naming ``engine_id``)."""
+        if self.transcript == "required" and not (transcript or "").strip():
+            raise ValueError(f"{engine_id}: the clip's transcript is required")
+        if len(aux) > self.max_aux:
+            raise ValueError(
+                f"{engine_id}: at most {self.max_aux} aux clip(s), got {len(aux)}"
+            )
+
 
 @runtime_checkable
 class CloningEngine(Protocol):

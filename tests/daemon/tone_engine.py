@@ -129,6 +129,7 @@ class ToneEngine(MmEngine):
         the number of aux clips are kept in its meta."""
         assert self._mm is not None and self._cloning is not None, "a cloning voice"
         self._note("clone")
+        self._cloning.check(ENGINE_ID, transcript, aux)
         spectrum = np.abs(np.fft.rfft(audio))
         hz = np.fft.rfftfreq(len(audio), 1.0 / sample_rate)
         band = (hz >= PITCH_BAND[0]) & (hz <= PITCH_BAND[1])

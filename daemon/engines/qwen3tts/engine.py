@@ -187,13 +187,12 @@ class Qwen3TtsEngine:
         CustomVoice bundle or a clip it cannot use.  ``language`` is not used
         (an x-vector has none: the request's language row picks it per
         request); aux clips are not taken (``Cloning.max_aux`` is 0)."""
-        if aux:
-            raise ValueError(f"{ENGINE_ID}: clones from one clip (no aux clips)")
         cloner = self.model.cloner
         if cloner is None:
             raise ValueError(
                 f"{ENGINE_ID}: a CustomVoice bundle does not clone (use a Base one)"
             )
+        cloner.capability.check(ENGINE_ID, transcript, aux)
         return cloner.clone(audio, sample_rate, transcript, cancel)
 
     def warmup(self) -> None:

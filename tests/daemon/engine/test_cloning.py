@@ -77,3 +77,16 @@ def test_options_carry_the_print_and_the_language():
     assert (
         SynthesisOptions().voice_print is None and SynthesisOptions().language is None
     )
+
+
+def test_check_refuses_what_the_rules_rule_out():
+    clip = (np.zeros(16000, np.float32), 16000)
+    scribe = Cloning("m", 1.0, 2.0, "required", max_aux=1)
+    scribe.check("eng", "hello", [clip])  # a transcript and one aux clip: fine
+    with pytest.raises(ValueError, match="eng: the clip's transcript is required"):
+        scribe.check("eng", "  ", ())
+    with pytest.raises(ValueError, match=r"eng: at most 1 aux clip\(s\), got 2"):
+        scribe.check("eng", "hello", [clip, clip])
+    Cloning("m", 1.0, 2.0).check("eng", None, ())  # "unused": none needed
+    with pytest.raises(ValueError, match="at most 0 aux"):
+        Cloning("m", 1.0, 2.0).check("eng", None, [clip])

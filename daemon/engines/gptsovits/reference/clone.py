@@ -115,10 +115,8 @@ class Cloner:
         language: str | None = None,
         aux: AuxClips = (),
     ) -> VoicePrint:
-        if not transcript or not transcript.strip():
-            raise ValueError(f"{L.ENGINE_ID}: the clip's transcript is required")
-        if len(aux) > MAX_AUX:
-            raise ValueError(f"{L.ENGINE_ID}: at most {MAX_AUX} aux clips")
+        self.capability.check(L.ENGINE_ID, transcript, aux)
+        assert transcript is not None  # check() refused a missing one
         main = prepare(audio, sample_rate)
         extra = [prepare_aux(a, r, f"aux clip {i}") for i, (a, r) in enumerate(aux)]
         text = prompt_text(transcript)
