@@ -1,6 +1,6 @@
 """Clients the cloned-voice service tests share (the tone engine's in
 tests/daemon/protocols/openai, GPT-SoVITS' and Qwen3-TTS' in tests/daemon/service):
-a served daemon's lifetime, its Wyoming ``info``, the ``openai`` SDK over its
+a served daemon's config and lifetime, its Wyoming ``info``, the ``openai`` SDK over its
 socket, WAV bytes for a clip, and what the voice store holds."""
 
 from __future__ import annotations
@@ -25,6 +25,21 @@ from tests.daemon.conftest import Daemon, ServiceVoice, start_daemon
 INFO_TIMEOUT_S = 30
 #: httpx's own default timeout (seconds), kept where a test does not ask for more
 SDK_TIMEOUT_S = 5.0
+
+
+def cloning_setup(
+    root: Path, base_bundle: Path, rate: int, *others: Path
+) -> tuple[ServiceVoice, Path, dict[str, Any]]:
+    """(the cloning base voice, ``root``, the daemon's config sections): that
+    bundle served after ``others``, a voice store in ``root``/store, the CPU
+    backend (these tests are about the service, not the graphs)."""
+    base = ServiceVoice(base_bundle, bundle_name(base_bundle), rate, {})
+    sections = {
+        "voices": [{"bundle": str(b)} for b in (*others, base_bundle)],
+        "voice_store": {"dir": str(root / "store")},
+        "engine": {"backend": "cpu"},
+    }
+    return base, root, sections
 
 
 def serving(tmp: Path, voice: ServiceVoice, **sections: Any) -> Iterator[Daemon]:

@@ -21,7 +21,13 @@ import pytest
 import soundfile as sf
 
 from tests.daemon.conftest import Daemon, ServiceVoice, start_daemon
-from tests.daemon.voice_clients import bundle_name, info, serving, stored, wav_bytes
+from tests.daemon.voice_clients import (
+    cloning_setup,
+    info,
+    serving,
+    stored,
+    wav_bytes,
+)
 
 RATE = 32000
 ENGINE = "gpt-sovits-v2pro"
@@ -35,15 +41,8 @@ TEXT = "我们走吧。"
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory, gsv_clone_voice: Path) -> tuple[ServiceVoice, Path, dict]:
-    bundle = gsv_clone_voice / "bundle"
-    base = ServiceVoice(bundle, bundle_name(bundle), RATE, {})
     root = tmp_path_factory.mktemp("gsv_voices")
-    sections = {
-        "voices": [{"bundle": str(bundle)}],
-        "voice_store": {"dir": str(root / "store")},
-        "engine": {"backend": "cpu"},
-    }
-    return base, root, sections
+    return cloning_setup(root, gsv_clone_voice / "bundle", RATE)
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ import openai
 import pytest
 import soundfile as sf
 
-from tests.daemon.conftest import Daemon, ServiceVoice, start_daemon
-from tests.daemon.voice_clients import bundle_name, info, sdk, serving, wav_bytes
+from tests.daemon.conftest import Daemon, start_daemon
+from tests.daemon.voice_clients import cloning_setup, info, sdk, serving, wav_bytes
 
 RATE = 24000
 #: A clip at another rate than the model's (the engine resamples), long enough
@@ -39,18 +39,8 @@ def clip() -> bytes:
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory, tiny_tts_custom_bundle: Path, tiny_tts_base_bundle: Path):
-    name = bundle_name(tiny_tts_base_bundle)
-    base = ServiceVoice(tiny_tts_base_bundle, name, RATE, {})
     root = tmp_path_factory.mktemp("qwen3tts_voices")
-    sections = {
-        "voices": [
-            {"bundle": str(tiny_tts_custom_bundle)},
-            {"bundle": str(base.bundle)},
-        ],
-        "voice_store": {"dir": str(root / "store")},
-        "engine": {"backend": "cpu"},
-    }
-    return base, root, sections
+    return cloning_setup(root, tiny_tts_base_bundle, RATE, tiny_tts_custom_bundle)
 
 
 @pytest.fixture(scope="module")
