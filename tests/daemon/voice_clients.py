@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import io
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +43,17 @@ def cloning_setup(
     return base, root, sections
 
 
+@contextmanager
 def serving(tmp: Path, voice: ServiceVoice, **sections: Any) -> Iterator[Daemon]:
-    """A module fixture's body: a daemon up, stopped cleanly after (unless a
-    test already stopped it) with no traceback in its log."""
+    """A daemon up (a module's, or the same config again after a restart),
+    stopped cleanly after (unless a test already stopped it) with no traceback
+    in its log."""
     d = start_daemon(tmp, voice, **sections)
-    yield d
-    if d.proc.poll() is None:
-        assert d.stop() == 0, d.stderr()
+    try:
+        yield d
+    finally:
+        if d.proc.poll() is None:
+            assert d.stop() == 0, d.stderr()
     assert "Traceback" not in d.stderr(), d.stderr()
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from tests.daemon.conftest import Daemon, ServiceVoice, start_daemon
+from tests.daemon.conftest import Daemon, ServiceVoice
 from tests.daemon.voice_clients import (
     cloning_setup,
     info,
@@ -48,7 +48,8 @@ def setup(tmp_path_factory, gsv_clone_voice: Path) -> tuple[ServiceVoice, Path, 
 @pytest.fixture(scope="module")
 def daemon(setup) -> Iterator[Daemon]:
     base, root, sections = setup
-    yield from serving(root / "first", base, **sections)
+    with serving(root / "first", base, **sections) as d:
+        yield d
 
 
 def speak(d: Daemon, voice: str, text: str = TEXT, seed: int = 7) -> bytes:
@@ -154,8 +155,7 @@ def test_zero_shot_register_speak_restart_remove(daemon: Daemon, setup, clips):
 
     # Restarted: the stored prints speak exactly as before.
     assert daemon.stop() == 0, daemon.stderr()
-    again = start_daemon(root / "second", base, **sections)
-    try:
+    with serving(root / "second", base, **sections) as again:
         assert speak(again, "anna") == spoken
         with again.http_client() as c:
             assert c.delete("/v1/voices/anna").status_code == 200
@@ -163,6 +163,3 @@ def test_zero_shot_register_speak_restart_remove(daemon: Daemon, setup, clips):
         names = [v["name"] for v in audio_voices(again)]
         assert "anna" not in names and base.name in names
         assert stored(store) == []
-    finally:
-        assert again.stop() == 0, again.stderr()
-    assert "Traceback" not in again.stderr(), again.stderr()

@@ -15,7 +15,7 @@ import openai
 import pytest
 import soundfile as sf
 
-from tests.daemon.conftest import Daemon, start_daemon
+from tests.daemon.conftest import Daemon
 from tests.daemon.voice_clients import cloning_setup, info, sdk, serving, wav_bytes
 
 RATE = 24000
@@ -46,7 +46,8 @@ def setup(tmp_path_factory, tiny_tts_custom_bundle: Path, tiny_tts_base_bundle: 
 @pytest.fixture(scope="module")
 def daemon(setup) -> Iterator[Daemon]:
     base, root, sections = setup
-    yield from serving(root / "first", base, **sections)
+    with serving(root / "first", base, **sections) as d:
+        yield d
 
 
 def speak(d: Daemon, voice: str, seed: int = 7, language: str = "english") -> bytes:
@@ -100,14 +101,10 @@ def test_clone_speak_restart_remove(daemon: Daemon, setup):
 
     # Restarted: the stored print speaks exactly as before.
     assert daemon.stop() == 0, daemon.stderr()
-    again = start_daemon(root / "second", base, **sections)
-    try:
+    with serving(root / "second", base, **sections) as again:
         assert speak(again, "anna") == wav
         with again.http_client() as c:
             assert c.delete("/v1/voices/anna").status_code == 200
             names = [v["name"] for v in c.get("/v1/audio/voices").json()["voices"]]
         assert "anna" not in names and base.name in names
         assert list(store.iterdir()) == []
-    finally:
-        assert again.stop() == 0, again.stderr()
-    assert "Traceback" not in again.stderr(), again.stderr()

@@ -74,7 +74,8 @@ def voices(test_voice: ServiceVoice, tmp_path_factory) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory, test_voice, voices) -> Iterator[Daemon]:
     tmp = tmp_path_factory.mktemp("v")
-    yield from serving(tmp, test_voice, **voices["sections"])
+    with serving(tmp, test_voice, **voices["sections"]) as d:
+        yield d
 
 
 def add(
