@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from daemon.engine.audio.windows import OVERLAP_FRAMES, WINDOW_FRAMES
+from daemon.engine.audio.windows import OVERLAP_FRAMES
 from daemon.engine.bundles.manifest import Bundle, GraphSpec, sha256_file
 from daemon.engines.piper.engine import ENGINE_ID
 from daemon.engines.piper.params import PiperParams, dec_key, enc_key, flow_key
@@ -51,6 +51,13 @@ PHONEME_BUCKETS = (64, 128, 256, 512)
 # 22.05 kHz / 256 hop = 86 frames/s: 128 frames = 1.5 s ... 1024 = 11.9 s. Longer
 # sentences run the largest flow in overlapped windows (flow_context).
 FRAME_BUCKETS = (128, 256, 512, 1024)
+# Decoder windows: steady 168 frames, within the v73's 8 MiB VTCM (peak op 48 KiB
+# per frame -> <= 170); first 32, so first audio leaves after a short decode;
+# tails in the size windows.plan picks. Oracle sentences: 1.26 frames computed
+# per frame kept vs 1.37 with one W96 (scripts/bench/piper_windows.py).
+DECODER_WINDOW = 168
+FIRST_WINDOW = 32
+TAIL_WINDOWS = (64, 96, 128)
 SDP_FILE = "cpu/sdp.npz"
 # A bundle is read by the daemon's own (systemd) user, not only by its builder.
 BUNDLE_MODE = 0o755
@@ -63,8 +70,15 @@ class ConvertOptions:
     target: str = "simulator"
     phoneme_buckets: tuple[int, ...] = PHONEME_BUCKETS
     frame_buckets: tuple[int, ...] = FRAME_BUCKETS
-    window: int = WINDOW_FRAMES
+    window: int = DECODER_WINDOW
     overlap: int = OVERLAP_FRAMES
+    first_window: int | None = FIRST_WINDOW
+    window_sizes: tuple[int, ...] = TAIL_WINDOWS
+
+    @property
+    def decoder_sizes(self) -> tuple[int, ...]:  # as PiperParams.decoder_sizes
+        return tuple(sorted({self.window, self.first_window or self.window,
+                             *self.window_sizes}))  # fmt: skip
 
     def validate(self) -> None:
         if self.target not in TARGETS:
@@ -73,8 +87,9 @@ class ConvertOptions:
             buckets = getattr(self, name)
             if not buckets or list(buckets) != sorted(set(buckets)) or buckets[0] < 1:
                 raise ValueError(f"{name} must be increasing positive sizes: {buckets}")
-        if self.window - 2 * self.overlap <= 0:
-            raise ValueError(f"window {self.window} / overlap {self.overlap} invalid")
+        for size in self.decoder_sizes:
+            if size - 2 * self.overlap <= 0:
+                raise ValueError(f"window {size} / overlap {self.overlap} invalid")
 
 
 def log(msg: str) -> None:
@@ -140,9 +155,8 @@ def _convert(
         built[enc_key(p)] = graphs.encoder(model, cuts, p)
     for f in options.frame_buckets:
         built[flow_key(f)] = graphs.flow(model, cuts, f)
-    built[dec_key(options.window)] = graphs.decoder_window(
-        model, cuts, options.window, hop
-    )
+    for w in options.decoder_sizes:
+        built[dec_key(w)] = graphs.decoder_window(model, cuts, w, hop)
     # The window overlap must cover the generator's reach (exact windows).
     radius = onnx_radius(graphs.decoder_dynamic(model, cuts), "z")
     check_overlap(options.overlap, radius, dec_key(options.window))
@@ -182,6 +196,8 @@ def _convert(
         window=options.window,
         overlap=options.overlap,
         sdp=SDP_FILE,
+        first_window=options.first_window,
+        window_sizes=options.window_sizes,
     )
     extra = {"source": {"file": voice.name, "sha256": sha256_file(voice)}}
     extra["sdp_max_abs_err"] = float(f"{sdp_err:.3g}")

@@ -13,6 +13,12 @@ audio leaves after a short decode while the steady state runs fewer, larger
 windows (less recompute: window / (window - 2 * overlap) frames computed per
 frame kept).
 
+A static build may compile several window sizes (`sizes`): then after the first
+window each call picks the size that computes the fewest frames for what remains
+(`plan`): the steady `window` while much remains, and the smallest size that
+covers the remainder for the tail, so the last window is not a padded or
+clamped-back copy of the large one.
+
 Static graphs (the NPU) take exactly `size` frames. A window that would run past
 the sequence end is clamped back to end there (zero padding gave visible errors
 over the edge frames, reference-ports.md §1.6); a sequence shorter than the
@@ -25,7 +31,9 @@ windows cut to the sequence instead: never padded, never clamped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import lru_cache
+from itertools import chain, repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -57,22 +65,31 @@ def windows(
     *,
     first: int | None = None,
     fit: bool = False,
+    sizes: Sequence[int] = (),
 ) -> Iterator[Window]:
     """Yield the windows that cover `n_frames` frames, in order.
 
     `first` is the first window's size (default `window`); every later window
-    is `window` frames. `fit`: the graph takes any length (see module doc).
+    is `window` frames, or with `sizes` (more compiled sizes; static graphs
+    only) the size `plan` picks. `fit`: the graph takes any length (see module
+    doc).
     """
     first = window if first is None else first
-    for size in (first, window):
+    for size in (first, window, *sizes):
         if size <= 0 or overlap < 0 or size - 2 * overlap <= 0:
             raise ValueError(
                 f"window {size} with overlap {overlap} leaves no frames to keep"
             )
     if n_frames <= 0:
         raise ValueError(f"cannot window {n_frames} frames")
-    pos, size = 0, first
-    while pos < n_frames:
+    if fit or not sizes:
+        steps: Iterable[int] = chain([first], repeat(window))
+    else:
+        steps = plan(n_frames, (first, window, *sizes), overlap, first=first)
+    pos = 0
+    for size in steps:
+        if pos >= n_frames:
+            break
         start = max(pos - overlap, 0)
         stop = start + size
         if stop >= n_frames:
@@ -83,7 +100,48 @@ def windows(
             keep_to = stop - overlap
         computed = stop - start if fit else size
         yield Window(start, stop, pos - start, keep_to - start, computed)
-        pos, size = keep_to, window
+        pos = keep_to
+
+
+def plan(
+    n_frames: int, sizes: Sequence[int], overlap: int, *, first: int
+) -> tuple[int, ...]:
+    """The static window sizes, in order, that cover `n_frames` computing the
+    fewest frames in total (ties: fewer calls).
+
+    The first window is `first` (where the first audio waits), unless a smaller
+    size covers the whole sequence. Each later window starts `overlap` frames
+    before the first frame it keeps and keeps all but its last `overlap`, except
+    the one that reaches the end. Cached: a voice asks for the same few lengths.
+    """
+    return _plan(n_frames, tuple(sorted(set(sizes))), overlap, first)
+
+
+@lru_cache(maxsize=1024)
+def _plan(
+    n_frames: int, sizes: tuple[int, ...], overlap: int, first: int
+) -> tuple[int, ...]:
+    covering = [s for s in sizes if s >= n_frames]
+    if covering and covering[0] <= first:
+        return (covering[0],)
+    # best[pos] = (frames computed, calls, next size) to finish from kept frame pos;
+    # every pos has a choice (the largest size covers or leaves a later pos).
+    best: dict[int, tuple[int, int, int]] = {n_frames: (0, 0, 0)}
+    for pos in range(n_frames - 1, first - overlap - 1, -1):
+        choices = []
+        for s in sizes:
+            if pos - overlap + s >= n_frames:
+                choices.append((s, 1, s))
+            else:
+                frames, calls, _ = best[pos + s - 2 * overlap]
+                choices.append((s + frames, calls + 1, s))
+        best[pos] = min(choices, key=lambda c: (c[0], c[1], -c[2]))
+    out, pos = [first], first - overlap
+    while pos < n_frames:
+        s = best[pos][2]
+        out.append(s)
+        pos = n_frames if pos - overlap + s >= n_frames else pos + s - 2 * overlap
+    return tuple(out)
 
 
 def cost(wins: list[Window]) -> float:
@@ -104,6 +162,7 @@ def decode_windowed(
     *,
     first: int | None = None,
     fit: bool = False,
+    sizes: Sequence[int] = (),
 ) -> Iterator[np.ndarray]:
     """Run `decode` over overlapped windows of `frames` [channels, n] and yield audio.
 
@@ -117,7 +176,7 @@ def decode_windowed(
     channels, n_frames = frames.shape
     # One buffer pair per size, reused: the static graphs bind them.
     bufs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for win in windows(n_frames, window, overlap, first=first, fit=fit):
+    for win in windows(n_frames, window, overlap, first=first, fit=fit, sizes=sizes):
         if win.size not in bufs:
             bufs[win.size] = (
                 np.zeros((channels, win.size), dtype=np.float32),

@@ -64,6 +64,17 @@ class PiperParams:
     sdp: str  # bundle-relative path of the numpy SDP weights
     #: (name, url) the voice asks to be credited with (its MODEL_CARD's dataset)
     attribution: tuple[str, str] | None = None
+    #: the decoder's first window (first audio waits for it); None: `window`
+    first_window: int | None = None
+    #: more compiled decoder sizes for the tails (windows.py `plan`); `window`
+    #: is the steady size
+    window_sizes: tuple[int, ...] = ()
+
+    @property
+    def decoder_sizes(self) -> tuple[int, ...]:
+        """Every decoder window graph the bundle has, smallest first."""
+        first = self.window if self.first_window is None else self.first_window
+        return tuple(sorted({self.window, first, *self.window_sizes}))
 
     @property
     def graph_keys(self) -> tuple[str, ...]:
@@ -73,7 +84,7 @@ class PiperParams:
         """Every graph the pipeline runs, with the shapes it feeds (None: read
         whatever the graph gives).  ``PiperGraphs`` checks these at load and
         ``Bundle.verify`` checks the manifest against them."""
-        c, w = self.channels, self.window
+        c = self.channels
         needs: dict[str, dict[str, tuple[int, ...] | None]] = {}
         for p in self.phoneme_buckets:
             needs[enc_key(p)] = {
@@ -83,7 +94,12 @@ class PiperParams:
             }
         for f in self.frame_buckets:
             needs[flow_key(f)] = {"z_p": (1, c, f), "y_mask": (1, 1, f), "z": None}
-        needs[dec_key(w)] = {"z": (1, c, w), "frame_mask": (1, 1, w), "audio": None}
+        for w in self.decoder_sizes:
+            needs[dec_key(w)] = {
+                "z": (1, c, w),
+                "frame_mask": (1, 1, w),
+                "audio": None,
+            }
         return needs
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,7 +114,9 @@ class PiperParams:
             "phoneme_buckets": list(self.phoneme_buckets),
             "frame_buckets": list(self.frame_buckets),
             "flow_context": self.flow_context,
-            "window": {"frames": self.window, "overlap": self.overlap},
+            "window": {"frames": self.window, "overlap": self.overlap}
+            | ({"first": self.first_window} if self.first_window else {})
+            | ({"sizes": list(self.window_sizes)} if self.window_sizes else {}),
             "sdp": self.sdp,
             "vowel_clusters": [list(c) for c in self.vowel_clusters],
             "phoneme_id_map": {k: list(v) for k, v in self.phoneme_id_map.items()},
@@ -130,6 +148,8 @@ class PiperParams:
             attribution=(f.attribution.name, f.attribution.url)
             if f.attribution
             else None,
+            first_window=f.window.first,
+            window_sizes=f.window.sizes,
         )
 
 
@@ -167,8 +187,10 @@ Length = Annotated[float, msgspec.Meta(gt=0)]  # and finite: _finite_length
 
 
 class _Window(msgspec.Struct, frozen=True):
-    frames: Count
+    frames: Count  # the steady window
     overlap: Index
+    first: Count | None = None  # the first window (None: frames)
+    sizes: tuple[Count, ...] = ()  # tail sizes (daemon/engine/audio/windows.py)
 
 
 class _Credit(msgspec.Struct, frozen=True):
@@ -228,6 +250,13 @@ class _File(msgspec.Struct, frozen=True):
             raise invalid(
                 "window.overlap", f"less than frames / 2 ({w.frames / 2:g})", w.overlap
             )
+        for key, sizes in (("first", (w.first or w.frames,)), ("sizes", w.sizes)):
+            if any(size - 2 * w.overlap <= 0 for size in sizes):
+                raise invalid(
+                    f"window.{key}",
+                    f"sizes above 2 * overlap = {2 * w.overlap}",
+                    list(sizes) if key == "sizes" else sizes[0],
+                )
         if self.frame_buckets[-1] <= 2 * self.flow_context:
             raise invalid(
                 "frame_buckets",

@@ -2,7 +2,8 @@
 
     ids -> enc_P{bucket} (NPU) -> SDP flows (numpy) -> ceil durations, prior
         -> flow_F{bucket} (NPU, overlapped windows, run as the decoder needs them)
-        -> dec_W{window} (NPU, overlapped windows, each yielded when done)
+        -> dec_W{window} (NPU, overlapped windows, each yielded when done: a small
+        first window, then the build's sizes as windows.py `plan` picks them)
 
 Graphs are `daemon.engine.graphs.Runner`s, so the same code runs on the QNN HTP and
 on onnxruntime's CPU provider. The NPU graphs are static (buckets, padding and
@@ -154,20 +155,23 @@ class PiperGraphs:
     ) -> Iterator[np.ndarray]:
         """Audio of z [C, n], one chunk per decoder window as it finishes."""
         p = self.params
-        key = dec_key(p.window)
+        fixed = dec_key(p.window)  # any-length graphs: one serves every size
 
         def window(frames: np.ndarray, mask: np.ndarray) -> np.ndarray:
             feeds = {"z": frames[None], "frame_mask": mask[None, None]}
+            key = fixed if self.fit else dec_key(frames.shape[1])
             return self._run(key, feeds, cancel)["audio"]
 
         frames: Any = z  # decode_windowed only slices [:, a:b]: lazy frames do
         if self.fit:
-            first, size = CPU_FIRST_WINDOW, CPU_WINDOW
-        else:
-            first, size = p.window, p.window
+            first, size, sizes = CPU_FIRST_WINDOW, CPU_WINDOW, ()
+        else:  # the build's sizes: a small first window, then plan()'s picks
+            first, size = p.first_window or p.window, p.window
+            sizes = p.decoder_sizes if len(p.decoder_sizes) > 1 else ()
         yield from decode_windowed(
-            frames, window, p.hop, size, p.overlap, first=first, fit=self.fit
-        )
+            frames, window, p.hop, size, p.overlap, first=first, fit=self.fit,
+            sizes=sizes,
+        )  # fmt: skip
 
     def stream(
         self,
@@ -206,8 +210,11 @@ class PiperGraphs:
         c = self.params.channels
         for i, f in enumerate(self.params.frame_buckets):
             self.flow(np.zeros((c, 1 if i == 0 else f), np.float32))
-        for _ in self.decode(np.zeros((c, 1), np.float32)):
-            pass
+        for w in self.params.decoder_sizes:  # each size's graph, once
+            feeds = {"z": np.zeros((1, c, w), np.float32)}
+            self._run(
+                dec_key(w), feeds | {"frame_mask": np.ones((1, 1, w), np.float32)}, None
+            )
 
 
 class _LazyFrames:

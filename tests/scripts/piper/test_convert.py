@@ -29,11 +29,12 @@ from scripts.piper.model_card import voice_attribution  # noqa: E402
 from scripts.piper.sdp_export import check_port, sdp_weights  # noqa: E402
 from tests.piper_bundles import (  # noqa: E402
     CPU_OPTIONS,
+    ONE_WINDOW,
     SIM_OPTIONS,
     bundle_dir,
 )
 
-OPTIONS = ConvertOptions(phoneme_buckets=(64,), frame_buckets=(128,))
+OPTIONS = ConvertOptions(phoneme_buckets=(64,), frame_buckets=(128,), **ONE_WINDOW)
 
 
 @pytest.fixture(scope="session")
@@ -58,7 +59,8 @@ def test_bundle_is_a_standard_piper_vits_bundle(
     assert (bundle.sample_rate, bundle.languages) == (22050, ("en_US",))
     assert bundle.target == "simulator" and bundle.qnn_sdk
     names = {f"enc_P{p}" for p in CPU_OPTIONS.phoneme_buckets}
-    names |= {f"flow_F{f}" for f in CPU_OPTIONS.frame_buckets} | {"dec_W96"}
+    names |= {f"flow_F{f}" for f in CPU_OPTIONS.frame_buckets}
+    names |= {f"dec_W{w}" for w in (32, 64, 96, 128, 168)}  # first, tails, steady
     assert set(bundle.graphs) == names
     for key, spec in bundle.graphs.items():
         assert spec.file == f"graphs/{key}.bin" and spec.onnx == f"onnx/{key}.onnx"
@@ -70,7 +72,8 @@ def test_params_carry_the_voice_config(bundle: Bundle, voice_path: Path) -> None
     config = json.loads(Path(f"{voice_path}.json").read_text())
     params = PiperParams.from_dict(bundle.params)
     assert (params.hop, params.channels, params.flow_context) == (256, 192, 32)
-    assert (params.window, params.overlap) == (96, 12)  # 4 couplings x 4 WN x 2
+    assert (params.window, params.overlap) == (168, 12)  # 4 couplings x 4 WN x 2
+    assert (params.first_window, params.window_sizes) == (32, (64, 96, 128))
     assert params.espeak_voice == config["espeak"]["voice"] == "en-us"
     assert params.phoneme_type == "espeak"
     assert {k: list(v) for k, v in params.phoneme_id_map.items()} == config[
@@ -100,7 +103,7 @@ def test_overlap_below_the_decoders_reach_is_refused(
     tmp_path: Path, voice_path: Path
 ) -> None:
     short = ConvertOptions(phoneme_buckets=(64,), frame_buckets=(128,), overlap=6)
-    with pytest.raises(ValueError, match=r"dec_W96: .*overlap 6 .* 10\.58 frames"):
+    with pytest.raises(ValueError, match=r"dec_W168: .*overlap 6 .* 10\.58 frames"):
         convert(voice_path, tmp_path / "bundle", short)
     assert not list(tmp_path.iterdir())  # nothing left behind
 
@@ -300,7 +303,7 @@ def test_board_bundle_keeps_one_weight_copy_for_the_length_buckets(
     """qcs8550 shares weights (its target profile): both encoder buckets in one
     binary, smaller than two; the simulator bundle keeps a binary per graph."""
     board = ConvertOptions(
-        target="qcs8550", phoneme_buckets=(64, 128), frame_buckets=(128,)
+        target="qcs8550", phoneme_buckets=(64, 128), frame_buckets=(128,), **ONE_WINDOW
     )
     b = Bundle.load(bundle_dir(pytestconfig, board))
     sim = Bundle.load(bundle_dir(pytestconfig, SIM_OPTIONS))

@@ -10,6 +10,7 @@ from daemon.engine.audio.windows import (
     Window,
     cost,
     decode_windowed,
+    plan,
     windows,
 )
 from daemon.engines.piper.cpu import durations, expand_prior
@@ -73,6 +74,39 @@ def test_cost_is_frames_computed_per_frame_kept() -> None:
     # steady state: window / (window - 2 overlap)
     assert cost(list(windows(72 * 100 + 24))) == pytest.approx(96 / 72, rel=0.01)
     assert cost(list(windows(300, 4096, 12, first=128, fit=True))) == 324 / 300
+
+
+# A build's decoder sizes: first 32, steady 168, tails 64/96/128
+# (scripts/piper/convert.py defaults).
+SIZES = (32, 64, 96, 128, 168)
+
+
+@pytest.mark.parametrize("n", [1, 20, 33, 60, 100, 140, 169, 209, 250, 577, 1000])
+def test_several_sizes_tile_the_sequence_with_context(n: int) -> None:
+    wins = list(windows(n, 168, 12, first=32, sizes=SIZES))
+    _tiles(wins, n, 12, fit=False)
+    assert wins[0].size == (min(s for s in SIZES if s >= n) if n <= 32 else 32)
+    assert [w.size for w in wins] == list(plan(n, SIZES, 12, first=32))
+
+
+@pytest.mark.parametrize(
+    "n, sizes",
+    [(60, [32, 64]), (100, [32, 96]), (140, [32, 128, 32]), (250, [32, 168, 128])],
+)
+def test_the_tail_gets_the_smallest_size_that_covers_it(n: int, sizes: list) -> None:
+    assert [w.size for w in windows(n, 168, 12, first=32, sizes=SIZES)] == sizes
+
+
+@pytest.mark.parametrize("n", range(1, 1200, 7))
+def test_planned_sizes_never_compute_more_than_one_steady_size(n: int) -> None:
+    planned = list(windows(n, 168, 12, first=32, sizes=SIZES))
+    single = list(windows(n, 168, 12, first=32))
+    assert cost(planned) <= cost(single)
+
+
+def test_a_tail_size_too_small_for_its_overlap_is_rejected() -> None:
+    with pytest.raises(ValueError, match="window 20 with overlap 12"):
+        list(windows(100, 96, 12, first=32, sizes=(20,)))
 
 
 @pytest.mark.parametrize(
@@ -141,7 +175,7 @@ class _PiperParts:
         return self.runner.run(feed)[0]
 
 
-STATIC_SIZES = (32, 96)
+STATIC_SIZES = SIZES  # the build's (it includes 96, the schedule before them)
 
 
 @pytest.fixture(scope="session")
@@ -219,3 +253,21 @@ def test_without_frame_mask_short_windows_are_wrong(piper_decoders) -> None:  # 
     )
     masked = np.concatenate(list(decode_windowed(z, piper.decode_window, piper.hop)))
     assert snr_db(ref, unmasked) < 40.0 < 100.0 <= snr_db(ref, masked)
+
+
+@pytest.mark.parametrize("n", [20, 60, 100, 140, 250])
+def test_every_build_window_size_equals_full_decode(piper_decoders, n: int) -> None:  # type: ignore[no-untyped-def]
+    """The >= 100 dB gate for every decoder size a build compiles: together
+    these lengths run each of them (the tail test above lists which)."""
+    from scripts.piper.convert import ConvertOptions
+
+    o = ConvertOptions()
+    assert o.decoder_sizes == SIZES
+    piper, full = piper_decoders
+    z = _latent(piper, n)
+    ref = full.run(None, {"z": z[None]})[0].reshape(-1)
+    got = decode_windowed(
+        z, piper.decode_window, piper.hop, o.window, o.overlap,
+        first=o.first_window, sizes=o.decoder_sizes,
+    )  # fmt: skip
+    assert snr_db(ref, np.concatenate(list(got))) >= 100.0

@@ -124,7 +124,7 @@ def test_first_audio_comes_after_one_decoder_window(cpu) -> None:  # type: ignor
     decoder window of CPU_FIRST_WINDOW frames and one for the rest. The NPU's
     static schedule: tests/daemon/engines/piper/test_pipeline.py."""
     engine, runners = cpu
-    dec, flow = runners["dec_W96"], runners["flow_F512"]
+    dec, flow = runners["dec_W168"], runners["flow_F512"]  # any length: steady key
     before = dec.stats.calls, flow.stats.calls
     chunks = engine.synthesize(SENTENCES[5], DETERMINISTIC)  # 371 frames
     first = next(chunks)

@@ -46,9 +46,31 @@ def test_round_trip() -> None:
     )
 
 
+def test_a_build_with_first_and_tail_windows_needs_each_decoder_size() -> None:
+    window = {"frames": 168, "overlap": 12, "first": 32, "sizes": [64, 96, 128]}
+    params = PiperParams.from_dict({**GOOD, "window": window})
+    assert (params.window, params.first_window) == (168, 32)
+    assert params.decoder_sizes == (32, 64, 96, 128, 168)
+    assert [k for k in params.graph_keys if k.startswith("dec_")] == [
+        "dec_W32", "dec_W64", "dec_W96", "dec_W128", "dec_W168",
+    ]  # fmt: skip
+    assert params.graph_needs()["dec_W32"]["z"] == (1, 192, 32)
+    assert PiperParams.from_dict(params.to_dict()) == params
+    # a bundle from before issue 15 has one size: first = steady = window
+    assert PiperParams.from_dict(GOOD).decoder_sizes == (96,)
+
+
 @pytest.mark.parametrize(
     "change, message",
     [
+        (
+            {"window": {"frames": 96, "overlap": 12, "first": 24}},
+            "window.first: expected sizes above 2 * overlap = 24, found 24",
+        ),
+        (
+            {"window": {"frames": 96, "overlap": 12, "sizes": [64, 20]}},
+            "window.sizes: expected sizes above 2 * overlap = 24, found [64, 20]",
+        ),
         ({"hop": None}, "hop: expected an integer >= 1, found nothing (missing field)"),
         ({"hop": 0}, "hop: expected an integer >= 1, found 0"),
         ({"noise_w": "high"}, "noise_w: expected a number in [0, 2.0], found 'high'"),

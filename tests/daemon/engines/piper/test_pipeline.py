@@ -74,17 +74,32 @@ def test_which_schedule_follows_the_graphs(both) -> None:  # type: ignore[no-unt
     assert not static.fit and fit.fit
 
 
+def _calls(runners: dict[str, CpuRunner], prefix: str) -> dict[str, int]:
+    return {k: r.stats.calls for k, r in runners.items() if k.startswith(prefix)}
+
+
 def test_static_first_audio_after_one_flow_and_one_decoder_window(both) -> None:  # type: ignore[no-untyped-def]
     static, runners, _, ids = both
-    dec, flow = runners["dec_W96"], runners["flow_F256"]
-    before = dec.stats.calls, flow.stats.calls
+    flow = runners["flow_F256"]
+    before, flows = _calls(runners, "dec_W"), flow.stats.calls
     chunks = static.stream(ids, DETERMINISTIC, np.random.default_rng(0))
     assert next(chunks).size > 0
-    assert (dec.stats.calls - before[0], flow.stats.calls - before[1]) == (1, 1)
+    # the first audio waits for the build's small first window only
+    made = {k: n - before[k] for k, n in _calls(runners, "dec_W").items()}
+    assert ({k: n for k, n in made.items() if n}, flow.stats.calls - flows) == (
+        {"dec_W32": 1},
+        1,
+    )
     rest = list(chunks)
-    # 371 frames: F256 windows keep 224 then the rest; W96 keeps 84, then 72 each
-    assert (dec.stats.calls - before[0], flow.stats.calls - before[1]) == (5, 2)
-    assert len(rest) == 4
+    # 371 frames: F256 windows keep 224 then the rest; the decoder plan is
+    # W32 (keeps 20), W168 (144), W128 (104), W128 clamped to the end (103)
+    made = {k: n - before[k] for k, n in _calls(runners, "dec_W").items()}
+    assert {k: n for k, n in made.items() if n} == {
+        "dec_W32": 1,
+        "dec_W168": 1,
+        "dec_W128": 2,
+    }
+    assert flow.stats.calls - flows == 2 and len(rest) == 3
 
 
 def test_static_and_any_length_schedules_give_the_same_audio(both) -> None:  # type: ignore[no-untyped-def]
