@@ -98,7 +98,8 @@ def _seconds(clip: bytes, seconds: float) -> bytes:
 
 BAD = {
     "too short": (lambda c: _seconds(c, 2.0), {}, 400, "file", "at least 3 s"),
-    "too long": (lambda c: _seconds(c, 10.5), {}, 400, "file", "at most 10 s"),
+    # the tiny bundle's windows hold 4 s (ReferenceParams.max_seconds)
+    "too long": (lambda c: _seconds(c, 4.5), {}, 400, "file", "at most 4 s"),
     "silent": (lambda c: wav_bytes(np.zeros(4 * RATE, np.float32), RATE), {},
                400, "file", "silence"),
     "not audio": (lambda c: b"not audio at all", {}, 400, "file", "bytes"),

@@ -25,10 +25,9 @@ from daemon.engines.gptsovits.reference.params import (
     HUBERT_RATE,
     MAX_REF_SECONDS,
     MIN_REF_SECONDS,
+    SPEC_RATE,  # the SoVITS rate: _get_ref_spec resamples the clip to it
 )
 
-#: the SoVITS rate: the spectrogram's input (``_get_ref_spec`` resamples to it)
-SPEC_RATE: Final = 32000
 #: rates a clip may come at (telephone to studio)
 MIN_RATE: Final = 8000
 MAX_RATE: Final = 192000
@@ -74,33 +73,41 @@ def check_pcm(audio: object, rate: object, what: str = "the clip") -> np.ndarray
     return a.astype(np.float32, copy=False)
 
 
-def prepare(audio: np.ndarray, rate: int, what: str = "the clip") -> Clip:
+def prepare(
+    audio: np.ndarray,
+    rate: int,
+    what: str = "the clip",
+    longest: float = MAX_REF_SECONDS,
+) -> Clip:
     """The clip for the graphs; ValueError (upstream's 3..10 s rule on the
-    16 kHz copy, with its message) for one outside the bounds."""
+    16 kHz copy, with its message) for one outside the bounds.  ``longest``:
+    the bundle's windows' (``ReferenceParams.max_seconds``; 10 s at full size)."""
     pcm = check_pcm(audio, rate, what)
     h16 = resample(pcm, int(rate), HUBERT_RATE)
-    lo, hi = MIN_REF_SECONDS * HUBERT_RATE, MAX_REF_SECONDS * HUBERT_RATE
+    lo, hi = MIN_REF_SECONDS * HUBERT_RATE, longest * HUBERT_RATE
     if not lo <= len(h16) <= hi:
         raise ValueError(
             f"{what}: {len(h16) / HUBERT_RATE:.2f} s; a reference must be "
-            f"{MIN_REF_SECONDS:g}-{MAX_REF_SECONDS:g} s "
+            f"{MIN_REF_SECONDS:g}-{longest:g} s "
             "(upstream: 参考音频在3~10秒范围外)"
         )
     s32 = peak_limited(resample(pcm, int(rate), SPEC_RATE))
     return Clip(h16, s32, resample(s32, SPEC_RATE, HUBERT_RATE))
 
 
-def prepare_aux(audio: np.ndarray, rate: int, what: str) -> Clip:
+def prepare_aux(
+    audio: np.ndarray, rate: int, what: str, longest: float = MAX_REF_SECONDS
+) -> Clip:
     """An aux clip (no HuBERT copy: only the main clip gives prompt tokens).
     Upstream takes any length for its style; we hold it to the main clip's
     3..10 s: the static ``ref_enc``/``sv`` windows end at 10 s, and the
     service's bounds (``Cloning``) apply to every clip it takes."""
     pcm = check_pcm(audio, rate, what)
     s32 = peak_limited(resample(pcm, int(rate), SPEC_RATE))
-    if not MIN_REF_SECONDS * SPEC_RATE <= len(s32) <= MAX_REF_SECONDS * SPEC_RATE:
+    if not MIN_REF_SECONDS * SPEC_RATE <= len(s32) <= longest * SPEC_RATE:
         raise ValueError(
             f"{what}: {len(s32) / SPEC_RATE:.2f} s; an aux clip must be "
-            f"{MIN_REF_SECONDS:g}-{MAX_REF_SECONDS:g} s"
+            f"{MIN_REF_SECONDS:g}-{longest:g} s"
         )
     empty = np.zeros(0, np.float32)
     return Clip(empty, s32, resample(s32, SPEC_RATE, HUBERT_RATE))

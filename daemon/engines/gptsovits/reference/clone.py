@@ -31,7 +31,6 @@ from daemon.engines.gptsovits.reference.audio import Clip, prepare, prepare_aux
 from daemon.engines.gptsovits.reference.aux import mean_style
 from daemon.engines.gptsovits.reference.params import (
     HUBERT_RATE,
-    MAX_REF_SECONDS,
     MIN_REF_SECONDS,
 )
 from daemon.engines.gptsovits.reference.prompt import PromptTokens
@@ -86,17 +85,19 @@ class Cloner:
         if rp is None:
             raise BundleError("params.reference is missing: the bundle cannot clone")
         self.p, self.text, self.t2s, self.model_id = p, text, t2s, model_id
+        self.longest = rp.max_seconds
         # the nearest code is found on the CPU, in fp32 (prompt.py says why)
         self.prompt = PromptTokens(graphs[L.HUBERT], graphs[L.SSL_QUANT], rp, codebook)
         self.style = Style(graphs[L.REF_ENC], graphs[L.SV], rp)
 
     @property
     def capability(self) -> Cloning:
-        """Upstream's 3..10 s (rounded inward to the ms: a clip the service
-        lets through is one the 16 kHz check takes); the transcript is part of
-        the prompt."""
+        """Upstream's 3..10 s, or less where the bundle's windows end sooner
+        (rounded inward to the ms: a clip the service lets through is one the
+        16 kHz check takes); the transcript is part of the prompt."""
         low = math.ceil(MIN_REF_SECONDS * 1000) / 1000
-        return Cloning(self.model_id, low, MAX_REF_SECONDS, "required", MAX_AUX)
+        high = math.floor(self.longest * 1000) / 1000
+        return Cloning(self.model_id, low, high, "required", MAX_AUX)
 
     def warmup(self) -> None:
         """Each reference graph once, on a tone of the shortest clip length."""
@@ -117,8 +118,11 @@ class Cloner:
     ) -> VoicePrint:
         self.capability.check(L.ENGINE_ID, transcript, aux)
         assert transcript is not None  # check() refused a missing one
-        main = prepare(audio, sample_rate)
-        extra = [prepare_aux(a, r, f"aux clip {i}") for i, (a, r) in enumerate(aux)]
+        main = prepare(audio, sample_rate, longest=self.longest)
+        extra = [
+            prepare_aux(a, r, f"aux clip {i}", self.longest)
+            for i, (a, r) in enumerate(aux)
+        ]
         text = prompt_text(transcript)
         phonemes = self.text.phonemize(text, cancel)
         lang = _language(phonemes, language)

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Final
 import msgspec
 
 from daemon.engine.reader import read
+from daemon.engines.gptsovits.reference import fbank, spectrogram
 
 #: TTS._set_prompt_semantic refuses a 16 kHz reference outside 3..10 s
 #: ("参考音频在3~10秒范围外").
@@ -24,6 +25,9 @@ MAX_REF_SECONDS: Final = 10.0
 HUBERT_RATE: Final = 16000
 #: Upstream appends int(32000 * 0.3) zeros to the *16 kHz* signal: 0.6 s, kept.
 PROMPT_ZEROS: Final = int(32000 * 0.3)
+
+#: spectrogram_torch's rate (s2v2Pro.json data.sampling_rate): samples // HOP frames
+SPEC_RATE: Final = 32000
 
 Count = Annotated[int, msgspec.Meta(ge=1)]
 
@@ -41,6 +45,19 @@ class ReferenceParams:
     fbank_frames: Count
     #: width of the sv embedding (ERes2NetV2 channels x frequency; full 20480)
     sv_dim: Count
+
+    @property
+    def max_seconds(self) -> float:
+        """The longest reference all four windows hold: upstream's 10 s at full
+        size, less in a bundle built with smaller windows (the tiny test
+        voice's), so the service refuses such a clip up front, by its length."""
+        return min(
+            MAX_REF_SECONDS,
+            (self.hubert_samples - PROMPT_ZEROS) / HUBERT_RATE,
+            # the most samples giving at most that many frames
+            ((self.spec_frames + 1) * spectrogram.HOP - 1) / SPEC_RATE,
+            (self.fbank_frames * fbank.SHIFT + fbank.FRAME - 1) / HUBERT_RATE,
+        )
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], where: str = "") -> ReferenceParams:
