@@ -116,6 +116,11 @@ def build(opts: BuildOptions) -> BuildReport:
     voice = opts.voice or src.exp
     work = Path(opts.work or opts.out.with_name(opts.out.name + ".work"))
     ctx = BuildContext(src, shapes, work, voice, opts.ref_text)
+    # Before any export: an overlap below the generator's receptive radius
+    # would fail the 100 dB window gate only after the whole export (issue 14).
+    radius = shapes.check_vocoder(ctx.sovits.dims)
+    log.info("vits_gen: receptive radius %.2f frames, overlap %d", radius,
+             shapes.gen_overlap)  # fmt: skip
     ctx.aux_refs = aux_refs.resolve(src.logs, opts.aux_refs, src.sv_ckpt)
     if src.hubert_dir is not None and src.sv_ckpt is not None:
         ctx.zero_shot = ReferenceGraphs(

@@ -246,3 +246,24 @@ def test_board_target_keeps_one_t2s_weight_copy(
     assert {files[k] for k in t2s} == {f"graphs/shared_{layout.T2S_PREFILL}.bin"}
     assert all(files[k] == f"graphs/{k}.bin" for k in set(files) - t2s)
     assert verify_bundle(bundle) == []
+
+
+def test_an_overlap_below_the_vocoders_reach_is_refused_first(
+    built_voice: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 14 item 6: the overlap is checked against the generator's
+    receptive radius (from its config) before any export, with the numbers."""
+    import dataclasses
+
+    from scripts.gsv.export import shapes as shapes_mod
+
+    narrow = dataclasses.replace(shapes_mod.TINY, gen_overlap=2)
+    monkeypatch.setitem(build_voice.SHAPES, "tiny", narrow)
+    assert build_voice.main(_argv(built_voice / "source", tmp_path)) == 1
+    err = capsys.readouterr().err
+    assert "vits_gen: window overlap 2 frames is less than the vocoder's" in err
+    assert "use overlap >=" in err
+    assert not (tmp_path / "out.work").exists()  # stopped before any work
