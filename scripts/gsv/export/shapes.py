@@ -10,7 +10,7 @@ the synthetic test voice so the HTP simulator stays fast.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from daemon.engines.gptsovits.reference import fbank, spectrogram
 from daemon.engines.gptsovits.reference.params import (
@@ -19,8 +19,20 @@ from daemon.engines.gptsovits.reference.params import (
     PROMPT_ZEROS,
 )
 
-if TYPE_CHECKING:
-    from scripts.gsv.models.sovits import SovitsDims
+
+class VocoderDims(Protocol):
+    """The generator's config check_vocoder reads (``SovitsDims`` has it; a
+    protocol, so the model modules can import these shapes without a circle)."""
+
+    @property
+    def upsample_rates(self) -> tuple[int, ...]: ...
+    @property
+    def upsample_kernels(self) -> tuple[int, ...]: ...
+    @property
+    def rb_kernels(self) -> tuple[int, ...]: ...
+    @property
+    def rb_dilations(self) -> tuple[tuple[int, ...], ...]: ...
+
 
 # Additive attention-mask value for blocked positions. Reference port NOTES #5:
 # -100 gives the same tokens as -1e4 and keeps fp16 dynamic range small.
@@ -82,7 +94,7 @@ class GraphShapes:
         """Frames each vocoder window contributes (its centre)."""
         return self.gen_window - 2 * self.gen_overlap
 
-    def check_vocoder(self, dims: SovitsDims) -> float:
+    def check_vocoder(self, dims: VocoderDims) -> float:
         """The SoVITS generator's receptive radius (frames, from its config);
         a ValueError with the numbers if gen_overlap does not cover it (the
         windowed decode would miss the 100 dB gate: issue 14 item 6)."""
