@@ -52,12 +52,13 @@ PHONEME_BUCKETS = (64, 128, 256, 512)
 # sentences run the largest flow in overlapped windows (flow_context).
 FRAME_BUCKETS = (128, 256, 512, 1024)
 # Decoder windows: steady 168 frames, within the v73's 8 MiB VTCM (peak op 48 KiB
-# per frame -> <= 170); first 32, so first audio leaves after a short decode;
-# tails in the size windows.plan picks. Oracle sentences: 1.26 frames computed
+# per frame -> <= 170); first 64, so first audio leaves after a short decode (a
+# 32-frame graph ran at 15 dB SNR on the HTP simulator vs 29 dB for 64..168);
+# tails in the size windows.plan picks. Oracle sentences: 1.22 frames computed
 # per frame kept vs 1.37 with one W96 (scripts/bench/piper_windows.py).
 DECODER_WINDOW = 168
-FIRST_WINDOW = 32
-TAIL_WINDOWS = (64, 96, 128)
+FIRST_WINDOW = 64
+TAIL_WINDOWS = (96, 128)
 SDP_FILE = "cpu/sdp.npz"
 # A bundle is read by the daemon's own (systemd) user, not only by its builder.
 BUNDLE_MODE = 0o755

@@ -19,4 +19,4 @@ def test_before_is_one_window_and_after_is_the_build_default() -> None:
         o.first_window,
         o.window_sizes,
     )
-    assert "after first 32, steady 168" in after.name
+    assert "after first 64, steady 168" in after.name

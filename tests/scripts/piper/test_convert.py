@@ -60,7 +60,7 @@ def test_bundle_is_a_standard_piper_vits_bundle(
     assert bundle.target == "simulator" and bundle.qnn_sdk
     names = {f"enc_P{p}" for p in CPU_OPTIONS.phoneme_buckets}
     names |= {f"flow_F{f}" for f in CPU_OPTIONS.frame_buckets}
-    names |= {f"dec_W{w}" for w in (32, 64, 96, 128, 168)}  # first, tails, steady
+    names |= {f"dec_W{w}" for w in (64, 96, 128, 168)}  # first, tails, steady
     assert set(bundle.graphs) == names
     for key, spec in bundle.graphs.items():
         assert spec.file == f"graphs/{key}.bin" and spec.onnx == f"onnx/{key}.onnx"
@@ -73,7 +73,7 @@ def test_params_carry_the_voice_config(bundle: Bundle, voice_path: Path) -> None
     params = PiperParams.from_dict(bundle.params)
     assert (params.hop, params.channels, params.flow_context) == (256, 192, 32)
     assert (params.window, params.overlap) == (168, 12)  # 4 couplings x 4 WN x 2
-    assert (params.first_window, params.window_sizes) == (32, (64, 96, 128))
+    assert (params.first_window, params.window_sizes) == (64, (96, 128))
     assert params.espeak_voice == config["espeak"]["voice"] == "en-us"
     assert params.phoneme_type == "espeak"
     assert {k: list(v) for k, v in params.phoneme_id_map.items()} == config[

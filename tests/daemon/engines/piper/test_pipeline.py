@@ -87,18 +87,14 @@ def test_static_first_audio_after_one_flow_and_one_decoder_window(both) -> None:
     # the first audio waits for the build's small first window only
     made = {k: n - before[k] for k, n in _calls(runners, "dec_W").items()}
     assert ({k: n for k, n in made.items() if n}, flow.stats.calls - flows) == (
-        {"dec_W32": 1},
+        {"dec_W64": 1},
         1,
     )
     rest = list(chunks)
     # 371 frames: F256 windows keep 224 then the rest; the decoder plan is
-    # W32 (keeps 20), W168 (144), W128 (104), W128 clamped to the end (103)
+    # W64 (keeps 52), W128 (104), W128 (104), W128 clamped to the end (111)
     made = {k: n - before[k] for k, n in _calls(runners, "dec_W").items()}
-    assert {k: n for k, n in made.items() if n} == {
-        "dec_W32": 1,
-        "dec_W168": 1,
-        "dec_W128": 2,
-    }
+    assert {k: n for k, n in made.items() if n} == {"dec_W64": 1, "dec_W128": 3}
     assert flow.stats.calls - flows == 2 and len(rest) == 3
 
 
