@@ -67,8 +67,9 @@ def piper(work: Path, cache: CostCache) -> EngineGraphs:
     rate = int(read_config(voice)["audio"]["sample_rate"])
     hop = graphs.hop_length(onnx.load(voice, load_external_data=False))
     sched = schedule.piper(
-        o.phoneme_buckets, o.frame_buckets, o.window, o.overlap, rate, hop
-    )
+        o.phoneme_buckets, o.frame_buckets, o.window, o.overlap, rate, hop,
+        first=o.first_window, sizes=o.decoder_sizes,
+    )  # fmt: skip
     return EngineGraphs(
         "piper",
         {k: cache.cost(p, k) for k, p in paths.items()},

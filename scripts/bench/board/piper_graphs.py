@@ -30,7 +30,7 @@ def export_piper(
     keys = (
         [enc_key(p) for p in options.phoneme_buckets]
         + [flow_key(f) for f in options.frame_buckets]
-        + [dec_key(options.window)]
+        + [dec_key(w) for w in options.decoder_sizes]
     )
     paths = {k: out / f"{k}.onnx" for k in keys}
     if all(p.is_file() for p in paths.values()):
@@ -41,6 +41,7 @@ def export_piper(
         onnx.save(graphs.encoder(model, cuts, p), paths[enc_key(p)])
     for f in options.frame_buckets:
         onnx.save(graphs.flow(model, cuts, f), paths[flow_key(f)])
-    dec = graphs.decoder_window(model, cuts, options.window, graphs.hop_length(model))
-    onnx.save(dec, paths[dec_key(options.window)])
+    for w in options.decoder_sizes:
+        dec = graphs.decoder_window(model, cuts, w, graphs.hop_length(model))
+        onnx.save(dec, paths[dec_key(w)])
     return paths

@@ -106,7 +106,13 @@ def piper(
     overlap: int,
     rate: int,
     hop: int,
+    *,
+    first: int | None = None,
+    sizes: tuple[int, ...] = (),
 ) -> Schedule:
+    """`first`/`sizes`: the build's first and other decoder window sizes
+    (scripts/piper/convert.py), windowed as the engine does (windows.plan)."""
+
     def bucket(n: int, sizes: tuple[int, ...]) -> int:
         return next((b for b in sizes if n <= b), sizes[-1])
 
@@ -118,15 +124,15 @@ def piper(
             f"flow_F{bucket(frames, frame_buckets)}": 1,
         }
     )
-    dec = f"dec_W{window}"
-    n_dec = _n_windows(frames, window, overlap)
+    wins = list(windows(frames, window, overlap, first=first, sizes=sizes))
     total = Counter({k: v * SENTENCES for k, v in calls.items()})
-    total[dec] = n_dec * SENTENCES
+    for w in wins:
+        total[f"dec_W{w.size}"] += SENTENCES
     return Schedule(
         "piper en_US-joe-medium",
         SENTENCES * SENTENCE_S,
         total,
-        calls + Counter({dec: 1}),
+        calls + Counter({f"dec_W{wins[0].size}": 1}),
         (f"{ids} phoneme ids, {frames} frames per sentence",),
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.engine.audio.windows import OVERLAP_FRAMES, WINDOW_FRAMES
+from daemon.engine.audio.windows import OVERLAP_FRAMES, WINDOW_FRAMES, plan
 from scripts.bench.board import schedule as s
 from scripts.gsv.export.shapes import FULL
 
@@ -29,6 +29,26 @@ def test_piper_windows_and_buckets():
     assert frames / keep <= per <= frames / keep + 1
     assert sched.total["flow_F512"] == s.SENTENCES
     assert sum(sched.first.values()) == 3  # encoder, flow, one decoder window
+
+
+def test_piper_first_and_tail_window_sizes():
+    sched = s.piper(
+        (64,),
+        (512,),
+        168,
+        OVERLAP_FRAMES,
+        22050,
+        256,
+        first=64,
+        sizes=(64, 96, 128, 168),
+    )
+    assert sched.first["dec_W64"] == 1 and "dec_W168" not in sched.first
+    frames = round(s.SENTENCE_S * 22050 / 256)
+    calls = sum(n for k, n in sched.total.items() if k.startswith("dec_W"))
+    # the windows the engine runs (windows.plan) for the sentence
+    assert calls // s.SENTENCES == len(
+        plan(frames, (64, 96, 128, 168), OVERLAP_FRAMES, first=64)
+    )
 
 
 def test_rtf_and_ttfa_from_per_call_seconds():
