@@ -25,7 +25,15 @@ from scripts.piper.convert import TARGETS, ConvertOptions, read_config
 STEPS = 3
 #: A quick-to-warm-up variant for the demo on the (slow) x86 simulator: short
 #: sentences only (≤ 128 phoneme ids per piece, ≤ 256 frames per flow call).
-SMALL_BUCKETS = {"phoneme_buckets": (64, 128), "frame_buckets": (128, 256)}
+# One decoder window (no first/tail sizes): on the simulator every decoder graph
+# costs a compile and a warm-up call of seconds, and the demo's sentence is short.
+SMALL_BUCKETS = {
+    "phoneme_buckets": (64, 128),
+    "frame_buckets": (128, 256),
+    "window": 96,
+    "first_window": None,
+    "window_sizes": (),
+}
 
 
 def step(i: int, msg: str) -> None:
