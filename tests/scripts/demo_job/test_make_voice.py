@@ -25,7 +25,11 @@ def test_demo_voice_is_linked_and_cached(pytestconfig: pytest.Config, capsys) ->
     assert link == out / "en_US-joe-medium" and link.resolve() == built.resolve()
     bundle = Bundle.load(link)
     assert bundle.engine == "piper-vits" and bundle.target == "simulator"
-    assert len(bundle.graphs) == 9
+    o = CPU_OPTIONS  # every bucket, and a decoder graph per window size
+    decoders = {o.window, o.first_window, *o.window_sizes} - {None}
+    assert len(bundle.graphs) == (
+        len(o.phoneme_buckets) + len(o.frame_buckets) + len(decoders)
+    )
 
 
 def test_demo_voice_refuses_a_missing_voice(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
