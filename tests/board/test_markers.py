@@ -43,11 +43,19 @@ def test_a_board_run_without_binaries_says_how_to_make_them(tmp_path):
 
 def test_board_bundle_builds_every_binary_a_board_test_needs(tmp_path: Path):
     from tests.qnnrt.board_bundle import build
-    from tests.qnnrt.test_shared import SAME_WEIGHTS_BIN
+    from tests.qnnrt.test_shared import (
+        BUCKET_BIN,
+        BUCKET_ROWS,
+        SAME_WEIGHTS_BIN,
+        SHARED_BUCKETS_BIN,
+    )
 
     built = build(tmp_path)
     assert built == {
         **board_binaries({BOARD_BUNDLE_ENV: str(tmp_path)}),
-        # the weight-shared binary only a board loads (test_shared.py)
+        # the weight-shared binaries only a board loads (test_shared.py), and
+        # each bucket alone for the bit-identity check
         "shared_same_weights": tmp_path / SAME_WEIGHTS_BIN,
+        "shared_buckets": tmp_path / SHARED_BUCKETS_BIN,
+        **{f"bucket_{r}": tmp_path / BUCKET_BIN.format(rows=r) for r in BUCKET_ROWS},
     }

@@ -46,13 +46,14 @@ def test_piper_declares_what_it_accepts(pytestconfig):
             engine.synthesize("Hi.", SynthesisOptions(speed=speed)).close()
 
 
-def test_gpt_sovits_declares_a_fixed_speed(gsv_voice):
+def test_gpt_sovits_declares_upstreams_speed_range(gsv_voice):
     bundle = Bundle.load(gsv_voice / "bundle")
     with open_engine(bundle, "cpu") as (engine, _):
         caps = _declares_its_bundle(engine, bundle)
-        assert caps.speakers == () and caps.speed_range is None
+        # upstream's WebUI sliders (speed.py); older bundles declare None
+        assert caps.speakers == () and caps.speed_range == (0.6, 1.65)
         # what it declares is what the one request check refuses
         with pytest.raises(BadRequest) as err:
-            check(SynthesisRequest("你好。", speed=1.5), caps)
-        assert str(err.value) == "speed: expected 1.0 (a fixed speed), found 1.5"
-        check(SynthesisRequest("你好。"), caps)
+            check(SynthesisRequest("你好。", speed=1.7), caps)
+        assert str(err.value) == "speed: expected a number in [0.6, 1.65], found 1.7"
+        check(SynthesisRequest("你好。", speed=1.25), caps)
