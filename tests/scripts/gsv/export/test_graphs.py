@@ -35,6 +35,9 @@ EXPECTED = {
             ("ge512", (1, 96, 1)),
             ("ge", (1, 80, 1)),
             ("noise", (1, 32, 128)),
+            # speed (speed.py): encoder2's frames -> stretched frames, and their mask
+            ("stretch", (1, 128, 128)),
+            ("z_mask", (1, 1, 128)),
         ],
         [("z", (1, 32, 128))],
     ),

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scripts.gsv.export.hubert import export_hubert, load_hubert
-from scripts.gsv.export.shapes import TINY_REFERENCE
+from scripts.gsv.export.shapes import FULL_REFERENCE, TINY_REFERENCE
 from scripts.gsv.synthetic.hubert import write_tiny_hubert
 from scripts.gsv.synthetic.voice import TINY_SSL
 
@@ -20,10 +20,11 @@ def hubert(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
 
 @pytest.mark.parametrize("codes", [False, True])
 def test_graph_io(hubert, sovits_model, tmp_path: Path, codes: bool) -> None:  # type: ignore[no-untyped-def]
+    # upstream's full 10.6 s window (the tiny model exports it in seconds)
     hub, quant = export_hubert(
-        hubert, sovits_model, TINY_REFERENCE, tmp_path, codes=codes
+        hubert, sovits_model, FULL_REFERENCE, tmp_path, codes=codes
     )
-    s = TINY_REFERENCE.hubert_samples
+    s = FULL_REFERENCE.hubert_samples
     assert [(t.name, t.shape) for t in hub.inputs] == [
         ("audio", (1, s)),
         ("conv_mask", (1, 1, 33919)),

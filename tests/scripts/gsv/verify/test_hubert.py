@@ -11,7 +11,7 @@ import torch
 
 from daemon.engines.gptsovits.reference.params import PROMPT_ZEROS, ReferenceParams
 from scripts.gsv.export.hubert import export_hubert, load_hubert
-from scripts.gsv.export.shapes import TINY_REFERENCE
+from scripts.gsv.export.shapes import FULL_REFERENCE, TINY_REFERENCE
 from scripts.gsv.synthetic.hubert import fit_codebook, write_tiny_hubert
 from scripts.gsv.verify import hubert as gates
 
@@ -46,15 +46,19 @@ def test_cpu_gate_passes(models, tmp_path: Path, codes: bool) -> None:  # type: 
 def test_tokens_are_upstreams_and_varied(models, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A 9.5 s clip (near the window's end) gives upstream's tokens exactly,
     and they are not one repeated code."""
+    import dataclasses
+
     from daemon.engines.gptsovits.reference.prompt import PromptTokens
     from scripts.gsv.models.hubert import reference_tokens
     from scripts.gsv.verify.runtime import cpu_runner
 
     hubert, sovits = models
-    hub, quant = export_hubert(hubert, sovits, TINY_REFERENCE, tmp_path)
+    # upstream's full 10.6 s window (CPU only: the tiny windows hold 4 s)
+    hub, quant = export_hubert(hubert, sovits, FULL_REFERENCE, tmp_path)
+    rp = dataclasses.replace(RP, hubert_samples=FULL_REFERENCE.hubert_samples)
     clip = gates.gate_clip(9.5, 2)
     cb = sovits.quantizer.embed.numpy()
-    tokens = PromptTokens(cpu_runner(hub.path), cpu_runner(quant.path), RP, cb)(clip)
+    tokens = PromptTokens(cpu_runner(hub.path), cpu_runner(quant.path), rp, cb)(clip)
     wav = torch.from_numpy(np.concatenate([clip, np.zeros(PROMPT_ZEROS, np.float32)]))
     want = reference_tokens(hubert, sovits, wav).numpy()
     assert len(tokens) == len(want) == 252  # (9.5 s + 0.6 s) at 25 Hz, floor
