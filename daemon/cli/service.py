@@ -1,7 +1,8 @@
 """The running service: engine host + Wyoming + HTTP servers + systemd signals.
 
-Start-up: bundles loaded and warmed up on the NPU worker → sockets (systemd's,
-else our own) → ``READY=1``.  A start-up failure a restart cannot fix (config,
+Start-up: sockets (systemd's, else our own; a socket another instance serves
+ends the start at once, exit 70) → bundles loaded and warmed up on the NPU
+worker → ``READY=1``.  A start-up failure a restart cannot fix (config,
 bundle, QNN libraries) exits 78 with one line; anything else exits 70.
 SIGTERM/SIGINT: stop accepting, cancel running requests, free QNN on the worker,
 remove the sockets we created, exit 0; during loading, the load stops within
@@ -67,20 +68,26 @@ class Service:
         self.notifier.status(
             f"Loading {n} voice bundle(s) on {self.cfg.engine.backend}"
         )
+        # The sockets are the single-instance lock: bound before any model loads,
+        # so a second instance fails in milliseconds instead of after a full NPU
+        # load beside the live service.  A client that connects meanwhile waits
+        # in the listen backlog until we serve, as under systemd socket activation.
+        try:
+            self._listeners = open_listeners(self.cfg.listen, self._inherited)
+        except ListenerError as exc:
+            return await self._fail(str(exc), EX_SOFTWARE)
         t0 = time.monotonic()
         try:
             await self.host.load(self.cfg)
             _LOGGER.info(
                 "loaded in %.1f s: %s", time.monotonic() - t0, self.host.status
             )
-            self._listeners = open_listeners(self.cfg.listen, self._inherited)
         except LoadStopped:
             _LOGGER.info("stopped while loading, %.1f s in", time.monotonic() - t0)
             self.notifier.stopping()
             await self.host.close("service stopping")
+            self._close_listeners()
             return 0
-        except ListenerError as exc:
-            return await self._fail(str(exc), EX_SOFTWARE)
         except Exception as exc:  # noqa: BLE001 - bundle/engine/QNN: report, exit
             code = exit_status(exc)
             if code == EX_SOFTWARE:
@@ -115,8 +122,7 @@ class Service:
         await self.host.close("service stopping")
         await wyoming.close()
         await runner.cleanup()
-        for x in self._listeners:
-            x.close()
+        self._close_listeners()
         _LOGGER.info("stopped")
         return 0
 
@@ -128,7 +134,13 @@ class Service:
         _LOGGER.error("cannot start: %s", why)
         self.notifier.status(f"Failed: {why}")
         await self.host.close("start-up failed")
+        self._close_listeners()
         return code
+
+    def _close_listeners(self) -> None:
+        for x in self._listeners:
+            x.close()
+        self._listeners = []
 
     async def _watchdog(self, period: float) -> None:
         """Ping only while the event loop runs, the NPU worker makes progress and

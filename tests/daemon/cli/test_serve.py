@@ -350,7 +350,11 @@ def test_second_instance_refuses_a_busy_socket(daemon: Daemon, test_voice, tmp_p
     r = _serve(cfg, test_voice)
     assert r.returncode == 70, r.stderr
     assert "another server is listening on" in r.stderr
+    # Refused before any model loads: no second NPU load beside the live one.
+    assert "loaded in" not in r.stderr and "warmed up" not in r.stderr, r.stderr
     assert daemon.wyoming.exists()  # the running instance's socket is untouched
+    with daemon.http_client() as h:
+        assert h.get("/health").status_code == 200
 
 
 def test_stale_socket_file_is_replaced(tmp_path_factory, test_voice):
