@@ -9,16 +9,19 @@ import itertools
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from daemon.engine.bundles.manifest import MANIFEST, Bundle, BundleError
-from daemon.engine.bundles.verify import verify_bundle
+from daemon.engine.bundles.verify import TargetMismatch, verify_bundle
 from daemon.engine.graphs import GraphHost, Runner
 from daemon.engine.registry import Engine
 from daemon.service.config import EngineConfig, VoiceSource
 from daemon.service.jobs import Voice
 
 _LOGGER = logging.getLogger(__name__)
+#: Problems one start-up line names; the rest are counted (one line for the log
+#: and STATUS=, which systemctl status shows truncated anyway).
+_SHOWN: Final = 5
 #: Numbers the loads of one process: a kept engine keeps its number.
 _LOADS = itertools.count(1)
 
@@ -112,6 +115,13 @@ class LoadedEngine:
 
 
 def _named(b: Bundle, problems: list[str]) -> str:
-    """The first problems, each naming the bundle once."""
+    """The first problems, each naming the bundle once.  A binary built for
+    another HTP comes first: a recompile is the fix, and its I/O mismatches
+    (often many) follow from it, so they must not push it out of the line."""
     root = str(b.root)
-    return "; ".join(p if p.startswith(root) else f"{root}: {p}" for p in problems[:5])
+    ordered = sorted(problems, key=lambda p: not isinstance(p, TargetMismatch))
+    shown = [p if p.startswith(root) else f"{root}: {p}" for p in ordered[:_SHOWN]]
+    rest = len(ordered) - _SHOWN
+    if rest > 0:
+        shown.append(f"{rest} more (hexvoice bundle verify {root} lists them all)")
+    return "; ".join(shown)

@@ -40,6 +40,28 @@ def test_serve_refuses_a_binary_for_another_htp(
     )
 
 
+def test_serve_names_the_htp_mismatch_before_the_io_it_causes(
+    test_voice: ServiceVoice, onnx_dir, qnn_cache, tmp_path: Path
+):
+    # Another graph for another HTP: its I/O mismatches outnumber the line's
+    # room, and the arch (the one fix: recompile) must still be named.
+    root = linked_copy(test_voice.bundle, tmp_path / "voice")
+    foreign = compile_foreign(onnx_dir / "multi_io.onnx", tmp_path, qnn_cache)
+    swap_binary(root, "mm", foreign)
+
+    def edit(m: dict) -> None:
+        m.update(target="simulator")
+        m["graphs"]["mm"].pop("graph", None)  # compare I/O with its only graph
+
+    edit_manifest(root, edit)
+    voice = dataclasses.replace(test_voice, bundle=root)
+    log = _refused(tmp_path / "d", voice, engine={"backend": "qnn"})
+    line = next(x for x in log.splitlines() if "cannot start" in x)
+    assert "graphs/mm.bin: compiled for HTP v75, bundle target 'simulator'" in line
+    assert line.index("compiled for HTP v75") < line.index("inputs")
+    assert "more (hexvoice bundle verify" in line, line
+
+
 @pytest.mark.parametrize("backend", ["cpu", "qnn"])
 def test_serve_refuses_a_manifest_missing_a_graph_its_engine_runs(
     test_voice: ServiceVoice, tmp_path: Path, backend: str
