@@ -43,6 +43,13 @@ QNN_UNFIXABLE: Final = frozenset({1008, 1009, 5000, 5004, 5005, 5008, 30001, 300
 #: How long aiohttp waits for open HTTP responses once requests are cancelled.
 HTTP_SHUTDOWN_S: Final = 5.0
 _NS_PER_USEC: Final = 1000
+#: Why a stop can take seconds: a graph call is never interrupted (QNN has no
+#: abort), and on the x86 HTP simulator one warm-up call was measured at 16 s
+#: under load; on the board calls take milliseconds.
+STOP_WAIT_NOTE: Final = (
+    "a graph call cannot be interrupted: milliseconds on the NPU, up to tens of "
+    "seconds on the x86 HTP simulator"
+)
 
 
 class Service:
@@ -127,8 +134,19 @@ class Service:
         return 0
 
     def _on_stop(self) -> None:
+        if not self._stop.is_set():
+            _LOGGER.info("stop requested: %s", self._stop_wait())
         self._stop.set()
         self.host.stop_loading()
+
+    def _stop_wait(self) -> str:
+        """What the stop waits for, so a long wait has its reason in the log."""
+        what = (
+            "the load stops after the graph load or graph call under way"
+            if self.host.state == "starting"
+            else "running requests are cancelled after their graph call under way"
+        )
+        return f"{what} ({STOP_WAIT_NOTE})"
 
     async def _fail(self, why: str, code: int) -> int:
         _LOGGER.error("cannot start: %s", why)

@@ -309,6 +309,7 @@ def test_sigterm_mid_synthesis_exits_cleanly(daemon_factory):
     assert d.proc.wait(15) == 0
     assert "service stopping" in seen[-1]
     assert "STOPPING=1" in d.notify.lines()
+    assert "stop requested: running requests are cancelled" in d.stderr()
     assert not d.wyoming.exists() and not d.http.exists()
     assert "Traceback" not in d.stderr()
 
@@ -526,6 +527,9 @@ def _sigterm_while_loading(d: Daemon, after_s: float) -> None:
     assert "READY=1" not in d.notify.lines()  # it never claimed to serve
     assert "STOPPING=1" in d.notify.lines()
     assert "stopped while loading" in log and "Traceback" not in log
+    # A slow stop (one simulator graph call) has its reason in the log.
+    assert "stop requested: the load stops after the graph load or graph call" in log
+    assert "tens of seconds on the x86 HTP simulator" in log
     assert took < 1.5, f"exit took {took:.2f} s after SIGTERM"
 
 
