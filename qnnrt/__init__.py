@@ -5,7 +5,13 @@
 
 import logging as _logging
 
-from ._lib import ENV_LIB_DIR, QnnLibrary, load_library, simulator_lib_dir
+from ._lib import (
+    ENV_LIB_DIR,
+    QnnLibrary,
+    load_library,
+    native_stdout,
+    simulator_lib_dir,
+)
 from .backend import Backend
 from .binary import BinaryInfo, GraphInfo, read_binary_info
 from .context import Context
@@ -36,6 +42,7 @@ __all__ = [
     "check",
     "error_name",
     "load_library",
+    "native_stdout",
     "read_binary_info",
     "simulator_lib_dir",
 ]

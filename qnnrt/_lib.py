@@ -12,6 +12,7 @@ import importlib.util
 import logging
 import os
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from .dsp import prepare as prepare_dsp
 from .errors import QnnLibraryError, check
 
 _LOGGER = logging.getLogger(__name__)
+#: Where native libraries' own prints end up (qnnrt/log.py logs QNN's there too).
+_NATIVE = logging.getLogger("qnnrt.native")
 
 #: Environment override naming the directory that holds the QNN host libraries.
 ENV_LIB_DIR: Final = "QNN_LIB_DIR"
@@ -212,7 +215,7 @@ def _elf_head(path: Path) -> bytes:
 def _dlopen(path: Path) -> C.CDLL:
     _elf_head(path)
     try:
-        with _stdout_to_stderr():
+        with native_stdout():
             # RTLD_LOCAL: with RTLD_GLOBAL the wheel's bundled libc++abi/libunwind
             # win symbol resolution and a later `import onnxruntime` segfaults.
             return C.CDLL(str(path), mode=os.RTLD_LOCAL | os.RTLD_NOW)
@@ -224,21 +227,31 @@ def _dlopen(path: Path) -> C.CDLL:
         ) from exc
 
 
-class _stdout_to_stderr:
-    """libQnnHtp prints a ``# LIBNATIVE`` banner to fd 1 when loaded; stdout may be a
-    data channel (``qnnrt info --json``), so point fd 1 at stderr meanwhile."""
+class native_stdout:
+    """Native libraries print banners to fd 1 when loaded (libQnnHtp's
+    ``# LIBNATIVE`` line; the QNN EP loads the same library): stdout may be a data
+    channel (``qnnrt info --json``) and a user's console is no place for them, so
+    fd 1 points at a scratch file meanwhile and what was printed goes to the
+    ``qnnrt.native`` debug log."""
 
     def __enter__(self) -> None:
         sys.stdout.flush()
         self._saved = os.dup(1)
-        os.dup2(2, 1)
+        self._scratch = tempfile.TemporaryFile()
+        os.dup2(self._scratch.fileno(), 1)
 
     def __exit__(self, *exc: object) -> None:
-        # The banner goes through C stdio, which buffers it when stdout is a pipe:
-        # flush while fd 1 still points at stderr.
+        # The banner goes through C stdio, which buffers it when stdout is not a
+        # terminal: flush while fd 1 still points at the scratch file.
         C.CDLL(None).fflush(None)
         os.dup2(self._saved, 1)
         os.close(self._saved)
+        self._scratch.seek(0)
+        text = self._scratch.read().decode(errors="replace")
+        self._scratch.close()
+        for line in text.splitlines():
+            if line.strip():
+                _NATIVE.debug("%s", line.strip())
 
 
 def _providers(lib: C.CDLL, symbol: str, struct: type) -> list[Any]:

@@ -16,10 +16,14 @@ from .errors import check
 
 NATIVE_LOGGER: Final = logging.getLogger("qnnrt.native")
 
-#: QnnLog_Level_t → logging level.
+#: QnnLog_Level_t → logging level.  QNN's warnings go to the debug log, each
+#: text once (:data:`_SEEN_MAX` remembered): on a good run the HTP simulator warns
+#: per context ("Sanitizing the value for hvx_threads", "No op packages found for
+#: architecture 68", "m_CFBCallbackInfoObj is not initialized"), nothing a user can
+#: act on; what fails raises ``QnnError`` with QNN's ERROR line as its cause.
 _TO_LOGGING: Final = {
     _api.QNN_LOG_LEVEL_ERROR: logging.ERROR,
-    _api.QNN_LOG_LEVEL_WARN: logging.WARNING,
+    _api.QNN_LOG_LEVEL_WARN: logging.DEBUG,
     _api.QNN_LOG_LEVEL_INFO: logging.INFO,
     _api.QNN_LOG_LEVEL_VERBOSE: logging.DEBUG,
     _api.QNN_LOG_LEVEL_DEBUG: logging.DEBUG,
@@ -32,6 +36,10 @@ LEVELS: Final = {
     "debug": _api.QNN_LOG_LEVEL_DEBUG,
 }
 _MESSAGE_BYTES: Final = 2048
+#: Distinct warning texts remembered for "once" (a bound: texts carrying handles
+#: or sizes differ per call, and must not grow a set forever).
+_SEEN_MAX: Final = 1024
+_seen_warnings: set[str] = set()
 
 _state: dict[str, object] = {}
 
@@ -66,9 +74,23 @@ def _on_log(fmt: bytes, level: int, timestamp: int, va_list: int | None) -> None
             if NATIVE_LOGGER.isEnabledFor(py_level):
                 held.append((py_level, _format(fmt, va_list)))
             return
-        NATIVE_LOGGER.log(py_level, "%s", _format(fmt, va_list))
+        if not NATIVE_LOGGER.isEnabledFor(py_level):
+            return
+        text = _format(fmt, va_list)
+        if level == _api.QNN_LOG_LEVEL_WARN and not _first_time(text):
+            return
+        NATIVE_LOGGER.log(py_level, "%s", text)
     except Exception:  # noqa: BLE001 - nothing sane to do inside a C callback
         pass
+
+
+def _first_time(warning: str) -> bool:
+    key = warning.split("<W>", 1)[-1].strip()  # without QNN's timestamp prefix
+    if key in _seen_warnings:
+        return False
+    if len(_seen_warnings) < _SEEN_MAX:
+        _seen_warnings.add(key)
+    return True
 
 
 @contextmanager

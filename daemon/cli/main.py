@@ -30,6 +30,10 @@ SUBCOMMANDS: Final[dict[str, tuple[str, str]]] = {
     "voices": ("daemon.cli.voices", "list the running service's voices"),
 }
 
+#: Commands whose output is their answer (OK, a listing): their log says only
+#: what went wrong, unless -v; the rest log progress (loading, warm-up) at INFO.
+RESULT_COMMANDS: Final = frozenset({"bundle", "voice", "voices"})
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -47,8 +51,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {name:<10} {help_}")
         return 0 if argv else 2
     ns = parser.parse_args(argv)
+    quiet = ns.command in RESULT_COMMANDS
     logging.basicConfig(
-        level=logging.DEBUG if ns.verbose else logging.INFO,
+        level=logging.DEBUG
+        if ns.verbose
+        else logging.WARNING
+        if quiet
+        else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",
     )
     module = importlib.import_module(SUBCOMMANDS[ns.command][0])

@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from qnnrt import native_stdout
+
 _LOGGER = logging.getLogger(__name__)
 
 QNN_EP: Final = "QNNExecutionProvider"
@@ -36,6 +38,9 @@ TARGETS: Final[dict[str, dict[str, str]]] = {
 _COMMON_OPTIONS: Final = {"backend_type": "htp", "enable_htp_fp16_precision": "1"}
 _CACHE_FORMAT: Final = 1
 _HASH_CHUNK: Final = 1 << 20
+#: onnxruntime's OrtLoggingLevel values (onnxruntime_c_api.h).
+ORT_WARNING: Final = 2
+ORT_ERROR: Final = 3
 
 
 class CompileError(RuntimeError):
@@ -83,16 +88,29 @@ def _register(ort: Any) -> list[Any]:
     return [d for d in ort.get_ep_devices() if d.ep_name == QNN_EP]
 
 
+def _session_options(ort: Any) -> Any:
+    """Session options whose onnxruntime log stays quiet unless debugging: on a
+    good compile the QNN EP warns twice per session ("File mapped weights feature
+    is only available on Windows arm64", "EPContext encryption config
+    unavailable"), in raw terminal colours, with nothing to act on; errors still
+    print and raise."""
+    so = ort.SessionOptions()
+    debugging = logging.getLogger("scripts").isEnabledFor(logging.DEBUG)
+    so.log_severity_level = ORT_WARNING if debugging else ORT_ERROR
+    return so
+
+
 def qnn_session(ctx_onnx: str | Path, target: str = "simulator") -> Any:
     """An onnxruntime session running a compiled EPContext model on the QNN EP."""
     import onnxruntime as ort
 
-    so = ort.SessionOptions()
+    so = _session_options(ort)
     so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
     so.add_provider_for_devices(
         _register(ort)[:1], {**_COMMON_OPTIONS, **TARGETS[target]}
     )
-    return ort.InferenceSession(str(ctx_onnx), so)
+    with native_stdout():
+        return ort.InferenceSession(str(ctx_onnx), so)
 
 
 def compile_onnx(
@@ -192,7 +210,7 @@ def _share_into(paths: Sequence[Path], work: Path, target: str) -> list[str]:
     graphs = []
     for i, path in enumerate(paths):
         ctx = work / f"g{i}.ctx.onnx"
-        so = ort.SessionOptions()
+        so = _session_options(ort)
         so.add_session_config_entry("ep.context_enable", "1")
         so.add_session_config_entry("ep.context_embed_mode", "0")
         so.add_session_config_entry("ep.context_file_path", str(ctx))
@@ -202,7 +220,8 @@ def _share_into(paths: Sequence[Path], work: Path, target: str) -> list[str]:
             so.add_session_config_entry("ep.stop_share_ep_contexts", "1")
         so.add_provider_for_devices(devices, {**_COMMON_OPTIONS, **TARGETS[target]})
         try:
-            ort.InferenceSession(str(path), so)
+            with native_stdout():
+                ort.InferenceSession(str(path), so)
         except Exception as exc:  # onnxruntime raises its own exception types
             raise CompileError(f"QNN EP could not compile {path}: {exc}") from exc
         graphs.append(_partition_name(onnx.load(str(ctx), load_external_data=False)))
@@ -246,7 +265,7 @@ def _compile_into(onnx_path: Path, work: Path, target: str) -> None:
     import onnxruntime as ort
 
     ctx = work / "model.ctx.onnx"
-    so = ort.SessionOptions()
+    so = _session_options(ort)
     so.add_session_config_entry("ep.context_enable", "1")
     so.add_session_config_entry("ep.context_embed_mode", "0")
     so.add_session_config_entry("ep.context_file_path", str(ctx))
@@ -255,7 +274,8 @@ def _compile_into(onnx_path: Path, work: Path, target: str) -> None:
         _register(ort)[:1], {**_COMMON_OPTIONS, **TARGETS[target]}
     )
     try:
-        ort.InferenceSession(str(onnx_path), so)
+        with native_stdout():
+            ort.InferenceSession(str(onnx_path), so)
     except Exception as exc:  # onnxruntime raises its own exception types
         raise CompileError(f"QNN EP could not compile {onnx_path.name}: {exc}") from exc
     model = onnx.load(str(ctx), load_external_data=False)
