@@ -36,8 +36,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="hashes and the engine's graphs only (no QNN libraries needed)",
     )
     i = sub.add_parser("info", help="print the manifest summary")
-    i.add_argument("bundle", type=Path)
-    i.add_argument("--json", action="store_true")
+    i.add_argument("bundle", type=Path, help="bundle directory or .tar")
+    i.add_argument("--json", action="store_true", help="the whole manifest as JSON")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="hexvoice-bundle-") as tmp:
         try:

@@ -156,8 +156,11 @@ def _synthesize(
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="hexvoice say", description=__doc__.split("\n")[0])
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="hexvoice say",
+        description="Speak TEXT through the running service (Wyoming) into a WAV.",
+    )
     p.add_argument("text", help="what to say")
     p.add_argument("-o", "--output", default="out.wav", help="WAV file, '-' = stdout")
     p.add_argument(
@@ -166,7 +169,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--voice", help="voice name (default: the service's)")
     p.add_argument("--speaker", help="speaker of a multi-speaker voice")
     p.add_argument("--language", help="language to speak (voices that speak several)")
-    a = p.parse_args(argv)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    a = parser().parse_args(argv)
     try:
         speech = asyncio.run(
             synthesize(a.socket, a.text, a.voice, a.speaker, a.language)

@@ -13,9 +13,12 @@ def main(argv: Sequence[str]) -> int:
         return say_local.main(argv)
     from daemon.cli import client
 
-    if argv and argv[0] in ("-h", "--help"):
-        print(
-            "hexvoice say TEXT -o out.wav --bundle DIR [--backend qnn|cpu] [--seed N]"
-            "\n    runs the engine in this process (see `hexvoice say --bundle x -h`)\n"
-        )
+    if any(a in ("-h", "--help") for a in argv):
+        # Both ways in one help: the in-process options (--seed, --speed, --rate,
+        # --backend) are what a user reaches for, and --bundle selects them.
+        from daemon.cli import say_local
+
+        print(client.parser().format_help())
+        print(say_local.parser().format_help(), end="")
+        return 0
     return client.main(argv)

@@ -26,20 +26,32 @@ from daemon.engine.local import open_engine
 from daemon.engine.requests import BadRequest, SynthesisRequest, check
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="hexvoice say", description="Speak TEXT into a WAV file, in-process."
+        prog="hexvoice say",
+        description="With --bundle: speak TEXT into a WAV file in this process "
+        "(no service).",
     )
     parser.add_argument("text", help="text to speak ('-' reads standard input)")
     parser.add_argument("-o", "--output", type=Path, required=True, help="WAV file")
     parser.add_argument("--bundle", type=Path, required=True, help="voice bundle")
-    parser.add_argument("--backend", choices=BACKENDS, default="qnn")
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="qnn",
+        help="qnn: the context binaries (the x86 HTP simulator off a board); cpu: "
+        "the ONNX graphs on onnxruntime CPU (default: qnn)",
+    )
     parser.add_argument("--seed", type=int, help="noise seed (default: random)")
     parser.add_argument("--speed", type=float, default=1.0, help="speaking rate")
     parser.add_argument(
         "--rate", type=int, choices=OUTPUT_RATES, help="output Hz (default: voice's)"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     text = sys.stdin.read() if args.text == "-" else args.text
     request = SynthesisRequest(text, seed=args.seed, speed=args.speed)
     try:

@@ -37,11 +37,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="hexvoice serve", description=__doc__.split("\n")[0]
+        prog="hexvoice serve",
+        description="Run the service: Wyoming and OpenAI-compatible HTTP on Unix "
+        "sockets. Flags override the YAML config; a bad configuration exits 78 "
+        "before any model loads.",
     )
     p.add_argument("--config", help="YAML config (default /etc/hexvoice/config.yaml)")
     p.add_argument("--bundle", action="append", help="voice bundle dir (repeatable)")
-    p.add_argument("--backend", choices=("qnn", "cpu"))
+    p.add_argument(
+        "--backend",
+        choices=("qnn", "cpu"),
+        help="qnn: the bundles' context binaries on the NPU (the x86 HTP simulator "
+        "off a board); cpu: their ONNX graphs on onnxruntime CPU (default: qnn)",
+    )
     p.add_argument("--socket-dir", help="put wyoming.sock and http.sock here")
     p.add_argument("--wyoming-socket", help="Wyoming socket path, or 'none'")
     p.add_argument("--http-socket", help="HTTP socket path, or 'none'")
@@ -59,7 +67,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--voice-dir", help="cloned voices' directory (/var/lib/hexvoice/voices)"
     )
-    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
+    p.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        help="what the log shows (default: info)",
+    )
     return p
 
 

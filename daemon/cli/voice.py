@@ -78,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="the stored voices")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
     rm = sub.add_parser("rm", help="remove voice NAME")
-    rm.add_argument("name")
+    rm.add_argument("name", help="the cloned voice to remove")
     for s in (add, ls, rm):
         s.add_argument(
             "--socket",

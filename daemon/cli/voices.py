@@ -12,7 +12,10 @@ from daemon.cli.client import DEFAULT_SOCKET, ClientError, describe
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="hexvoice voices", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog="hexvoice voices",
+        description="List the voices the running service offers (over Wyoming).",
+    )
     p.add_argument(
         "--socket", default=DEFAULT_SOCKET, help="path or unix:// tcp:// URI"
     )

@@ -27,10 +27,6 @@ import time
 from pathlib import Path
 from typing import Final
 
-import soundfile
-
-from scripts.demo_job.make_voice import make
-
 ROOT: Final = Path(__file__).resolve().parents[2]
 #: What each backend really runs the demo bundle's graphs on (x86: no NPU here).
 RUNS_ON: Final = {
@@ -73,18 +69,51 @@ def _wait_ready(notify: socket.socket, proc: subprocess.Popen[bytes]) -> None:
     raise RuntimeError(f"service not ready after {READY_TIMEOUT_S:.0f} s")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="scripts/demo", description=__doc__.split("\n")[0]
+def arguments() -> argparse.ArgumentParser:
+    """The options; standard library only, so ``scripts/demo --help`` answers on
+    a fresh machine before anything is installed (the script runs it with the
+    system python first)."""
+    p = argparse.ArgumentParser(
+        prog="scripts/demo",
+        description="The main job end to end: build the demo voice (the Piper "
+        "en_US joe voice as HTP v73 context binaries), start hexvoice serve on a "
+        "Unix socket, synthesize a sentence into a WAV, stop the service.",
     )
-    parser.add_argument("--backend", choices=("qnn", "cpu"), default="qnn")
-    parser.add_argument("--text", default=DEFAULT_TEXT)
-    parser.add_argument("--out", type=Path, default=ROOT / "hello.wav")
-    parser.add_argument(
+    p.add_argument(
+        "--backend",
+        choices=("qnn", "cpu"),
+        default="qnn",
+        help="qnn: the context binaries on the x86 HTP simulator (slow: about a "
+        "minute for the sentence); cpu: the ONNX graphs on onnxruntime CPU "
+        "(seconds) (default: qnn)",
+    )
+    p.add_argument(
+        "--text", default=DEFAULT_TEXT, help=f"what to say (default: {DEFAULT_TEXT!r})"
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "hello.wav",
+        help="the WAV to write (default: hello.wav in the checkout)",
+    )
+    p.add_argument(
         "--bundle", type=Path, help="serve this bundle instead of the demo voice"
     )
-    parser.add_argument("--socket-dir", type=Path, default=ROOT / "run")
-    args = parser.parse_args(argv)
+    p.add_argument(
+        "--socket-dir",
+        type=Path,
+        default=ROOT / "run",
+        help="where the service's sockets go (default: run/ in the checkout)",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments().parse_args(argv)
+    # Imported after parsing: --help must work before the install.
+    import soundfile
+
+    from scripts.demo_job.make_voice import make
 
     if args.bundle is None:
         cache = ROOT / ".cache" / "demo-voice"
