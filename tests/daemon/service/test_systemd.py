@@ -159,6 +159,39 @@ def test_units_verify(tmp_path):
     assert r.returncode == 0 and not r.stderr.strip(), r.stderr
 
 
+#: The first line of the README's TCP drop-in block (Home Assistant over TCP).
+DROP_IN_HEADER = "# /etc/systemd/system/hexvoice.service.d/tcp.conf"
+
+
+def _readme_drop_in() -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index(DROP_IN_HEADER)
+    return text[start : text.index("```", start)]
+
+
+def _verify_with(tmp_path: Path, drop_in: str) -> subprocess.CompletedProcess[str]:
+    tmp_path.mkdir()
+    d = _units_for_verify(tmp_path)
+    (d / "hexvoice.service.d").mkdir()
+    (d / "hexvoice.service.d" / "tcp.conf").write_text(drop_in)
+    return subprocess.run(
+        ["systemd-analyze", "verify", str(d / "hexvoice.service")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+@needs_analyze
+def test_readme_tcp_drop_in_verifies_and_opens_ip(tmp_path):
+    drop_in = _readme_drop_in()
+    assert "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6" in drop_in
+    assert re.search(r"^IPAddressAllow=\S+", drop_in, re.M), drop_in
+    r = _verify_with(tmp_path / "good", drop_in)
+    assert r.returncode == 0 and not r.stderr.strip(), r.stderr
+    # The drop-in is read from there: a wrong key in it is reported.
+    r = _verify_with(tmp_path / "bad", drop_in + "RestrictAdressFamilies=AF_INET\n")
+    assert "Unknown key 'RestrictAdressFamilies'" in r.stderr, r.stderr
+
+
 @needs_analyze
 def test_service_hardening_is_rated_ok(tmp_path):
     d = _units_for_verify(tmp_path)
