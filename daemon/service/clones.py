@@ -23,7 +23,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from daemon.service.scheduler import Scheduler
 
 _LOGGER = logging.getLogger(__name__)
+#: How to turn cloning on when the default store is missing.
+NO_STORE_HINT: Final = " (set voice_store.dir, or --voice-dir DIR, to keep them)"
 
 
 class Host(Protocol):
@@ -84,7 +86,18 @@ class Clones:
             self.entries = await asyncio.to_thread(self.store.load)
         except OSError as exc:
             self.problem = f"voice store {self.store.dir}: {exc.strerror or exc}"
-            _LOGGER.warning("%s: cloned voices are off", self.problem)
+            # The default store is the systemd unit's StateDirectory: missing
+            # outside systemd (a checkout, the README's `hexvoice serve`), which
+            # is no fault; a store someone configured and cannot be used is.
+            routine = self.store.dir == voicestore.DEFAULT_DIR and isinstance(
+                exc, FileNotFoundError
+            )
+            _LOGGER.log(
+                logging.INFO if routine else logging.WARNING,
+                "%s: cloned voices are off%s",
+                self.problem,
+                NO_STORE_HINT if routine else "",
+            )
             return
         self.problem = None
         _LOGGER.info(

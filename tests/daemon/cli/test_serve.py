@@ -345,6 +345,17 @@ def test_socket_activation(tmp_path_factory, test_voice, names):
             d.stop(signal.SIGKILL)
 
 
+def test_a_good_start_and_stop_log_only_progress(daemon_factory):
+    """On the simulator: no QNN warnings, native banners or ANSI colours, and
+    no warning for the default voice store a checkout does not have."""
+    d = daemon_factory("quiet")
+    assert d.stop() == 0
+    log = d.stderr()
+    alarming = [ln for ln in log.splitlines() if not ln.startswith("INFO ")]
+    assert alarming == [], log
+    assert "cloned voices are off (set voice_store.dir, or --voice-dir DIR" in log
+
+
 def test_second_instance_refuses_a_busy_socket(daemon: Daemon, test_voice, tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text(daemon.config.read_text())

@@ -38,5 +38,7 @@ def test_demo_on_cpu_says_what_runs_and_makes_speech(
     assert "runs its ONNX graphs on onnxruntime CPU (no QNN, no NPU)" in said, said
     assert "Qualcomm NPU" not in said and "HTP v73" not in said, said
     assert "service exited 0 and removed its sockets" in said, said
+    # A quiet success: our progress lines, no warnings, no raw terminal colours.
+    assert "WARNING" not in p.stderr and "\x1b[" not in p.stderr, p.stderr
     info = soundfile.info(str(out))
     assert info.samplerate == 22050 and info.duration > 0.5
