@@ -18,9 +18,9 @@ from collections.abc import Awaitable, Collection
 from importlib import metadata
 from typing import Final, TypeVar
 
-from daemon.engine.asr import TranscriptionOptions
 from daemon.engine.capabilities import Capabilities, Task
 from daemon.engine.cloning import unfit
+from daemon.engine.languages import described
 from daemon.engine.registry import Engine
 from daemon.engine.requests import (
     SynthesisRequest,
@@ -189,7 +189,7 @@ class EngineHost:
                 if speaks(v.languages, language):
                     return v
             known = sorted({lang for v in pool for lang in v.languages})
-            expected = f"a language a loaded voice speaks, one of {known}"
+            expected = f"a language a loaded voice speaks, {described(known)}"
             raise refuse(UnknownLanguage, "language", expected, language)
         assert self.default_voice is not None  # set with the voices
         default = self.voices[self.default_voice]
@@ -237,9 +237,7 @@ class EngineHost:
         if self.state != "ready":
             raise Unavailable(f"service is {self.state}")
         voice = self.check_session(request)
-        options = TranscriptionOptions(
-            voice=voice.name, language=request.language, prompt=request.prompt
-        )
+        options = request.options(voice.name)
         return self.jobs.asr(
             voice,
             options,

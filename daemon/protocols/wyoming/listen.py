@@ -57,6 +57,7 @@ from daemon.protocols.wyoming.requests import (
 )
 from daemon.service.host import EngineHost, capabilities
 from daemon.service.jobs import AsrJob, outcome
+from daemon.text.languages import transcript_language
 
 _LOGGER = logging.getLogger(__name__)
 PROTOCOL: Final = "wyoming"
@@ -126,7 +127,8 @@ class Listener:
             return
         cycle = self._cycle = _Cycle(f, job)
         language = asked.language if asked is not None else None
-        await self._write(TranscriptStart(language=language).event())  # first
+        start = TranscriptStart(language=transcript_language(language))
+        await self._write(start.event())  # first
         cycle.relay = asyncio.create_task(self._relay(cycle, language))
         self._last = cycle
 
@@ -165,7 +167,8 @@ class Listener:
         if ask is None:
             _LOGGER.debug("wyoming: audio-stop with nothing to answer")
         elif not ask.refused:  # asked, and no audio came
-            language = ask.checked.language if ask.checked is not None else None
+            hint = ask.checked.language if ask.checked is not None else None
+            language = transcript_language(hint)
             await self._write(TranscriptStart(language=language).event())
             await self._write(Transcript(text="", language=language).event())
             await self._write(TranscriptStop().event())
@@ -207,9 +210,10 @@ class Listener:
 
     async def _send(self, cycle: _Cycle, job: AsrJob, language: str | None) -> None:
         done = shown = ""  # the finals' text; what the client was sent
+        heard: list[str | None] = []  # the language each transcript names
         try:
             async for t in job:
-                language = t.language or language
+                heard.append(t.language)
                 text = done + t.text
                 done = text if t.final else done
                 if len(text) > len(shown) and text.startswith(shown):
@@ -225,7 +229,8 @@ class Listener:
             return
         if len(done) > len(shown) and done.startswith(shown):
             await self._emit(cycle, TranscriptChunk(done[len(shown) :]))
-        await self._emit(cycle, Transcript(text=done, language=language))
+        named = transcript_language(language, heard)
+        await self._emit(cycle, Transcript(text=done, language=named))
         await self._emit(cycle, TranscriptStop(), last=True)
 
     async def _emit(

@@ -123,7 +123,7 @@ def test_transcribe_and_audio_stop_without_audio_start_is_an_empty_transcript(da
     ask = Transcribe(ASR_MODEL, "en").event()
     events = asyncio.run(_exchange(daemon, ask, AudioStop().event()))
     assert _types(events) == [*EMPTY, "pong", *EMPTY]
-    assert [e.data.get("language") for e in events[:2]] == ["en", "en"]
+    assert [e.data.get("language") for e in events[:2]] == ["English"] * 2
     assert events[1].data["text"] == ""
 
 
