@@ -31,7 +31,7 @@ from daemon.engine.requests import (
     refuse,
     speaks,
 )
-from daemon.service.clones import Clones
+from daemon.service.cloning.clones import Clones
 from daemon.service.config import ServeConfig, VoiceSource
 from daemon.service.jobs import AsrJob, Job, Unavailable, Voice
 from daemon.service.metrics import Metrics
@@ -104,7 +104,7 @@ class EngineHost:
         if starting:
             await self.clones.open()  # offered as their engines load
         else:
-            self.clones.reconfigure(cfg.voice_store)
+            await self.clones.reload(cfg.voice_store)  # files changed by hand too
         ch = await self._loading(self._loader.apply(cfg, starting))
         self.changes = ch.as_dict()
         if ch.errors:
@@ -180,6 +180,9 @@ class EngineHost:
             raise Unavailable(NO_VOICES)
         if name is not None:
             if name not in self.voices:
+                unusable = self.clones.unusable(name)  # stored, cannot speak
+                if unusable is not None:
+                    raise unusable
                 expected = f"one of {sorted(self.voices)}"
                 raise refuse(UnknownVoice, "voice", expected, name)
             return self.voices[name]  # of another task: the check refuses it
