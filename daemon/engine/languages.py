@@ -43,14 +43,16 @@ def family(tag: str) -> str:
 
 def as_code(language: str) -> str:
     """A request's language as a declared tag would spell it: the code of a
-    name ("English" -> "en"), a code's region after "_" ("en-GB" -> "en_GB");
-    anything else as it is (stripped)."""
+    name ("English" -> "en"), a code's region after "_" ("en-GB" -> "en_GB"),
+    one code for a language of two ("tl" -> "fil"); anything else as it is
+    (stripped)."""
     s = language.strip()
     code = code_of(s)
     if code is not None:
         return code
     head, sep, region = s.replace("-", "_").partition("_")
-    return head.lower() + sep + region if head.lower() in LANGUAGE_CODES else s
+    name = LANGUAGE_CODES.get(head.lower())
+    return f"{code_of(name)}{sep}{region}" if name is not None else s
 
 
 def speaks(languages: Collection[str], language: str) -> bool:
