@@ -5,8 +5,11 @@ socket (``POST /v1/audio/transcriptions``; ``--socket``: a Unix socket path, or
 an ``http://HOST:PORT`` URL for a ``tcp_http`` listener), which answers in the
 format asked for.  With ``--bundle DIR`` the bundle's ASR engine runs in this
 process instead (transcribe_local.py), with the same checks and the same
-output.  The transcript goes to standard output (or ``-o FILE``).  Exit codes:
-0 done, 1 refused or failed (the reason on standard error), 2 bad usage.
+output.  ``--language`` takes a code or upstream's name in any case;
+``--max-new-tokens`` caps each segment's decode (the engine refuses more than
+its bundle's bound).  The transcript goes to standard output (or ``-o
+FILE``).  Exit codes: 0 done, 1 refused or failed (the reason on standard
+error), 2 bad usage.
 """
 
 from __future__ import annotations
@@ -55,6 +58,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def positive_int(text: str) -> int:
+    """``--max-new-tokens``: an integer >= 1 (argparse words the refusal)."""
+    if not text.strip().isascii() or not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}")
+    return int(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="hexvoice transcribe",
@@ -64,13 +74,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "file", type=Path, help="audio file (WAV, FLAC, OGG, MP3); '-' = stdin"
     )
-    p.add_argument("--language", help="language spoken, e.g. en, zh (default: any)")
+    p.add_argument(
+        "--language",
+        help="language spoken: a code (en, zh, en_US) or its name in any case "
+        "(English, chinese); default: the model tells",
+    )
     p.add_argument("--prompt", help="text that steers the transcript (names, terms)")
     p.add_argument(
         "--format",
         choices=RESPONSE_FORMATS,
         default=DEFAULT_FORMAT,
         help=f"output format ({DEFAULT_FORMAT})",
+    )
+    p.add_argument(
+        "--max-new-tokens",
+        type=positive_int,
+        metavar="N",
+        help="decode at most N tokens per segment of the audio (default and "
+        "most: the model's own bound, e.g. 512 for Qwen3-ASR as upstream)",
     )
     p.add_argument("-o", "--output", default="-", help="output file, '-' = stdout")
     p.add_argument("--model", help="ASR model of the service (default: its default)")
@@ -102,9 +123,9 @@ async def _via_service(data: bytes, args: argparse.Namespace) -> str:
     form.add_field("file", data, filename=args.file.name)
     form.add_field("model", args.model or DEFAULT_MODEL)
     form.add_field("response_format", args.format)
-    for name in ("language", "prompt"):
+    for name in ("language", "prompt", "max_new_tokens"):
         if getattr(args, name) is not None:
-            form.add_field(name, getattr(args, name))
+            form.add_field(name, str(getattr(args, name)))
     timeout = aiohttp.ClientTimeout(
         sock_connect=CONNECT_TIMEOUT_S, total=READ_TIMEOUT_S
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from daemon.cli.client import TranscribeError
-from daemon.engine.asr import AsrEngine, Transcript, TranscriptionOptions
+from daemon.engine.asr import AsrEngine, Transcript
 from daemon.engine.bundles.manifest import BundleError
 from daemon.engine.cancel import Cancelled
 from daemon.engine.local import open_engine
@@ -46,13 +46,15 @@ def _run(
     caps = engine.capabilities()
     cap = min(DEFAULT_MAX_AUDIO_S, caps.max_input)  # as the service, by default
     audio = audio_files.read_header(data, cap)
+    extra = (
+        {} if args.max_new_tokens is None else {"max_new_tokens": args.max_new_tokens}
+    )
     request = TranscriptionRequest(
-        None, args.language, audio.sample_rate, audio.channels, args.prompt
+        None, args.language, audio.sample_rate, audio.channels, args.prompt, extra
     )
     check(request, caps)  # the one check, as the service makes it
     audio = audio_files.scan(audio, cap)
-    options = TranscriptionOptions(language=args.language, prompt=args.prompt)
-    session = engine.open(options)
+    session = engine.open(request.options(None))
     finals: list[Transcript] = []
     try:
         for block in audio_files.blocks(audio):

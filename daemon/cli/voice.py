@@ -138,5 +138,8 @@ def _print_list(voices: list[dict[str, Any]], as_json: bool) -> None:
         return
     for v in voices:
         state = "" if v["available"] else f"  (not offered: {v['reason']})"
+        if v["available"] and v.get("verified") is False:
+            state = "  (unverified: stored without a checksum)"
         langs = ",".join(v["languages"]) or "-"
-        print(f"{v['name']:<24} {langs:<12} {v['engine']} via {v['base']}{state}")
+        via = f"{v['engine']} via {v['base']}" if v["engine"] else "-"
+        print(f"{v['name']:<24} {langs:<12} {via}{state}")

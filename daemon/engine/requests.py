@@ -24,8 +24,10 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
+from daemon.engine.asr import TranscriptionOptions
 from daemon.engine.capabilities import Capabilities
 from daemon.engine.cloning import VoicePrint
+from daemon.engine.languages import described, speaks
 from daemon.engine.reader import ReadError, read
 from daemon.engine.tts import SynthesisOptions
 from daemon.engine.wording import shown
@@ -172,6 +174,15 @@ class TranscriptionRequest:
     channels: int = 1
     #: text that steers the transcript (names, spelling), if the engine takes one
     prompt: str | None = None
+    #: engine-specific knobs (``max_new_tokens``), passed through to
+    #: ``TranscriptionOptions.extra``; the engine checks them when it opens
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def options(self, voice: str | None) -> TranscriptionOptions:
+        """What the engine is given once the request passed ``check``."""
+        return TranscriptionOptions(
+            voice=voice, language=self.language, prompt=self.prompt, extra=self.extra
+        )
 
 
 Request = SynthesisRequest | TranscriptionRequest
@@ -204,13 +215,6 @@ def check(
     _check_seed(request.seed)
     if formats and request.format is not None and request.format not in formats:
         raise refuse(BadFormat, "format", f"one of {sorted(formats)}", request.format)
-
-
-def speaks(languages: Collection[str], language: str) -> bool:
-    """``language`` (``en_GB``, ``en``) is one of ``languages`` or of their
-    families (``en_US`` speaks ``en`` and ``en_GB``)."""
-    family = language.split("_")[0]
-    return language in languages or family in {x.split("_")[0] for x in languages}
 
 
 def decode(data: Any, type_: type[T]) -> T:
@@ -276,7 +280,7 @@ def _check_speaker(speaker: str | None, speakers: tuple[str, ...]) -> None:
 
 def _check_language(language: str | None, languages: tuple[str, ...]) -> None:
     if language is not None and not speaks(languages, language):
-        expected = f"one of {list(languages)}"
+        expected = described(languages)
         raise refuse(UnknownLanguage, "language", expected, language)
 
 

@@ -30,7 +30,7 @@ from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engine.graphs import BACKENDS
 from daemon.engine.reader import INTERNAL, ReadError, fail, invalid, read
 from daemon.engine.registry import engine_class
-from daemon.service.voicestore import VoiceStoreConfig
+from daemon.service.cloning.voicestore import VoiceStoreConfig
 
 DEFAULT_CONFIG_PATH: Final = Path("/etc/hexvoice/config.yaml")
 #: systemd ``RuntimeDirectory=hexvoice`` (systemd/hexvoice.service).

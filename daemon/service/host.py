@@ -18,9 +18,9 @@ from collections.abc import Awaitable, Collection
 from importlib import metadata
 from typing import Final, TypeVar
 
-from daemon.engine.asr import TranscriptionOptions
 from daemon.engine.capabilities import Capabilities, Task
 from daemon.engine.cloning import unfit
+from daemon.engine.languages import described
 from daemon.engine.registry import Engine
 from daemon.engine.requests import (
     SynthesisRequest,
@@ -31,7 +31,7 @@ from daemon.engine.requests import (
     refuse,
     speaks,
 )
-from daemon.service.clones import Clones
+from daemon.service.cloning.clones import Clones
 from daemon.service.config import ServeConfig, VoiceSource
 from daemon.service.jobs import AsrJob, Job, Unavailable, Voice
 from daemon.service.metrics import Metrics
@@ -104,7 +104,7 @@ class EngineHost:
         if starting:
             await self.clones.open()  # offered as their engines load
         else:
-            self.clones.reconfigure(cfg.voice_store)
+            await self.clones.reload(cfg.voice_store)  # files changed by hand too
         ch = await self._loading(self._loader.apply(cfg, starting))
         self.changes = ch.as_dict()
         if ch.errors:
@@ -180,6 +180,9 @@ class EngineHost:
             raise Unavailable(NO_VOICES)
         if name is not None:
             if name not in self.voices:
+                unusable = self.clones.unusable(name)  # stored, cannot speak
+                if unusable is not None:
+                    raise unusable
                 expected = f"one of {sorted(self.voices)}"
                 raise refuse(UnknownVoice, "voice", expected, name)
             return self.voices[name]  # of another task: the check refuses it
@@ -189,7 +192,7 @@ class EngineHost:
                 if speaks(v.languages, language):
                     return v
             known = sorted({lang for v in pool for lang in v.languages})
-            expected = f"a language a loaded voice speaks, one of {known}"
+            expected = f"a language a loaded voice speaks, {described(known)}"
             raise refuse(UnknownLanguage, "language", expected, language)
         assert self.default_voice is not None  # set with the voices
         default = self.voices[self.default_voice]
@@ -237,9 +240,7 @@ class EngineHost:
         if self.state != "ready":
             raise Unavailable(f"service is {self.state}")
         voice = self.check_session(request)
-        options = TranscriptionOptions(
-            voice=voice.name, language=request.language, prompt=request.prompt
-        )
+        options = request.options(voice.name)
         return self.jobs.asr(
             voice,
             options,

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -205,10 +205,12 @@ def start_daemon(
     extra_env: dict[str, str] | None = None,
     activate: str | None = None,
     wait_ready: bool = True,
+    wrap: Sequence[str] = (),
     **sections: Any,
 ) -> Daemon:
     """Start ``hexvoice serve``; ``activate="a:b"`` runs it under
-    ``systemd-socket-activate`` with those fd names (started on first connect)."""
+    ``systemd-socket-activate`` with those fd names (started on first connect);
+    ``wrap``: a command it runs under (e.g. ``setpriv ...``)."""
     tmp.mkdir(parents=True, exist_ok=True)
     sock_dir = tmp / "run"
     config = write_config(tmp / "config.yaml", voice, sock_dir, **sections)
@@ -216,7 +218,7 @@ def start_daemon(
     child_env = {**voice.env, "NOTIFY_SOCKET": str(notify.path), **(extra_env or {})}
     env = {**os.environ, **child_env}
     log = tmp / "daemon.log"
-    argv = [sys.executable, "-m", "daemon.cli", "serve", "--config", str(config)]
+    argv = [*wrap, sys.executable, "-m", "daemon.cli", "serve", "--config", str(config)]
     if activate is not None:
         sock_dir.mkdir(exist_ok=True)
         prefix = ["systemd-socket-activate", f"--fdname={activate}"]

@@ -4,7 +4,8 @@ Upstream GPT-SoVITS (``librosa.load(sr=...)``) and Qwen3-TTS
 (``create_voice_clone_prompt``) resample reference clips with librosa 0.11's
 default res_type "soxr_hq": soxr at HQ quality, then ``fix_length`` to
 ceil(n * target / rate) samples.  Engines that take a clip call this instead
-of librosa (not on the board); a stream is resampled by ``shaping.py``.
+of librosa (not on the board); a stream is resampled by ``shaping.py``;
+where upstream uses torchaudio's resampler instead, ``sinc.py`` makes the copy.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ segment would outgrow what the prompt bucket holds, it is cut at a pause
 upstream treats the chunks of long audio (own peak, mel floor, prompt,
 decode), and a split-off segment shorter than 0.5 s is zero-padded as
 upstream pads them.  A decode yields partials (the text after ``<asr_text>``
-so far, growing token by token) and one final (upstream's parse).
+so far, growing token by token) and one final (upstream's parse); each names
+the segment's language as upstream does ("English"; None while unknown).
 
 ``feed`` and ``finish`` return generators: the work runs as the host iterates,
 one item per decoded token.  Work left by a generator nobody iterated is done
@@ -32,7 +33,6 @@ from daemon.engines.qwen3asr.encoder import StreamingAudio
 from daemon.engines.qwen3asr.model import Model
 from daemon.engines.qwen3asr.options import Request
 from daemon.engines.qwen3asr.params import ENGINE_ID
-from daemon.engines.qwen3asr.prompt import language_code
 from daemon.engines.qwen3asr.text import (
     ASR_TEXT_TAG,
     TextStream,
@@ -160,7 +160,7 @@ class Qwen3AsrSession:
             pass
         req = self.request
         if seg.audio.frames == 0:  # under one hop of audio: nothing to hear
-            yield Transcript("", True, start_s, end_s, self._code(req.language))
+            yield Transcript("", True, start_s, end_s, req.language)
             return
         inputs = self.model.prepare(seg.audio, req.context, req.language)
         stream = TextStream(self.model.tokenizer)
@@ -173,11 +173,8 @@ class Qwen3AsrSession:
                 if not shown and language is None:  # the meta part is complete
                     language = meta_language(stream.text.partition(ASR_TEXT_TAG)[0])
                 shown = text
-                yield Transcript(text, False, start_s, end_s, self._code(language))
+                yield Transcript(text, False, start_s, end_s, language or None)
         stream.flush()
         parsed = parse(stream.text, req.language)
-        yield Transcript(parsed.text, True, start_s, end_s, self._code(parsed.language))
-
-    @staticmethod
-    def _code(language: str | None) -> str | None:
-        return language_code(language) if language else None
+        language = parsed.language or None
+        yield Transcript(parsed.text, True, start_s, end_s, language)

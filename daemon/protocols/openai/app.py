@@ -42,8 +42,9 @@ from daemon.protocols.openai.requests import (
     sse_done,
 )
 from daemon.protocols.openai.transcriptions import Transcriptions
-from daemon.protocols.openai.voices import Voices
+from daemon.protocols.openai.voices import Voices, api_error
 from daemon.service.admission import Acceptor, Admission, Tracked
+from daemon.service.cloning.clone_rules import VoiceUnusable
 from daemon.service.host import EngineHost
 from daemon.service.jobs import Busy, Job
 
@@ -180,6 +181,8 @@ class _Api:
         except Busy as exc:
             headers = {"Retry-After": str(exc.retry_after)}
             raise ApiError(429, str(exc), code="busy", headers=headers) from None
+        except VoiceUnusable as exc:  # a stored voice its owner fixes: 409
+            raise api_error(exc) from None
         except RequestError as exc:  # unavailable: the service, not the request
             raise ApiError(503, str(exc), code=exc.code) from None
         try:

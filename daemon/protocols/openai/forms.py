@@ -48,6 +48,8 @@ class TranscriptionForm(msgspec.Struct, frozen=True):
     prompt: str | None = None
     response_format: str = DEFAULT_RESPONSE_FORMAT
     stream: str = "false"
+    #: not OpenAI's: the most tokens an autoregressive model may decode
+    max_new_tokens: str | None = None
 
     @property
     def streams(self) -> bool:

@@ -15,6 +15,11 @@ session at a time; the others wait for it) or reaching the NPU worker:
    decoded again (each block in a thread), so a long file streams through the
    engine's encoder windows; the transcripts come back meanwhile.
 
+``language`` is a code or upstream's name in any case, and the response names
+it as daemon/text/languages.py says.  ``max_new_tokens`` (not OpenAI's: the
+SDK sends it in ``extra_body``) is a positive integer passed to the engine,
+which holds it to its own bound when the session opens.
+
 Every refusal is OpenAI's error envelope, its ``param`` the form field (``file``
 for the audio's rate, channels and length: ``file.sample_rate: expected ...``).
 With ``stream=true`` the status line waits for the first transcript, so errors
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Final
 
@@ -36,6 +42,7 @@ from daemon.engine.cancel import Cancelled
 from daemon.engine.requests import (
     BadFormat,
     BadRequest,
+    BadValue,
     RequestError,
     TranscriptionRequest,
     UnknownVoice,
@@ -59,6 +66,8 @@ from daemon.service.jobs import AsrJob, Busy, Unavailable, Voice
 _LOGGER = logging.getLogger(__name__)
 #: Where a ``TranscriptionRequest`` field is on the form (the rest: same name).
 WIRE: Final = {"voice": "model", **audio_files.FIELDS}
+#: A form's integer: ASCII digits only (``int`` also takes "1_000" and "²").
+_DIGITS: Final = re.compile(r"[0-9]+")
 
 
 class Transcriptions:
@@ -99,11 +108,17 @@ class Transcriptions:
         if self.host.state != "ready":
             raise Unavailable(f"service is {self.host.state}")
         f = form.fields
+        extra = _extra(form)
         voice = self._model(f.model, f.language)
         cap = self.host.max_audio_s(voice)
         audio = await asyncio.to_thread(audio_files.read_header, form.file, cap)
         asked = TranscriptionRequest(
-            voice.name, f.language, audio.sample_rate, audio.channels, f.prompt
+            voice.name,
+            f.language,
+            audio.sample_rate,
+            audio.channels,
+            f.prompt,
+            extra=extra,
         )
         self.host.check_session(asked)  # before decoding: header rate, channels
         audio = await asyncio.to_thread(audio_files.scan, audio, cap)
@@ -131,6 +146,17 @@ def _format(form: Form) -> tuple[str, bool]:
         expected = f"one of {list(RESPONSE_FORMATS)}"
         raise refuse(BadFormat, "response_format", expected, fmt)
     return fmt, streams
+
+
+def _extra(form: Form) -> dict[str, int]:
+    """The engine knobs the form carries: ``max_new_tokens`` (a positive
+    integer here; the engine holds it to its own bound when it opens)."""
+    value = form.fields.max_new_tokens
+    if value is None:
+        return {}
+    if not _DIGITS.fullmatch(value.strip()) or int(value) < 1:
+        raise refuse(BadValue, "max_new_tokens", "a positive integer", value)
+    return {"max_new_tokens": int(value)}
 
 
 def _result(

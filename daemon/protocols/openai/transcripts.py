@@ -5,7 +5,9 @@ audio's duration.  Its ``text`` is the segments' texts joined as upstream joins
 its chunks (``stream_text``).  ``json`` is OpenAI's Transcription
 (``{"text", "usage"}``), ``verbose_json`` its TranscriptionVerbose (language,
 duration, segments with id/start/end/text; the fields Whisper fills from its
-decoder's statistics, which these engines do not compute, are zeros), ``text``
+decoder's statistics, which these engines do not compute, are zeros; the
+language is upstream's name, "English", with ``language_code`` "en" beside it:
+daemon/text/languages.py has the rule), ``text``
 the bare text, ``srt``/``vtt`` one cue per segment.  ``stream=true`` sends
 ``transcript.text.delta`` events as the text grows and one
 ``transcript.text.done`` with the whole text (ecosystem.md §2.5).
@@ -20,6 +22,7 @@ from typing import Any, Final
 from aiohttp import web
 
 from daemon.engine.asr import Transcript, stream_text
+from daemon.text.languages import reported
 
 #: OpenAI's ``response_format`` values we answer (not ``diarized_json``).
 RESPONSE_FORMATS: Final = ("json", "text", "verbose_json", "srt", "vtt")
@@ -49,9 +52,11 @@ class Transcription:
         return stream_text(self.segments)
 
     @property
-    def detected_language(self) -> str:
-        found = [t.language for t in self.segments if t.language]
-        return found[0] if found else self.language or ""
+    def languages(self) -> tuple[str, str]:
+        """(names, codes) of the language, as daemon/text/languages.py words
+        them: the segments' merged, else the request's hint ("" for none)."""
+        heard = reported(t.language for t in self.segments)
+        return heard if heard[0] else reported([self.language])
 
     def render(self, fmt: str) -> str:
         """The transcription in ``fmt`` (one of ``RESPONSE_FORMATS``)."""
@@ -71,6 +76,7 @@ class Transcription:
         return {"type": "duration", "seconds": round(self.duration_s, 3)}
 
     def _verbose(self) -> dict[str, Any]:
+        names, codes = self.languages
         segments = [
             {
                 "id": i,
@@ -88,7 +94,8 @@ class Transcription:
         ]
         return {
             "task": "transcribe",
-            "language": self.detected_language,
+            "language": names,
+            "language_code": codes,
             "duration": round(self.duration_s, 3),
             "text": self.text,
             "segments": segments,

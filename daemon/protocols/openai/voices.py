@@ -8,17 +8,22 @@
   a bad request off the NPU worker: the form (caps of forms.py), the name, the
   engine, the clip's header (no audio decoded for a clip that is too long or no
   audio), the decoded clip (too short, NaN, silence), then the registration as a
-  queued job (service/clones.py; its checks: clone_rules.py).  201 with the
-  stored voice.
+  queued job (service/cloning/clones.py; its checks: clone_rules.py).  201 with
+  the stored voice; a name whose stored file is damaged is registered over it.
 - ``GET /v1/voices``: every stored voice, with ``available`` (and ``reason``
-  when a loaded engine cannot speak it).
-- ``DELETE /v1/voices/NAME``: removes one (OpenAI's ``{"id", "object",
-  "deleted": true}``).
+  when a loaded engine cannot speak it, or its file is damaged) and
+  ``verified`` (its file's checksum matched; false for files written before
+  checksums).
+- ``DELETE /v1/voices/NAME``: removes one, damaged or not (OpenAI's ``{"id",
+  "object", "deleted": true}``).
 
 Refusals are OpenAI's envelope: 400 for the request (``param`` the form field),
 404 for an unknown name, 409 for a name taken or a full store (with
 ``x-should-retry: false``: the SDK would retry a 409), 413 for an upload past
-25 MB, 429 busy, 503 when the store cannot be written.
+25 MB, 429 busy, 503 when the store cannot be written.  Speech with a stored
+voice that cannot speak (``VoiceUnusable``) is a 409 too: the request is well
+formed and the service works; the stored voice is in a state its owner fixes
+(registers it again, or deletes it), after which the same request succeeds.
 """
 
 from __future__ import annotations
@@ -45,7 +50,11 @@ from daemon.engine.requests import (
 from daemon.protocols import audio_files
 from daemon.protocols.openai.forms import read_parts
 from daemon.protocols.openai.requests import ApiError, job_error
-from daemon.service.clone_rules import StoreFull, VoiceExists
+from daemon.service.cloning.clone_rules import (
+    StoreFull,
+    VoiceExists,
+    VoiceUnusable,
+)
 from daemon.service.host import EngineHost
 from daemon.service.jobs import Busy
 
@@ -147,8 +156,8 @@ def api_error(exc: Exception) -> ApiError:
         path = WIRE.get(exc.field, exc.field) if exc.field else None
         param = path.split(".")[0] if path else None
         return ApiError(400, exc.at(path), param, exc.code)
-    if isinstance(exc, VoiceExists | StoreFull):
-        param = "name" if isinstance(exc, VoiceExists) else None
+    if isinstance(exc, VoiceExists | StoreFull | VoiceUnusable):
+        param = {VoiceExists: "name", VoiceUnusable: "voice"}.get(type(exc))
         return ApiError(409, str(exc), param, exc.code, _NO_RETRY)
     if isinstance(exc, Busy):
         headers = {"Retry-After": str(exc.retry_after)}

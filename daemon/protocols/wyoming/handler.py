@@ -48,7 +48,7 @@ from daemon.protocols.wyoming.input import (
     Timeouts,
     peer_closed,
 )
-from daemon.protocols.wyoming.listen import Listener
+from daemon.protocols.wyoming.listen import INPUT_ENDED, Listener
 from daemon.protocols.wyoming.playback import play
 from daemon.protocols.wyoming.requests import (
     error_event,
@@ -113,6 +113,7 @@ class WyomingHandler(AsyncEventHandler):
         self._job: Job | None = None
         self._listen = Listener(host, self.write_event)
         self._gone = False
+        self._ended = INPUT_ENDED  # how the input ended, for what it leaves unanswered
 
     async def run(self) -> None:
         sender = asyncio.create_task(self._send_loop())
@@ -124,7 +125,8 @@ class WyomingHandler(AsyncEventHandler):
             if self._gone:
                 self._listen.cancel("client disconnected")
             self._work.put_nowait(_CLOSE)
-            await asyncio.gather(sender, self._listen.close(), return_exceptions=True)
+            listen = self._listen.close(None if self._gone else self._ended)
+            await asyncio.gather(sender, listen, return_exceptions=True)
             self.writer.close()
 
     def busy(self) -> bool:
@@ -151,6 +153,7 @@ class WyomingHandler(AsyncEventHandler):
                 event = await async_read_event(self._guard)  # type: ignore[arg-type]
             except Idle as exc:
                 _LOGGER.debug("wyoming client %s; closing", exc)
+                self._ended = str(exc)
                 return
             except FramingError as exc:
                 return await self._fatal(str(exc))

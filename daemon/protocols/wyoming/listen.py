@@ -2,19 +2,27 @@
 ``audio-start`` / ``audio-chunk``* / ``audio-stop`` → ``transcript``.
 
 ``transcribe`` may name a model or a program (``info``'s ``asr[].name``, one
-per ASR engine).  ``audio-start`` opens a transcription session (its format
-checked by the one check: 8..192 kHz, 1..8 channels, 16-bit); each
-``audio-chunk`` is fed to the session as it arrives (s16le interleaved →
-float32 ``[n, channels]``), so the engine works while the user still speaks.
-A relay task streams what the session hears back: ``transcript-start`` at
-once, a ``transcript-chunk`` per growth of the text (the finals so far plus
-the open partial: chunks only append, and join up to the transcript), then
-after ``audio-stop`` the ``transcript`` (the whole text, with its language)
-and ``transcript-stop``.
+per ASR engine); its model and language are checked when it arrives, so a
+refusal (no such model, none loaded at all) is heard before any audio.
+``audio-start`` opens a transcription session (its format checked by the one
+check: 8..192 kHz, 1..8 channels, 16-bit) and is answered by
+``transcript-start`` at once; each ``audio-chunk`` is fed to the session as it
+arrives (s16le interleaved → float32 ``[n, channels]``), so the engine works
+while the user still speaks.  A relay task streams what the session hears: a
+``transcript-chunk`` per growth of the text (the finals so far plus the open
+partial: chunks only append, and join up to the transcript), then after
+``audio-stop`` the ``transcript`` (the whole text, with its language) and
+``transcript-stop``.  A ``transcribe`` whose ``audio-stop`` came with no
+``audio-start`` gets the same three events with an empty text (as
+wyoming-faster-whisper answers a stop without audio); an ``audio-stop`` that
+nothing asked for is ignored.
 
-A bad cycle gets one ``error`` event (its field named as on the wire) and the
-session is cancelled; the cycle's later chunks are dropped until its
-``audio-stop``, and the connection serves the next cycle as usual.
+Every request gets one answer, in the order asked: the transcript, or one
+``error`` (its field named as on the wire), after which its cycle sends
+nothing: the session is cancelled and the cycle's later chunks are dropped
+until its ``audio-stop``; the connection serves the next cycle as usual.  An
+answer for a new cycle waits for the last transcript to be sent.  Input that
+ends (or idles) before an asked-for ``audio-stop`` is refused as well.
 """
 
 from __future__ import annotations
@@ -25,31 +33,48 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-import numpy as np
 from wyoming.asr import Transcript, TranscriptChunk, TranscriptStart, TranscriptStop
 from wyoming.error import Error
-from wyoming.event import Event
+from wyoming.event import Event, Eventable
 
 from daemon.engine.cancel import Cancelled
-from daemon.engine.requests import BadRequest, BadValue, Found, RequestError, refuse
+from daemon.engine.requests import (
+    MIN_ASR_RATE,
+    BadRequest,
+    RequestError,
+    UnknownVoice,
+)
 from daemon.protocols.wyoming.requests import (
     ASR_WIRE,
+    SAMPLE_WIDTH,
     AudioFormat,
     TranscribeData,
     audio_format,
+    chunk_samples,
     error_event,
     transcribe_data,
     transcription_request,
 )
-from daemon.service.host import EngineHost
+from daemon.service.host import EngineHost, capabilities
 from daemon.service.jobs import AsrJob, outcome
+from daemon.text.languages import transcript_language
 
 _LOGGER = logging.getLogger(__name__)
-#: Full scale of a 16-bit sample: int16 / 32768 lies in [-1, 1).
-INT16_SCALE: Final = 32768.0
 PROTOCOL: Final = "wyoming"
+#: The refusal of a service whose voices all speak (``info`` lists no asr).
+NO_MODEL: Final = "no speech-recognition model is loaded: this service only speaks"
+INPUT_ENDED: Final = "input ended"
 
 Write = Callable[[Event], Awaitable[None]]
+
+
+@dataclass(eq=False)
+class _Ask:
+    """One ``transcribe``, for the next cycle."""
+
+    data: dict[str, Any]
+    checked: TranscribeData | None = None  # None: not checked (came mid-cycle)
+    refused: bool = False  # its error was its answer: its cycle stays silent
 
 
 @dataclass(eq=False)
@@ -59,9 +84,9 @@ class _Cycle:
     format: AudioFormat | None
     job: AsrJob | None = None
     relay: asyncio.Task[None] | None = None
-    #: refused (its error was sent): its chunks are dropped until audio-stop
-    failed: bool = False
-    stopped: bool = False  # audio-stop came; the relay sends the transcript
+    #: its last word (transcript-stop or an error) was sent, or the client left:
+    #: nothing more is sent, its chunks are dropped until audio-stop
+    answered: bool = False
 
 
 class Listener:
@@ -69,119 +94,204 @@ class Listener:
 
     def __init__(self, host: EngineHost, write: Write) -> None:
         self._host, self._write = host, write
-        self._asked: TranscribeData | None = None  # the last transcribe
-        self._cycle: _Cycle | None = None
-        self._last: asyncio.Task[None] | None = None  # a relay still finishing
+        self._asked: _Ask | None = None  # the last transcribe, not yet answered
+        self._cycle: _Cycle | None = None  # between audio-start and audio-stop
+        self._last: _Cycle | None = None  # the last one with a relay
 
     @property
     def busy(self) -> bool:
         """A session is open or its transcript still being sent."""
-        open_ = self._cycle is not None and not self._cycle.failed
-        return open_ or (self._last is not None and not self._last.done())
+        open_ = self._cycle is not None and not self._cycle.answered
+        return open_ or self._relaying()
 
     async def transcribe(self, data: dict[str, Any]) -> None:
-        try:
-            self._asked = transcribe_data(data)
-        except BadRequest as exc:
-            self._asked = None
-            await self._refuse(exc)
+        self._asked = _Ask(data)
+        if self._cycle is None:  # mid-cycle: checked when the next one begins
+            await self._check(self._asked)
 
     async def start(self, data: dict[str, Any]) -> None:
-        if self._cycle is not None and not self._cycle.stopped:
+        if self._cycle is not None:
             await self._fail(self._cycle, "audio-start while a transcription is open")
-        if self._last is not None:  # one transcript after the other
-            await asyncio.gather(self._last, return_exceptions=True)
-        asked, self._asked = self._asked, None  # a transcribe is for one cycle
+        ask = await self._take()
+        self._cycle = _Cycle(None, answered=True)  # refused unless it opens below
+        if ask is not None and ask.refused:
+            return
+        asked = ask.checked if ask is not None else None
         try:
+            self._require_model()
             f = audio_format(data)
-            request = transcription_request(self._model(asked), f)
+            request = transcription_request(asked, f)
             job = self._host.open_session(request, PROTOCOL)
         except RequestError as exc:
-            self._cycle = _Cycle(None, failed=True)
             await self._refuse(exc)
             return
         cycle = self._cycle = _Cycle(f, job)
-        cycle.relay = self._last = asyncio.create_task(self._relay(cycle, asked))
+        language = asked.language if asked is not None else None
+        start = TranscriptStart(language=transcript_language(language))
+        await self._write(start.event())  # first
+        cycle.relay = asyncio.create_task(self._relay(cycle, language))
+        self._last = cycle
 
     async def chunk(self, data: dict[str, Any], payload: bytes | None) -> None:
         cycle = self._cycle
-        if cycle is None or cycle.stopped:
-            self._cycle = _Cycle(None, failed=True)  # one error, not one per chunk
-            await self._refuse(BadRequest("audio-chunk before audio-start"))
+        if cycle is None:
+            ask = await self._take()
+            self._cycle = _Cycle(None, answered=True)  # one error, not one per chunk
+            if ask is None or not ask.refused:
+                await self._refuse(BadRequest("audio-chunk before audio-start"))
             return
-        if cycle.failed or cycle.job is None or cycle.format is None:
+        if cycle.answered or cycle.job is None or cycle.format is None:
             return
         try:
-            pcm = _samples(cycle.format, audio_format(data), payload or b"")
+            pcm = chunk_samples(cycle.format, audio_format(data), payload or b"")
             await cycle.job.feed(pcm)
         except BadRequest as exc:
             await self._fail(cycle, exc)
         except (Cancelled, RequestError):
             return  # the session ended; the relay says how
-        except RuntimeError as exc:  # SessionFinished: after audio-stop
+        except RuntimeError as exc:  # SessionFinished: the session ended by itself
             _LOGGER.debug("wyoming: dropping audio: %s", exc)
 
     async def stop(self) -> None:
         cycle, self._cycle = self._cycle, None
-        if cycle is None or cycle.failed or cycle.job is None:
-            return  # a refused cycle ends here: its error was sent
-        cycle.stopped = True
-        try:
-            cycle.job.finish()
-        except (Cancelled, RequestError, RuntimeError):
-            pass  # ended already: the relay says how
+        if cycle is not None:
+            if not cycle.answered and cycle.job is not None:
+                try:
+                    cycle.job.finish()
+                except (Cancelled, RequestError, RuntimeError):
+                    pass  # ended already: the relay says how
+            if self._asked is not None:  # came mid-cycle: answerable now
+                await self._check(self._asked)
+            return
+        ask = await self._take()
+        if ask is None:
+            _LOGGER.debug("wyoming: audio-stop with nothing to answer")
+        elif not ask.refused:  # asked, and no audio came
+            hint = ask.checked.language if ask.checked is not None else None
+            language = transcript_language(hint)
+            await self._write(TranscriptStart(language=language).event())
+            await self._write(Transcript(text="", language=language).event())
+            await self._write(TranscriptStop().event())
 
     def cancel(self, reason: str) -> None:
-        """The client left: stop its session within one graph call."""
-        cycle = self._cycle
-        if cycle is not None and cycle.job is not None:
-            self._host.cancel(cycle.job, reason)
+        """The client left: stop its sessions within one graph call."""
+        for cycle in (self._cycle, self._last):
+            if cycle is not None:
+                cycle.answered = True
+                if cycle.job is not None:
+                    self._host.cancel(cycle.job, reason)
 
-    async def close(self) -> None:
-        """Wait for the last relay (its session ended or was cancelled)."""
-        if self._last is not None:
-            await asyncio.gather(self._last, return_exceptions=True)
+    async def close(self, ended: str | None = INPUT_ENDED) -> None:
+        """The input ended (``ended`` says how; None: the client left): one
+        error for what is still unanswered; then wait for the last relay."""
+        cycle, ask = self._cycle, self._asked
+        open_ = cycle is not None and not cycle.answered
+        if ended is not None and (open_ or (ask is not None and not ask.refused)):
+            problem = f"{ended} before audio-stop"
+            try:
+                if cycle is not None and open_:
+                    await self._fail(cycle, problem)
+                else:
+                    await self._quiet()
+                    await self._refuse(BadRequest(problem))
+            except ConnectionError:
+                pass
+        await self._quiet()
 
-    async def _relay(self, cycle: _Cycle, asked: TranscribeData | None) -> None:
+    async def _relay(self, cycle: _Cycle, language: str | None) -> None:
         job = cycle.job
         assert job is not None
         try:
-            await self._send(cycle, job, asked.language if asked else None)
+            await self._send(cycle, job, language)
         except ConnectionError:  # the client left: its session stops
             self._host.cancel(job, "client disconnected")
         finally:
-            cycle.failed = True
+            cycle.answered = True
 
     async def _send(self, cycle: _Cycle, job: AsrJob, language: str | None) -> None:
         done = shown = ""  # the finals' text; what the client was sent
+        heard: list[str | None] = []  # the language each transcript names
         try:
-            await self._write(TranscriptStart(language=language).event())
             async for t in job:
-                if cycle.failed:  # refused meanwhile: its error was the last word
-                    return
-                language = t.language or language
+                heard.append(t.language)
                 text = done + t.text
                 done = text if t.final else done
                 if len(text) > len(shown) and text.startswith(shown):
-                    await self._write(TranscriptChunk(text[len(shown) :]).event())
+                    if not await self._emit(cycle, TranscriptChunk(text[len(shown) :])):
+                        return  # refused meanwhile: its error was the last word
                     shown = text
         except RequestError as exc:
-            if not cycle.failed:
-                await self._write(error_event(exc, ASR_WIRE))
+            await self._emit(cycle, error_event(exc, ASR_WIRE), last=True)
             return
         except Cancelled as exc:
-            if not cycle.failed:
-                await self._write(Error(text=str(exc), code=outcome(exc)).event())
+            error = Error(text=str(exc), code=outcome(exc))
+            await self._emit(cycle, error, last=True)
             return
         if len(done) > len(shown) and done.startswith(shown):
-            await self._write(TranscriptChunk(done[len(shown) :]).event())
-        await self._write(Transcript(text=done, language=language).event())
-        await self._write(TranscriptStop().event())
+            await self._emit(cycle, TranscriptChunk(done[len(shown) :]))
+        named = transcript_language(language, heard)
+        await self._emit(cycle, Transcript(text=done, language=named))
+        await self._emit(cycle, TranscriptStop(), last=True)
 
-    def _model(self, asked: TranscribeData | None) -> TranscribeData | None:
+    async def _emit(
+        self, cycle: _Cycle, event: Event | Eventable, last: bool = False
+    ) -> bool:
+        """Send ``event`` of ``cycle`` unless the cycle was answered already.
+        The check and the write's buffering happen in one step of the loop,
+        so nothing of a cycle can follow its error."""
+        if cycle.answered:
+            return False
+        cycle.answered = last
+        await self._write(event if isinstance(event, Event) else event.event())
+        return True
+
+    def _relaying(self) -> bool:
+        relay = self._last.relay if self._last is not None else None
+        return relay is not None and not relay.done()
+
+    async def _quiet(self) -> None:
+        """Wait until the last transcript was sent: answers go in order."""
+        relay = self._last.relay if self._last is not None else None
+        if relay is not None:
+            await asyncio.gather(relay, return_exceptions=True)
+
+    async def _take(self) -> _Ask | None:
+        """The transcribe for the cycle beginning now, checked (after the last
+        transcript was sent, so a refusal follows it)."""
+        await self._quiet()
+        ask, self._asked = self._asked, None
+        if ask is not None:
+            await self._check(ask)
+        return ask
+
+    async def _check(self, ask: _Ask) -> None:
+        """Check ``ask``'s model and language now (once): a refusal is sent."""
+        if ask.checked is not None or ask.refused:
+            return
+        try:
+            asked = self._model(transcribe_data(ask.data))
+            self._require_model()
+            # The audio's own format is checked at audio-start; until then, a
+            # rate the model takes, so only the name and the language count.
+            voice = self._host.resolve(asked.name, asked.language, "asr")
+            rate = (capabilities(voice).sample_rates_in or (MIN_ASR_RATE,))[0]
+            probe = AudioFormat(rate, SAMPLE_WIDTH, 1)
+            self._host.check_session(transcription_request(asked, probe))
+            ask.checked = asked
+        except RequestError as exc:
+            ask.refused = True
+            await self._quiet()
+            await self._refuse(exc)
+
+    def _require_model(self) -> None:
+        voices = self._host.voices.values()
+        if voices and all(v.task != "asr" for v in voices):
+            raise UnknownVoice(NO_MODEL)
+
+    def _model(self, asked: TranscribeData) -> TranscribeData:
         """``asked`` with a program's name (``describe`` lists one per ASR
         engine) read as that engine's first model: clients may name either."""
-        if asked is None or not asked.name or asked.name in self._host.voices:
+        if not asked.name or asked.name in self._host.voices:
             return asked
         for v in self._host.voices.values():
             if v.task == "asr" and v.engine_id == asked.name:
@@ -190,8 +300,10 @@ class Listener:
 
     async def _fail(self, cycle: _Cycle, problem: BadRequest | str) -> None:
         """Refuse the rest of ``cycle``: one error, its session cancelled."""
+        if cycle.answered:
+            return
         exc = BadRequest(problem) if isinstance(problem, str) else problem
-        cycle.failed = True
+        cycle.answered = True
         if cycle.job is not None:
             self._host.cancel(cycle.job, str(exc))
         await self._refuse(exc)
@@ -200,19 +312,3 @@ class Listener:
         if isinstance(exc, BadRequest):
             self._host.metrics.request(PROTOCOL, "bad_request")
         await self._write(error_event(exc, ASR_WIRE))
-
-
-def _samples(opened: AudioFormat, got: AudioFormat, payload: bytes) -> np.ndarray:
-    """An ``audio-chunk``'s s16le payload as float32 ``[n, channels]`` (``[n]``
-    for mono); its format must be audio-start's."""
-    for name in ("rate", "width", "channels"):
-        want, found = getattr(opened, name), getattr(got, name)
-        if want != found:
-            raise refuse(BadValue, name, f"{want} (as in audio-start)", found)
-    frame = got.width * got.channels
-    if len(payload) % frame:
-        found = Found(f"{len(payload)} bytes")
-        expected = f"whole frames of {frame} bytes ({got.channels} x 16-bit)"
-        raise refuse(BadValue, "payload", expected, found)
-    pcm = np.frombuffer(payload, "<i2").astype(np.float32) / INT16_SCALE
-    return pcm if got.channels == 1 else pcm.reshape(-1, got.channels)

@@ -1,6 +1,7 @@
 """Wyoming's request side: ``synthesize`` and ``synthesize-start`` data as
 ``SynthesisRequest``\\ s, ``transcribe`` + ``audio-start`` data as a
-``TranscriptionRequest``, and refusals as ``error`` events.
+``TranscriptionRequest``, ``audio-chunk`` payloads as samples, and refusals as
+``error`` events.
 
 The event data is read by the one typed reader (types only); the host checks
 the request once, against the voice's capabilities, before queueing
@@ -13,12 +14,14 @@ from __future__ import annotations
 from typing import Any, Final
 
 import msgspec
+import numpy as np
 from wyoming.error import Error
 from wyoming.event import Event
 
 from daemon.engine.requests import (
     BadRequest,
     BadValue,
+    Found,
     RequestError,
     SynthesisRequest,
     TranscriptionRequest,
@@ -37,6 +40,8 @@ ASR_WIRE: Final = {"voice": "name", "sample_rate": "rate"}
 #: Sample width (bytes) the audio events may carry: s16le, as every Wyoming
 #: microphone and satellite sends (Home Assistant: 16 kHz / 16-bit / mono).
 SAMPLE_WIDTH: Final = 2
+#: Full scale of a 16-bit sample: int16 / 32768 lies in [-1, 1).
+INT16_SCALE: Final = 32768.0
 
 
 class VoiceData(msgspec.Struct, frozen=True):
@@ -95,6 +100,22 @@ def transcription_request(
     return TranscriptionRequest(
         t.name or None, t.language or None, sample_rate=f.rate, channels=f.channels
     )
+
+
+def chunk_samples(opened: AudioFormat, got: AudioFormat, payload: bytes) -> np.ndarray:
+    """An ``audio-chunk``'s s16le payload as float32 ``[n, channels]`` (``[n]``
+    for mono); its format must be audio-start's."""
+    for name in ("rate", "width", "channels"):
+        want, found = getattr(opened, name), getattr(got, name)
+        if want != found:
+            raise refuse(BadValue, name, f"{want} (as in audio-start)", found)
+    frame = got.width * got.channels
+    if len(payload) % frame:
+        found = Found(f"{len(payload)} bytes")
+        expected = f"whole frames of {frame} bytes ({got.channels} x 16-bit)"
+        raise refuse(BadValue, "payload", expected, found)
+    pcm = np.frombuffer(payload, "<i2").astype(np.float32) / INT16_SCALE
+    return pcm if got.channels == 1 else pcm.reshape(-1, got.channels)
 
 
 def synthesize_request(data: dict[str, Any]) -> SynthesisRequest:

@@ -9,9 +9,10 @@ Per aux reference, what upstream's TTS._get_ref_spec + decode compute:
 - a clip of the training folder (a name or path in ``5-wav32k/``): its 32 kHz
   audio, peak-limited like ``--ref``'s, and the speaker embedding upstream's
   dataset preparation stored in ``7-sv_cn/<clip>.pt`` (2-get-sv.py);
-- any other audio file: resampled to 32 kHz (soxr HQ; upstream uses
-  torchaudio's sinc resampler) and peak-limited, its 16 kHz copy through the
-  Kaldi fbank and ERes2NetV2 of ``--sv CKPT`` (sv.py compute_embedding3);
+- any other audio file: resampled to 32 kHz and peak-limited, its 16 kHz copy
+  through the Kaldi fbank and ERes2NetV2 of ``--sv CKPT`` (sv.py
+  compute_embedding3); both copies by torchaudio's sinc resampler as upstream,
+  the runtime's own (reference/audio.py spec_copy, sv_copy);
   without ``--sv`` such a clip is refused, naming the flag.
 
 Then ge = PReLU(ref_enc(spec) + sv_emb(sv)) of each (SovitsModel.global_embedding).
@@ -31,12 +32,10 @@ import numpy as np
 import soundfile as sf
 import torch
 
-from daemon.engines.gptsovits.reference.audio import check_pcm, peak_limited, resample
+from daemon.engines.gptsovits.reference.audio import check_pcm, spec_copy, sv_copy
 from daemon.engines.gptsovits.reference.aux import Style, mean_style
 from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
-from daemon.engines.gptsovits.reference.params import HUBERT_RATE
 from scripts.common.parity import rel_error
-from scripts.gsv.export.shapes import SAMPLE_RATE
 from scripts.gsv.models.sovits import SovitsModel
 from scripts.gsv.pipeline.refs import (
     SV_DIR,
@@ -136,8 +135,8 @@ def _file(ref: AuxRef, sv_model: torch.nn.Module) -> tuple[np.ndarray, torch.Ten
         pcm = check_pcm(pcm.mean(axis=1), int(rate), what)
     except ValueError as exc:
         raise TrainingFolderError(str(exc)) from exc
-    audio = peak_limited(resample(pcm, int(rate), SAMPLE_RATE))
-    fbank = kaldi_fbank(resample(audio, SAMPLE_RATE, HUBERT_RATE))
+    audio = spec_copy(pcm, int(rate))
+    fbank = kaldi_fbank(sv_copy(audio))
     with torch.no_grad():
         sv = sv_model(torch.from_numpy(fbank)[None])
     return audio, sv

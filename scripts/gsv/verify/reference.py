@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from daemon.engines.gptsovits.reference.audio import SPEC_RATE, resample
-from daemon.engines.gptsovits.reference.fbank import FBANK_RATE, kaldi_fbank
+from daemon.engines.gptsovits.reference.audio import SPEC_RATE, sv_copy
+from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
 from daemon.engines.gptsovits.reference.params import ReferenceParams
 from daemon.engines.gptsovits.reference.spectrogram import linear_spectrogram
 from daemon.engines.gptsovits.reference.style import Style
@@ -78,7 +78,7 @@ def gate_reference_cpu(
     """sv, then ref_enc (fed our own sv embedding and, separately, torch's),
     each against torch on the unpadded features."""
     clip = probe_clip(seconds)
-    wav16 = resample(clip, SPEC_RATE, FBANK_RATE)
+    wav16 = sv_copy(clip)
     spec = linear_spectrogram(clip)
     style = _style(ref_onnx, sv_onnx, rp)
     with torch.no_grad():

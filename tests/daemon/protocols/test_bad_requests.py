@@ -102,11 +102,13 @@ ROWS = [
         "expected no speaker (the voice has a single speaker), found '0'"),
     Bad("no voice speaks the language", {"text": "hi", "voice": {"language": "xx"}},
         None, "unsupported_language", ("voice.language", ""),
-        "expected a language a loaded voice speaks, one of ['en_US'], found 'xx'"),
+        "expected a language a loaded voice speaks, one of ['en_US'] (or the name, "
+        "any case: ['English']), found 'xx'"),
     Bad("the voice does not speak the language",
         {"text": "hi", "voice": {"name": "tone", "language": "de_DE"}}, None,
         "unsupported_language", ("voice.language", ""),
-        "expected one of ['en_US'], found 'de_DE'"),
+        "expected one of ['en_US'] (or the name, any case: ['English']), found "
+        "'de_DE'"),
     Bad("speed 0", None, {"speed": 0}, "invalid_value", ("", "speed"),
         f"expected {SPEED_RANGE}, found 0"),
     Bad("speed 9", None, {"speed": 9}, "invalid_value", ("", "speed"),
@@ -320,6 +322,8 @@ SOLO = Capabilities("tts", ("en_US",), 16000, max_input=LIMIT)
 FIXED = Capabilities("tts", ("zh",), 32000, speed_range=None, max_input=math.inf)
 ASR = Capabilities("asr", ("en",), sample_rates_in=(16000,), max_input=30.0)
 ANY_RATE = Capabilities("asr", ("en",), max_input=30.0)
+#: A refusal of a language lists the codes and the names a request may use.
+NAMED = "expected one of ['en'] (or the name, any case: ['English']), found"
 
 
 @pytest.mark.parametrize(
@@ -349,6 +353,8 @@ ANY_RATE = Capabilities("asr", ("en",), max_input=30.0)
         (TranscriptionRequest(sample_rate=7999), ANY_RATE, BadValue, "[8000, 192000]"),
         (TranscriptionRequest(sample_rate=True), ANY_RATE, BadValue, "found True"),  # type: ignore[arg-type]
         (TranscriptionRequest(language="fr"), ASR, UnknownLanguage, "found 'fr'"),
+        (TranscriptionRequest(language="Klingon"), ASR, UnknownLanguage, NAMED),
+        (TranscriptionRequest(language="French"), ASR, UnknownLanguage, "'French'"),
         (TranscriptionRequest(prompt="a\x00"), ASR, BadText, "NUL"),
     ],
 )
@@ -367,6 +373,9 @@ def test_the_one_check(request_, caps, error, message):
         (SynthesisRequest(None, voice="tone"), TONE),  # a stream's opening
         (SynthesisRequest("你好", speed=1.0), FIXED),
         (TranscriptionRequest(language="en_US", prompt="Hexvoice"), ASR),
+        (TranscriptionRequest(language="English"), ASR),  # upstream's names,
+        (TranscriptionRequest(language="eNGLISH"), ASR),  # in any case
+        (TranscriptionRequest(language="en-GB"), ASR),
         (TranscriptionRequest(sample_rate=192000, channels=8), ANY_RATE),
         (TranscriptionRequest(sample_rate=8000, channels=1), ANY_RATE),
     ],

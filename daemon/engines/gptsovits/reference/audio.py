@@ -1,16 +1,18 @@
 """A reference clip made ready for the reference-side graphs, as upstream's
-``TTS.py`` prepares it (shared/docs/gpt-sovits-v2pro.md §1.4):
+``TTS.py`` prepares it, each copy with upstream's own resampler:
 
 - HuBERT: the clip at 16 kHz as ``librosa.load(path, sr=16000)`` gives it
   (soxr HQ, then cut or zero-padded to ceil(n * 16000 / rate)); the 3..10 s
   bounds hold on this copy (``_set_prompt_semantic``);
-- spectrogram: the clip at 32 kHz (``_get_ref_spec``), then divided by
-  min(2, peak) when its peak exceeds 1;
-- sv: that peak-limited 32 kHz copy back at 16 kHz.  Upstream resamples with
-  torchaudio's sinc resampler here; we use soxr HQ for both (torch is not on
-  the board), a difference below the sv graph's own tolerance.
+- spectrogram: the clip as ``torchaudio.load`` reads it, at 32 kHz by
+  ``torchaudio.transforms.Resample`` when at another rate (``_get_ref_spec``),
+  then divided by min(2, peak) when its peak exceeds 1;
+- sv: that peak-limited 32 kHz copy at 16 kHz, by ``Resample(32000, 16000)``
+  again (``_get_ref_spec``'s v2Pro branch).
 
-Upstream downmixes a stereo file by its mean; the service hands us mono.
+The torchaudio copies come from daemon/engine/audio/sinc.py, its arithmetic
+in numpy.  Upstream downmixes a stereo file by its mean; the service hands us
+mono.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from typing import Final
 import numpy as np
 
 from daemon.engine.audio.resample import resample
+from daemon.engine.audio.sinc import sinc_resample
+from daemon.engines.gptsovits.reference.fbank import FBANK_RATE
 from daemon.engines.gptsovits.reference.params import (
     HUBERT_RATE,
     MAX_REF_SECONDS,
@@ -38,6 +42,18 @@ PEAK_LIMIT: Final = 2.0
 def peak_limited(pcm: np.ndarray) -> np.ndarray:
     peak = float(np.max(np.abs(pcm), initial=0.0))
     return pcm / min(PEAK_LIMIT, peak) if peak > 1.0 else pcm
+
+
+def spec_copy(pcm: np.ndarray, rate: int) -> np.ndarray:
+    """The spectrogram's input: ``pcm`` (float32 mono, as checked) at 32 kHz
+    by torchaudio's resampler, peak-limited (``_get_ref_spec``)."""
+    return peak_limited(sinc_resample(pcm, int(rate), SPEC_RATE))
+
+
+def sv_copy(spec32k: np.ndarray) -> np.ndarray:
+    """The fbank's input: the peak-limited 32 kHz copy at 16 kHz by
+    torchaudio's resampler (``_get_ref_spec``, v2Pro)."""
+    return sinc_resample(spec32k, SPEC_RATE, FBANK_RATE)
 
 
 @dataclass(frozen=True)
@@ -91,8 +107,8 @@ def prepare(
             f"{MIN_REF_SECONDS:g}-{longest:g} s "
             "(upstream: 参考音频在3~10秒范围外)"
         )
-    s32 = peak_limited(resample(pcm, int(rate), SPEC_RATE))
-    return Clip(h16, s32, resample(s32, SPEC_RATE, HUBERT_RATE))
+    s32 = spec_copy(pcm, int(rate))
+    return Clip(h16, s32, sv_copy(s32))
 
 
 def prepare_aux(
@@ -103,11 +119,11 @@ def prepare_aux(
     3..10 s: the static ``ref_enc``/``sv`` windows end at 10 s, and the
     service's bounds (``Cloning``) apply to every clip it takes."""
     pcm = check_pcm(audio, rate, what)
-    s32 = peak_limited(resample(pcm, int(rate), SPEC_RATE))
+    s32 = spec_copy(pcm, int(rate))
     if not MIN_REF_SECONDS * SPEC_RATE <= len(s32) <= longest * SPEC_RATE:
         raise ValueError(
             f"{what}: {len(s32) / SPEC_RATE:.2f} s; an aux clip must be "
             f"{MIN_REF_SECONDS:g}-{longest:g} s"
         )
     empty = np.zeros(0, np.float32)
-    return Clip(empty, s32, resample(s32, SPEC_RATE, HUBERT_RATE))
+    return Clip(empty, s32, sv_copy(s32))

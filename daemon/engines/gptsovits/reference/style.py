@@ -1,8 +1,9 @@
 """A reference clip's style: ``ge`` (after PReLU) and ``ge512``, on the NPU graphs
 ``sv`` and ``ref_enc`` (shared/docs/gpt-sovits-v2pro.md §1.4 b, §5.2 step 1, §5.4):
 
-1. the peak-limited 32 kHz clip back at 16 kHz (reference/audio.py's resampler),
-   its Kaldi fbank -> ``sv`` -> the ERes2NetV2 embedding [1, sv_dim];
+1. the peak-limited 32 kHz clip at 16 kHz (reference/audio.py ``sv_copy``:
+   torchaudio's sinc resampler, as upstream), its Kaldi fbank -> ``sv`` -> the
+   ERes2NetV2 embedding [1, sv_dim];
 2. the 32 kHz clip's linear spectrogram, lowest 704 bins -> ``ref_enc`` with that
    embedding -> ge [1, gin, 1], ge512 [1, mrte, 1].
 
@@ -20,7 +21,7 @@ import numpy as np
 from daemon.engine.ar.bound import BoundGraph
 from daemon.engine.bundles.manifest import BundleError
 from daemon.engine.cancel import CancelToken
-from daemon.engines.gptsovits.reference.audio import SPEC_RATE, resample
+from daemon.engines.gptsovits.reference.audio import sv_copy
 from daemon.engines.gptsovits.reference.fbank import FBANK_RATE, MEL_BINS, kaldi_fbank
 from daemon.engines.gptsovits.reference.params import ReferenceParams
 from daemon.engines.gptsovits.reference.spectrogram import linear_spectrogram
@@ -119,5 +120,5 @@ class Style:
         self, audio32k: np.ndarray, cancel: CancelToken | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """(ge [1, gin, 1], ge512 [1, mrte, 1]) of a peak-limited 32 kHz clip."""
-        emb = self.embedding(resample(audio32k, SPEC_RATE, FBANK_RATE), cancel)
+        emb = self.embedding(sv_copy(audio32k), cancel)
         return self.style(linear_spectrogram(audio32k), emb, cancel)

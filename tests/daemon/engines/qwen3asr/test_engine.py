@@ -156,7 +156,7 @@ def test_forced_language(cpu: LocalEngine) -> None:
         "language English<asr_text>"
     )
     out = run(cpu.engine, x, language="en_US")
-    assert {t.language for t in out} == {"en"}
+    assert {t.language for t in out} == {"English"}  # upstream's name, as it says
     assert finals(out)[0].text == expected(cpu.engine, x, "English")
 
 

@@ -82,7 +82,8 @@ def test_sdk_verbose_json_has_segments(sdk: openai.OpenAI):
         response_format="verbose_json",
         language="en",
     )
-    assert out.text == TEXT and out.language == "en"
+    assert out.text == TEXT and out.language == "English"  # upstream's name
+    assert (out.model_extra or {}).get("language_code") == "en"
     assert out.duration == pytest.approx(2.2)
     got = [(s.id, round(s.start, 6), round(s.end, 6), s.text) for s in out.segments]
     want = [(i, a, b, f"speech {a:.2f}-{b:.2f}") for i, (a, b) in enumerate(SEGMENTS)]

@@ -37,8 +37,23 @@ def test_verbose_json_reports_the_detected_language_and_segments():
         (0, 0.0, 1.25, "你好。"),
         (1, 3661.5, 3662.0, " 世界"),
     ]
+    assert out["language_code"] == "zh"
     hinted = Transcription((), 1.0, language="en")
-    assert json.loads(hinted.render("verbose_json"))["language"] == "en"
+    out = json.loads(hinted.render("verbose_json"))
+    assert (out["language"], out["language_code"]) == ("English", "en")
+
+
+def test_segments_languages_merge_as_upstream_merges_chunks():
+    """qwen-asr's merge_languages: empty ones skipped, a run kept once; a
+    detected language wins over the request's hint; codes spelled as names."""
+    langs = ["Chinese", None, "Chinese", "English", "", "en", "Chinese"]
+    segments = tuple(_final("x", i, i + 1.0, lang) for i, lang in enumerate(langs))
+    out = json.loads(Transcription(segments, 8.0, "fr").render("verbose_json"))
+    assert out["language"] == "Chinese,English,Chinese"
+    assert out["language_code"] == "zh,en,zh"
+    silent = Transcription((_final("", 0.0, 1.0),), 1.0)
+    out = json.loads(silent.render("verbose_json"))
+    assert (out["language"], out["language_code"]) == ("", "")
 
 
 def test_srt_and_vtt_cues_with_hours():

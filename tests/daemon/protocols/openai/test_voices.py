@@ -21,7 +21,7 @@ import pytest
 import soundfile as sf
 import yaml
 
-from daemon.service import voicestore
+from daemon.service.cloning import voicefile
 from tests.daemon.conftest import Daemon, ServiceVoice, copy_voice, start_daemon
 from tests.daemon.tone_engine import ENGINE_ID
 from tests.daemon.voice_clients import info, sdk, serving, stored
@@ -235,7 +235,7 @@ def test_the_clips_language_and_aux_clips_reach_the_engine(daemon: Daemon, voice
     assert stored(voices["store"]) == before
     r = post("multi", [clip(hz=500), clip(hz=600)], language="en")
     assert r.status_code == 201, r.text
-    kept = voicestore.decode((voices["store"] / "multi.voice").read_bytes(), "multi")
+    kept = voicefile.decode((voices["store"] / "multi.voice").read_bytes(), "multi")
     assert (kept.print.meta["language"], kept.print.meta["aux"]) == ("en", 2)
     with daemon.http_client() as c:
         assert c.delete("/v1/voices/multi").status_code == 200
@@ -356,8 +356,8 @@ def test_voices_survive_restarts_and_follow_their_bundle(tmp_path, test_voice, v
 
     # A stored voice named like a bundle's voice (written while the service was
     # down): the bundle's voice wins, the stored one waits, and the log says so.
-    kept = voicestore.decode((store / "kept.voice").read_bytes(), "kept")
-    (store / "tone.voice").write_bytes(voicestore.encode(replace(kept, name="tone")))
+    kept = voicefile.decode((store / "kept.voice").read_bytes(), "kept")
+    (store / "tone.voice").write_bytes(voicefile.encode(replace(kept, name="tone")))
 
     # Restarted: still there, and speaking.
     d = start_daemon(tmp_path / "b", test_voice, **sections)
@@ -398,7 +398,12 @@ def test_voices_survive_restarts_and_follow_their_bundle(tmp_path, test_voice, v
             refused = c.post("/v1/audio/speech", json={
                 "model": "tts-1", "voice": "kept", "input": "hi"})  # fmt: skip
         assert entry["available"] is False and "another-enco" in entry["reason"]
-        assert refused.status_code == 400 and "kept" in refused.text
+        # Refused as the stored voice's state, with the fix (not a bad request).
+        assert refused.status_code == 409, refused.text
+        error = refused.json()["error"]
+        assert (error["code"], error["param"]) == ("voice_unusable", "voice"), error
+        assert "'kept' does not fit the loaded bundles" in error["message"], error
+        assert "register it again" in error["message"], error
         said = "cloned voice 'kept' is not offered: cloner: made with model"
         assert d.stderr().count(said) == 1, d.stderr()
         # Removing it works while it is not offered.

@@ -141,7 +141,7 @@ def test_transcribe_streams_chunks_then_the_transcript(daemon):
     assert set(types[1:-2]) == {"transcript-chunk"} and len(types) > 4
     text, joined = _text(events)
     assert text == joined == WHOLE  # chunks only append, and join up to it
-    assert events[-2].data.get("language") == "en"
+    assert events[-2].data.get("language") == "English"  # upstream's name
 
 
 @pytest.mark.parametrize("name", [ASR_MODEL, "test-vad"], ids=["model", "program"])

@@ -9,12 +9,18 @@ import pytest
 import soundfile as sf
 import torch
 
-from scripts.common.parity import rel_error
+from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
+from scripts.common.parity import rel_error, snr_db
+from scripts.gsv.models.eres2net import load_sv_checkpoint
 from scripts.gsv.models.sovits import SovitsModel
 from scripts.gsv.pipeline import aux_refs, build_voice, refs
 from scripts.gsv.synthetic.voice import SyntheticVoice, clip_name
+from tests.daemon.engine.audio.torchaudio_resample import oracle
 
 CLIPS = 3  # the main reference and two aux ones
+#: a file's ge against upstream's torchaudio chain: float32 rounding only
+#: (measured 141 dB; with soxr's copies, as before, 41 dB)
+MIN_FILE_GE_DB = 120.0
 
 
 def _upstream_get_ge(logs: Path, clip: str, sovits: SovitsModel) -> torch.Tensor:
@@ -24,6 +30,24 @@ def _upstream_get_ge(logs: Path, clip: str, sovits: SovitsModel) -> torch.Tensor
     sv = torch.load(logs / refs.SV_DIR / f"{clip}.pt", map_location="cpu")
     spec = refs.linear_spectrogram(audio)
     return sovits.global_embedding(spec, torch.as_tensor(sv).reshape(1, -1))[0]
+
+
+@torch.no_grad()
+def _upstream_file_ge(
+    path: Path, sovits: SovitsModel, sv: torch.nn.Module
+) -> np.ndarray:
+    """_get_ref_spec + get_ge of an audio file: torchaudio's Resample to 32
+    kHz (its arithmetic in torch), the peak limit, Resample to 16 kHz, fbank,
+    ERes2NetV2."""
+    pcm, rate = sf.read(str(path), dtype="float32")
+    audio = torch.from_numpy(oracle(pcm, rate, 32000).copy())
+    maxx = audio.abs().max()
+    if maxx > 1:
+        audio /= min(2, maxx)
+    fbank = kaldi_fbank(oracle(audio.numpy(), 32000, 16000))
+    emb = sv(torch.from_numpy(fbank)[None])
+    spec = refs.linear_spectrogram(audio.numpy())
+    return sovits.global_embedding(spec, emb)[0].numpy()
 
 
 def _main_ref(ge: np.ndarray, ge512: np.ndarray) -> refs.RefFeatures:
@@ -79,6 +103,8 @@ def test_an_audio_file_needs_sv_and_then_gets_its_embedding(
     d = sovits_model.dims
     assert ge.shape == (1, d.gin, 1) and ge512.shape == (1, d.mrte, 1)
     assert np.isfinite(ge).all() and np.abs(ge).max() > 0
+    want = _upstream_file_ge(clip, sovits_model, load_sv_checkpoint(sv))
+    assert snr_db(want, ge) >= MIN_FILE_GE_DB
     bad = tmp_path / "bad.wav"
     bad.write_bytes(b"not audio at all")
     (bad_ref,) = aux_refs.resolve(logs, [str(bad)], sv)

@@ -1,5 +1,6 @@
 """A reference clip prepared as upstream's TTS.py does: librosa's resampler
-(soxr HQ + fix_length), the 3..10 s rule on the 16 kHz copy, the peak limit."""
+(soxr HQ + fix_length) for HuBERT's copy, the 3..10 s rule on it, the peak
+limit (the torchaudio copies: test_clone_upstream.py)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ import torch
 
 from daemon.engine.bundles.manifest import BundleError
 from daemon.engine.cancel import Cancelled, CancelToken
-from daemon.engines.gptsovits.reference.audio import SPEC_RATE
 from daemon.engines.gptsovits.reference.params import ReferenceParams
 from daemon.engines.gptsovits.reference.style import Style
 from scripts.common.parity import rel_error
@@ -41,7 +40,7 @@ def _clip(seconds: float) -> np.ndarray:
 
 
 def test_style_is_the_unpadded_ge(style_parts) -> None:  # type: ignore[no-untyped-def]
-    from daemon.engines.gptsovits.reference.audio import resample
+    from daemon.engines.gptsovits.reference.audio import sv_copy
     from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
     from daemon.engines.gptsovits.reference.spectrogram import linear_spectrogram
 
@@ -54,7 +53,7 @@ def test_style_is_the_unpadded_ge(style_parts) -> None:  # type: ignore[no-untyp
         1,
     )
     with torch.no_grad():
-        emb = sv(torch.from_numpy(kaldi_fbank(resample(clip, SPEC_RATE, 16000)))[None])
+        emb = sv(torch.from_numpy(kaldi_fbank(sv_copy(clip)))[None])
         spec = torch.from_numpy(linear_spectrogram(clip))[None]
         want_ge, want_512 = sovits.global_embedding(spec, emb)
     assert rel_error(reference=want_ge.numpy(), test=ge) < MAX_REL_ERR

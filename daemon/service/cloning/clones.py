@@ -1,5 +1,5 @@
 """Cloned voices in the service: the store's voices offered through the loaded
-engines they fit, registration as a queued job, removal.
+engines they fit (offers.py), registration as a queued job, removal.
 
 A cloned voice is a ``Voice`` like any other (listed by ``/v1/audio/voices`` and
 Wyoming ``info``, picked by name, checked by the one request check), carrying
@@ -7,7 +7,13 @@ its ``VoicePrint`` and the engine voice it speaks through (``Voice.base``): the
 host hands both to the engine in ``SynthesisOptions``.  It is offered while a
 loaded engine of its ``engine_id`` declares its ``model`` (``cloning.unfit``);
 otherwise, or while a bundle offers a voice of the same name, it stays stored
-and the log says once why it is not offered.
+and the log says once why it is not offered.  A file that does not read back
+(voicestore.py's ``Damaged``) is listed as unavailable with what is wrong; it,
+and a print no loaded bundle of its engine fits, can be deleted and replaced
+by registering the name again; a request for either is refused saying so
+(``clone_rules.VoiceUnusable``).  The store is read at start and again at each
+reload (files added or removed by hand are seen then), and a name the API finds
+taken on disk is read at once rather than left stuck.
 
 Registration (``add``) checks the name, the engine and the clip on the event
 loop, then runs ``clone`` on the NPU worker through the scheduler, with the same
@@ -22,15 +28,14 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 
 from daemon.engine.cloning import AuxClips, Cloning, unfit
 from daemon.engine.requests import Found, UnknownVoice, refuse
-from daemon.service import voicestore
-from daemon.service.clone_rules import (
+from daemon.service.cloning import voicestore
+from daemon.service.cloning.clone_rules import (
     RESERVED,
     BadName,
     NoCloning,
@@ -38,13 +43,16 @@ from daemon.service.clone_rules import (
     StoreFull,
     StoreUnavailable,
     VoiceExists,
+    VoiceUnusable,
     check_aux,
     check_clip,
     check_language,
     check_transcript,
 )
+from daemon.service.cloning.offers import Offers, cloned
+from daemon.service.cloning.voicefile import NAME_RULE, SUFFIX, Entry, valid_name
+from daemon.service.cloning.voicestore import Damaged, VoiceStore, VoiceStoreConfig
 from daemon.service.jobs import Unavailable, Voice
-from daemon.service.voicestore import Entry, VoiceStore, VoiceStoreConfig
 
 if TYPE_CHECKING:
     from daemon.service.scheduler import Scheduler
@@ -73,17 +81,20 @@ class Clones:
         self.store = VoiceStore(cfg)
         self.host = host
         self.entries: dict[str, Entry] = {}
+        #: files that do not read back, by name: listed, removable, replaceable
+        self.damaged: dict[str, Damaged] = {}
         #: why the store cannot be used (None once it is open)
         self.problem: str | None = "the voice store is not open yet"
+        self.offers = Offers()
         self._pending: set[str] = set()  # names being registered
-        self._unfit: dict[str, str] = {}  # name -> why it is not offered now
-        self._said: dict[str, str] = {}  # what the log said last
+        self._touched: set[str] | None = None  # changed while a scan runs
 
     async def open(self) -> None:
-        """Read the store; a store that cannot be read leaves cloning off (the
-        service serves on, and says so once)."""
+        """Read the store (at start and at each reload); a store that cannot be
+        read leaves cloning off (the service serves on, and says so once)."""
+        self._touched = set()
         try:
-            self.entries = await asyncio.to_thread(self.store.load)
+            scan = await asyncio.to_thread(self.store.load)
         except OSError as exc:
             self.problem = f"voice store {self.store.dir}: {exc.strerror or exc}"
             # The default store is the systemd unit's StateDirectory: missing
@@ -99,77 +110,86 @@ class Clones:
                 NO_STORE_HINT if routine else "",
             )
             return
-        self.problem = None
+        finally:
+            touched, self._touched = self._touched, None
+        for name in touched:  # added or removed meanwhile: that is the news
+            scan.entries.pop(name, None)
+            scan.damaged.pop(name, None)
+            if name in self.entries:
+                scan.entries[name] = self.entries[name]
+            if name in self.damaged:
+                scan.damaged[name] = self.damaged[name]
+        for name in self.entries.keys() - scan.entries.keys() - scan.damaged.keys():
+            _LOGGER.warning("cloned voice %r: its file is gone", name)
+        for name, e in scan.entries.items():
+            if not e.verified and self.entries.get(name) is not e:
+                _LOGGER.warning(
+                    "cloned voice %r: its file has no checksum (written before "
+                    "hexvoice kept them), so damage to it cannot be told; "
+                    "register it again to give it one", name,
+                )  # fmt: skip
+        for name, d in scan.damaged.items():
+            if self.damaged.get(name) != d:
+                _LOGGER.warning(
+                    "voice store %s: %s; listed as damaged (delete it or register "
+                    "it again)", self.store.dir, d.reason,
+                )  # fmt: skip
+        self.entries, self.damaged, self.problem = scan.entries, scan.damaged, None
         _LOGGER.info(
-            "voice store %s: %d cloned voice(s)", self.store.dir, len(self.entries)
-        )
+            "voice store %s: %d cloned voice(s), %d damaged",
+            self.store.dir, len(self.entries), len(self.damaged),
+        )  # fmt: skip
 
-    def reconfigure(self, cfg: VoiceStoreConfig) -> None:
-        """A reload's caps apply at once; another directory at the restart."""
+    async def reload(self, cfg: VoiceStoreConfig) -> None:
+        """A reload's caps apply at once, and the files are read again; another
+        directory takes effect at the restart."""
         self.store.max_count, self.store.max_bytes = cfg.max_count, cfg.max_bytes
         if cfg.dir.absolute() != self.store.dir:
             _LOGGER.warning("voice_store.dir changes take effect at the next restart")
+        await self.open()
 
-    # -- what is offered -------------------------------------------------------
+    def _set(self, name: str, found: Entry | Damaged | None) -> None:
+        """What is stored as ``name`` now (None: nothing)."""
+        self.entries.pop(name, None)
+        self.damaged.pop(name, None)
+        if isinstance(found, Entry):
+            self.entries[name] = found
+        elif found is not None:
+            self.damaged[name] = found
+        if self._touched is not None:
+            self._touched.add(name)
+
+    # -- what is offered (offers.py) -------------------------------------------
 
     def offered(
         self, engine_voices: Mapping[str, Voice], loading: bool = False
     ) -> dict[str, Voice]:
-        """The stored voices the loaded engines can speak now, as voices.
-        While a load runs (``loading``) nothing is logged: a voice whose engine
-        comes later in the same load is no news."""
-        out: dict[str, Voice] = {}
-        why: dict[str, str] = {}
-        for name, e in self.entries.items():
-            if name in engine_voices:
-                why[name] = f"a loaded bundle offers a voice named {name!r}"
-                continue
-            base, reason = _base(e, engine_voices)
-            if base is None:
-                why[name] = reason
-            else:
-                out[name] = cloned(e, base)
-        self._unfit = why
-        if not loading:
-            for name, reason in why.items():
-                if self._said.get(name) != reason:
-                    _LOGGER.warning("cloned voice %r is not offered: %s", name, reason)
-            for name in out.keys() & self._said.keys():
-                _LOGGER.info("cloned voice %r is offered again", name)
-            self._said = dict(why)
-        return out
+        """The stored voices the loaded engines can speak now, as voices
+        (``Offers.offered``)."""
+        return self.offers.offered(self.entries, engine_voices, loading)
 
     def listing(self) -> list[dict[str, Any]]:
         """``GET /v1/voices``: every stored voice, offered or not (and why)."""
-        voices = self.host.voices
-        return [
-            {
-                "id": name,
-                "object": "voice",
-                "name": name,
-                "engine": e.print.engine_id,
-                "base": e.base,
-                "languages": list(voices[name].languages) if name in voices else [],
-                "created": int(e.created),
-                "transcript": e.transcript,
-                "bytes": e.bytes,
-                "available": name not in self._unfit,
-                "reason": self._unfit.get(name),
-            }
-            for name, e in sorted(self.entries.items())
-        ]
+        return self.offers.listing(self.entries, self.damaged, self.host.voices)
+
+    def unusable(self, name: str) -> VoiceUnusable | None:
+        """The refusal of a request for stored voice ``name`` that is not
+        offered (None: no such voice, or it is offered)."""
+        return self.offers.unusable(name, self.entries, self.damaged)
 
     # -- registration ----------------------------------------------------------
 
     def check_name(self, name: str) -> None:
         """Refuse a name that is malformed, reserved or taken (before any audio
         is read)."""
-        if not voicestore.valid_name(name):
-            rule = f"{voicestore.NAME_RULE}, not ending in {voicestore.SUFFIX}"
+        if not valid_name(name):
+            rule = f"{NAME_RULE}, not ending in {SUFFIX}"
             raise refuse(BadName, "name", rule, name)
         if name in RESERVED:
             raise refuse(BadName, "name", "a name that is not an OpenAI voice", name)
-        if name in self.entries or name in self._pending:
+        # A damaged or stale one is replaced (``add``); a good one never is.
+        taken = name in self.entries and name not in self.offers.stale
+        if taken or name in self._pending:
             raise VoiceExists(f"name: a cloned voice named {name!r} exists already")
         if name in self.host.voices:
             raise VoiceExists(f"name: a loaded voice is named {name!r} already")
@@ -222,7 +242,11 @@ class Clones:
         transcript = check_transcript(transcript, cloning)
         caps = voice.capabilities
         language = check_language(language, caps.languages if caps else ())
-        if len(self.entries) + len(self._pending) >= self.store.max_count:
+        unwritable = await asyncio.to_thread(self.store.unwritable)
+        if unwritable is not None:  # before the clip costs any NPU time
+            raise StoreUnavailable(f"{unwritable}: cloned voices cannot be added")
+        held = len(self.entries) + len(self.damaged) + len(self._pending)
+        if held - self._replaces(name) >= self.store.max_count:
             raise StoreFull(
                 f"the voice store is full: voice_store.max_count is "
                 f"{self.store.max_count} (remove a voice first)"
@@ -241,71 +265,56 @@ class Clones:
                 )
             entry = Entry(name, vp, voice.name, time.time(), transcript, 0)
             try:
-                held = dict(self.entries)  # the loop may change it meanwhile
-                stored = await asyncio.to_thread(self.store.add, entry, held)
-            except voicestore.StoreFull as exc:
-                raise StoreFull(str(exc)) from None
-            except voicestore.Exists as exc:
-                raise VoiceExists(str(exc)) from None
-            except OSError as exc:
-                raise StoreUnavailable(f"voice store: {exc}") from None
+                stored = await self._write(entry)
+            except voicestore.Exists as exc:  # put there behind our back
+                self._set(name, await asyncio.to_thread(self.store.read, name))
+                self.host.publish()  # listed now, and removable
+                if not self._replaces(name):
+                    raise VoiceExists(str(exc)) from None
+                stored = await self._write(entry)
         finally:
             self._pending.discard(name)
-        self.entries[name] = stored
+        self._set(name, stored)
         self.host.publish()
         _LOGGER.info(
             "cloned voice %r added (%s, %d bytes)", name, voice.engine_id, stored.bytes
         )
         return self.host.voices.get(name) or cloned(stored, voice)
 
+    def _replaces(self, name: str) -> int:
+        """1 if registering ``name`` replaces a stored file, else 0."""
+        return int(name in self.damaged or name in self.offers.stale)
+
+    async def _write(self, entry: Entry) -> Entry:
+        """``entry`` on disk (over its name's damaged or stale file)."""
+        held = {**self.entries, **self.damaged}  # the loop may change them
+        try:
+            return await asyncio.to_thread(
+                self.store.add, entry, held, bool(self._replaces(entry.name))
+            )
+        except voicestore.StoreFull as exc:
+            raise StoreFull(str(exc)) from None
+        except OSError as exc:
+            raise StoreUnavailable(f"voice store: {exc}") from None
+
     async def remove(self, name: str) -> None:
-        if name not in self.entries:
+        known = name in self.entries or name in self.damaged
+        if not known and valid_name(name):  # put there since the last scan?
+            self._set(name, await asyncio.to_thread(self.store.read, name))
+        if name not in self.entries and name not in self.damaged:
             if name in self.host.voices:
                 expected = "a cloned voice (bundles are removed from the config)"
                 raise refuse(NotCloned, "name", expected, name)
-            expected = f"one of {sorted(self.entries)}"
+            expected = f"one of {sorted(self.entries.keys() | self.damaged.keys())}"
             raise refuse(UnknownVoice, "name", expected, name)
         try:
             await asyncio.to_thread(self.store.remove, name)
         except voicestore.Missing:
             pass  # removed behind our back: it is gone either way
         except OSError as exc:
-            raise StoreUnavailable(f"voice store: {exc}") from None
-        del self.entries[name]
-        self._said.pop(name, None)
+            why = f"cannot remove {name}{SUFFIX} ({exc.strerror or exc})"
+            raise StoreUnavailable(f"voice store {self.store.dir}: {why}") from None
+        self._set(name, None)
+        self.offers.forget(name)
         self.host.publish()
         _LOGGER.info("cloned voice %r removed", name)
-
-
-def cloned(e: Entry, base: Voice) -> Voice:
-    """``e`` as a voice speaking through ``base``: its languages, rate and
-    limits; no speakers of its own."""
-    caps = base.capabilities
-    return replace(
-        base,
-        name=e.name,
-        description=f"cloned from a clip ({base.name}, {e.print.engine_id})",
-        speakers=(),
-        capabilities=replace(caps, speakers=()) if caps is not None else None,
-        print=e.print,
-        base=base.name,
-    )
-
-
-def _base(e: Entry, voices: Mapping[str, Voice]) -> tuple[Voice | None, str]:
-    """The engine voice ``e`` speaks through (its own base first), or why none."""
-    engine = [
-        v
-        for v in voices.values()
-        if v.print is None and v.engine_id == e.print.engine_id
-    ]
-    if not engine:
-        return None, f"no loaded bundle of engine {e.print.engine_id}"
-    why = ""
-    for v in sorted(engine, key=lambda v: v.name != e.base):
-        cloning = v.capabilities.cloning if v.capabilities else None
-        problem = unfit(e.print, v.engine_id, cloning)
-        if problem is None:
-            return v, ""
-        why = why or f"{v.name}: {problem}"
-    return None, why

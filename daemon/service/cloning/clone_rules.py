@@ -1,6 +1,7 @@
 """What a cloned voice's registration must satisfy before it is queued: its
-name, its clip, its transcript; and the errors that say which one failed (the
-service's own codes; protocols map them to their status codes)."""
+name, its clip, its transcript; the errors that say which one failed (the
+service's own codes; protocols map them to their status codes); and the refusal
+of a request for a stored voice that cannot speak."""
 
 from __future__ import annotations
 
@@ -56,6 +57,47 @@ class StoreFull(RequestError):
 
 class StoreUnavailable(ServiceError):
     code = "voice_store_unavailable"
+
+
+class VoiceUnusable(RequestError):
+    """A request names a stored cloned voice that cannot speak (its file is
+    damaged, or no loaded bundle speaks its print).  Neither the request nor
+    the service is at fault, and asking again changes nothing: whoever owns the
+    voice fixes it (registers it again, or deletes it).  HTTP 409, Wyoming
+    ``error`` with this code."""
+
+    code = "voice_unusable"
+
+
+def fix(name: str) -> str:
+    """How the owner of a stored voice ``name`` replaces or drops it."""
+    return (
+        f"register it again under the same name (POST /v1/voices, or "
+        f"`hexvoice voice add {name}`) or delete it (DELETE /v1/voices/{name}, "
+        f"or `hexvoice voice rm {name}`)"
+    )
+
+
+def damaged(name: str, reason: str) -> VoiceUnusable:
+    return VoiceUnusable(
+        f"voice: the stored cloned voice {name!r} is damaged ({reason}); {fix(name)}"
+    )
+
+
+def unfit(name: str, reason: str, stale: bool) -> VoiceUnusable:
+    """``stale``: a bundle of its engine is loaded, but made with another
+    encoder (registering it again fits it to that one); else no bundle of its
+    engine is loaded (it speaks again once one is)."""
+    if stale:
+        return VoiceUnusable(
+            f"voice: the stored cloned voice {name!r} does not fit the loaded "
+            f"bundles ({reason}); {fix(name)}"
+        )
+    return VoiceUnusable(
+        f"voice: the stored cloned voice {name!r} is not offered now ({reason}); "
+        f"it is again once such a bundle is loaded, or delete it (DELETE "
+        f"/v1/voices/{name}, or `hexvoice voice rm {name}`)"
+    )
 
 
 def check_clip(
