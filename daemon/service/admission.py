@@ -6,13 +6,14 @@ takes the place of the longest-open *idle* one (no request in flight: an HTTP
 keep-alive connection between requests, a Wyoming client with nothing queued),
 the way nginx reclaims idle keep-alive connections; only when every connection
 is busy is the newcomer refused, with a short protocol-level answer (HTTP 503,
-a Wyoming ``error`` event) and a close.  Evictions and refusals are logged in
-one line per ``LOG_INTERVAL_S`` with their counts.
+a Wyoming ``error`` event) and a close.  Evictions and refusals are logged
+through the one limiter of client-caused lines (``clientlog.CLIENT_LOG``): one
+line per kind per window, with how many more there were.
 
 We accept ourselves instead of using ``loop.create_server`` because Python
 3.11's accept loop, on EMFILE, logs a traceback for every retry of every queued
 connection and re-arms itself once per failure (38,579 tracebacks in 20 s with
-300 waiting clients, issue 10).  Here running out of descriptors is one
+300 waiting clients).  Here running out of descriptors is one
 rate-limited warning and a pause of ``ACCEPT_RETRY_S``.
 """
 
@@ -29,21 +30,20 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
+from daemon.service.clientlog import CLIENT_LOG
+
 _LOGGER = logging.getLogger(__name__)
 #: asyncio.constants.ACCEPT_RETRY_DELAY: wait before accepting again after EMFILE.
 ACCEPT_RETRY_S: Final = 1.0
-#: At most one log line per this many seconds about the cap or descriptors.
-LOG_INTERVAL_S: Final = 10.0
 #: Descriptors kept free besides one per connection and what is open at start:
 #: log files, /proc reads, a reload's manifests, refused sockets lingering.  A
 #: reload may also hold a second voice set (model files, QNN contexts, rpcmem
 #: buffers), so what start-up left open is reserved once more (``fd_room``).
 FD_MARGIN: Final = 32
-_EVICTED, _REFUSED, _EMFILE = _EVENTS = (
-    "idle closed for newcomers",
-    "refused (all busy)",
-    "accept failures (out of descriptors)",
-)
+#: What is logged (each its own kind for the limiter).
+_EVICTED: Final = "an idle connection closed for a newcomer"
+_REFUSED: Final = "a newcomer refused (all busy)"
+_EMFILE: Final = "an accept failed (out of descriptors)"
 _OUT_OF_RESOURCES: Final = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 #: A refused client may not have written its request yet: were the socket
 #: closed at once, that write would fail (EPIPE) before the client reads our
@@ -118,8 +118,6 @@ class Admission:
         self._open: dict[asyncio.BaseTransport, Tracked] = {}  # oldest first
         self._starting = 0
         self._lingering = 0  # refused sockets not closed yet
-        self._counts = dict.fromkeys(_EVENTS, 0)
-        self._flush: asyncio.TimerHandle | None = None
 
     @property
     def open(self) -> int:
@@ -133,10 +131,8 @@ class Admission:
         return Acceptor(asyncio.create_task(self._accept(sock, start, refusal)), self)
 
     def flush(self) -> None:
-        """Log what is still counted (the service is stopping)."""
-        if self._flush is not None:
-            self._flush.cancel()
-            self._report(again=False)
+        """Log what is still held back (the service is stopping)."""
+        CLIENT_LOG.flush()
 
     async def _accept(self, sock: socket.socket, start: Start, refusal: bytes) -> None:
         loop = asyncio.get_running_loop()
@@ -180,27 +176,15 @@ class Admission:
         return False
 
     def _note(self, what: str) -> None:
-        self._counts[what] += 1
-        if self._flush is None:  # the first of a burst is said at once
-            self._report()
-
-    def _report(self, again: bool = True) -> None:
-        """Log what was counted, then hold further lines for LOG_INTERVAL_S."""
-        self._flush = None
-        if not any(self._counts.values()):
-            return
-        what = ", ".join(f"{n} {k}" for k, n in self._counts.items() if n)
-        _LOGGER.warning(
-            "connection limit %d (%d open): %s (at most one line per %.0f s)",
+        CLIENT_LOG.log(
+            _LOGGER,
+            what,
+            logging.WARNING,
+            "connection limit %d (%d open): %s",
             self.cap,
             len(self._open),
             what,
-            LOG_INTERVAL_S,
         )
-        self._counts = dict.fromkeys(self._counts, 0)
-        if again:
-            loop = asyncio.get_running_loop()
-            self._flush = loop.call_later(LOG_INTERVAL_S, self._report)
 
     def _refuse(self, conn: socket.socket, answer: bytes) -> None:
         with contextlib.suppress(OSError):

@@ -29,8 +29,11 @@ from aiohttp import HttpVersion11, web
 from daemon.engine.audio.shaping import to_int16
 from daemon.engine.cancel import Cancelled
 from daemon.engine.requests import BadRequest, RequestError
+from daemon.protocols.openai import edge
 from daemon.protocols.openai import encoders as encode
+from daemon.protocols.openai.forms import MAX_FORM_BYTES
 from daemon.protocols.openai.requests import (
+    MAX_BODY_BYTES,
     ApiError,
     Speech,
     bad_request,
@@ -49,9 +52,6 @@ from daemon.service.host import EngineHost
 from daemon.service.jobs import Busy, Job
 
 _LOGGER = logging.getLogger(__name__)
-#: Bodies beyond this are refused (413) before JSON parsing; 4096 characters of
-#: input are at most 16 KiB of UTF-8, and the rest of a request is small.
-MAX_BODY_BYTES: Final = 256 * 1024
 _CREATED: Final = 0  # /v1/models "created": no meaningful timestamp
 #: How ``/v1/audio/speech`` delivers its audio: as the engine yields it, or
 #: encoded once synthesis is over (flac/mp3/opus always, their headers carry the
@@ -95,6 +95,7 @@ async def start(
         app,
         handler_cancellation=True,
         access_log=None,
+        logger=edge.SERVER_LOGGER,  # its parser's rejections: edge.py
         shutdown_timeout=shutdown_timeout,
         keepalive_timeout=host.cfg.limits.idle_timeout_s,
     )
@@ -111,21 +112,31 @@ async def start(
 
 def make_app(host: EngineHost) -> web.Application:
     app = web.Application(
-        client_max_size=MAX_BODY_BYTES, middlewares=[_in_flight, _errors]
+        client_max_size=MAX_BODY_BYTES, middlewares=[_in_flight, edge.errors]
     )
     app[_IN_FLIGHT] = set()
     api = _Api(host)
-    app.router.add_post("/v1/audio/speech", api.speech)
-    app.router.add_post("/v1/audio/transcriptions", Transcriptions(host).handle)
-    app.router.add_get("/v1/models", api.models)
-    app.router.add_get("/v1/audio/models", api.audio_models)
-    app.router.add_get("/v1/audio/voices", api.voices)
     cloned = Voices(host)  # cloned voices (voices.py)
-    app.router.add_post("/v1/voices", cloned.create)
-    app.router.add_get("/v1/voices", cloned.list)
-    app.router.add_delete("/v1/voices/{name}", cloned.delete)
-    app.router.add_get("/health", api.health)
-    app.router.add_get("/metrics", api.metrics)
+    # Each route refuses an announced body past its own limit before it
+    # answers "100 Continue" (edge.expect); the routes that read none take
+    # aiohttp's (client_max_size).
+    small, upload = edge.expect(MAX_BODY_BYTES), edge.expect(MAX_FORM_BYTES)
+    for method, path, handler, expect in [
+        ("POST", "/v1/audio/speech", api.speech, small),
+        ("POST", "/v1/audio/transcriptions", Transcriptions(host).handle, upload),
+        ("GET", "/v1/models", api.models, small),
+        ("GET", "/v1/audio/models", api.audio_models, small),
+        ("GET", "/v1/audio/voices", api.voices, small),
+        ("POST", "/v1/voices", cloned.create, upload),
+        ("GET", "/v1/voices", cloned.list, small),
+        ("DELETE", "/v1/voices/{name}", cloned.delete, small),
+        ("GET", "/health", api.health, small),
+        ("GET", "/metrics", api.metrics, small),
+    ]:
+        if method == "GET":  # with HEAD, as before
+            app.router.add_get(path, handler, expect_handler=expect)
+        else:
+            app.router.add_route(method, path, handler, expect_handler=expect)
     return app
 
 
@@ -140,26 +151,6 @@ async def _in_flight(request: web.Request, handler: Handler) -> web.StreamRespon
         return await handler(request)
     finally:
         busy.discard(transport)
-
-
-@web.middleware
-async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    try:
-        return await handler(request)
-    except ApiError as exc:
-        resp = exc.response()
-        if exc.close and request.transport is not None:
-            # The rest of this request is not coming: answer and close now,
-            # rather than let aiohttp linger (10 s) reading a body for it.
-            await resp.prepare(request)
-            await resp.write_eof()
-            request.transport.close()
-        return resp
-    except web.HTTPException as exc:  # 404, 405, 413 from aiohttp itself
-        if exc.status < 400:
-            raise
-        code = exc.reason.lower().replace(" ", "_")
-        return ApiError(exc.status, exc.text or exc.reason, code=code).response()
 
 
 class _Api:

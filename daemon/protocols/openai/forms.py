@@ -5,25 +5,37 @@ The body is read part by part (aiohttp's multipart reader), never as a whole,
 with a cap per part and for the body: the file at OpenAI's own 25 MB (ecosystem
 §2.5), text fields at ``MAX_FIELD_BYTES``.  A body past a cap is answered 413 at
 once and its connection closed (the rest of it cannot be told from a next
-request); one that stops arriving for ``body_timeout_s`` is answered 408.
-Fields are read into ``TranscriptionForm`` by the one typed reader; fields it
+request); one that stops arriving for ``body_timeout_s`` is answered 408, and
+one the multipart reader cannot parse (no or a wrong boundary, cut short, bad
+part headers) 400.  Each declared field is one part of its kind: a file part
+(with a filename) for the file, a text part for the rest, and at most once; a
+second one, or one of the other kind, is refused naming the field.  Text
+fields are read into ``TranscriptionForm`` by the one typed reader; fields it
 does not declare (``temperature``, ``timestamp_granularities[]``, ``include[]``,
-``chunking_strategy``, newer ones) are read and ignored, as the speech route
-ignores unknown keys.
+``chunking_strategy``, newer ones) are read and ignored, repeated or not, as the
+speech route ignores unknown keys.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Collection
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
 import msgspec
 from aiohttp import BodyPartReader, web
+from aiohttp.http import HttpProcessingError
 
 from daemon.engine.requests import Found, MissingField, WrongType, decode, refuse
-from daemon.protocols.openai.requests import ApiError, Name
+from daemon.protocols.openai.requests import (
+    ApiError,
+    Name,
+    check_length,
+    one_line,
+    payload_error,
+    too_large,
+)
 from daemon.protocols.openai.transcripts import DEFAULT_RESPONSE_FORMAT
 
 #: OpenAI's upload limit for a transcription's file (25 MB).
@@ -32,6 +44,14 @@ MAX_FILE_BYTES: Final = 25 * 1024 * 1024
 MAX_FIELD_BYTES: Final = 64 * 1024
 #: Everything but the file together: fields, part headers, ignored parts.
 MAX_OTHER_BYTES: Final = 1024 * 1024
+#: A whole form (its declared Content-Length is checked before any is read).
+MAX_FORM_BYTES: Final = MAX_FILE_BYTES + MAX_OTHER_BYTES
+#: What aiohttp's multipart reader raises for a malformed form: ValueError (no
+#: or a wrong boundary, a body that ends early, a bad part Content-Length, an
+#: undecodable ``_charset_``), AssertionError (its own checks of part framing),
+#: RuntimeError (an oversized ``_charset_`` part), HttpProcessingError (part
+#: headers: too many, too long, malformed).
+_MALFORMED: Final = (ValueError, AssertionError, RuntimeError, HttpProcessingError)
 #: Bytes taken from the socket per read while a part streams in.
 _CHUNK_BYTES: Final = 64 * 1024
 _MULTIPART: Final = "multipart/form-data"
@@ -68,7 +88,8 @@ class Form:
 
 async def read_form(request: web.Request, timeout: float) -> Form:
     """The form's fields and file; ``ApiError`` (400/408/413) or ``BadRequest``."""
-    fields, file, _ = await read_parts(request, timeout)
+    text = TranscriptionForm.__struct_fields__
+    fields, file, _ = await read_parts(request, timeout, text)
     if file is None:
         missing = Found("nothing (missing field)")  # the reader's words
         raise refuse(MissingField, "file", "an audio file", missing)
@@ -78,18 +99,19 @@ async def read_form(request: web.Request, timeout: float) -> Form:
 async def read_parts(
     request: web.Request,
     timeout: float,
+    text: Collection[str],
     files: tuple[str, ...] = ("file",),
     repeated: str | None = None,
 ) -> tuple[dict[str, str], bytes | None, list[bytes]]:
-    """A multipart body's text fields, its file (the first part named one of
+    """A multipart body's ``text`` fields, its file (the one part named one of
     ``files``; None if there is none) and every part named ``repeated`` (more
     files, in order; ``POST /v1/voices``'s ``aux`` clips), read with the caps of
-    the module doc (all files together at MAX_FILE_BYTES)."""
+    the module doc (all files together at MAX_FILE_BYTES); other parts are read
+    and ignored."""
     if request.content_type != _MULTIPART:
         found = request.content_type or "no Content-Type"
         raise ApiError(400, f"request body: expected {_MULTIPART}, found {found}")
-    if (request.content_length or 0) > MAX_FILE_BYTES + MAX_OTHER_BYTES:
-        raise _too_large("request body", MAX_FILE_BYTES + MAX_OTHER_BYTES)
+    check_length(request, MAX_FORM_BYTES)
     try:
         reader = await request.multipart()
     except (ValueError, AssertionError) as exc:  # no boundary, bad header
@@ -98,48 +120,47 @@ async def read_parts(
     file: bytes | None = None
     more: list[bytes] = []
     other = taken = 0
-    while True:
-        part = await _timed(reader.next(), timeout)
-        if part is None:
-            break
+    while (part := await _step(request, reader.next(), timeout)) is not None:
         if not isinstance(part, BodyPartReader):  # a nested multipart
             raise ApiError(400, "request body: nested multipart is not supported")
         name = part.name or ""
-        if (name in files and file is None) or (repeated and name == repeated):
-            data = await _read_part(part, name, MAX_FILE_BYTES, timeout)
+        is_file = name in files or name == repeated
+        if (is_file or name in text) and is_file != (part.filename is not None):
+            raise _wrong_kind(name, part.filename)
+        if (name in files and file is not None) or name in fields:
+            raise _twice(name, files if name in files else (name,))
+        limit = MAX_FILE_BYTES if is_file else MAX_FIELD_BYTES
+        data = await _read_part(request, part, name, limit, timeout)
+        if is_file:
             taken += len(data)
             if taken > MAX_FILE_BYTES:
-                raise _too_large("files together", MAX_FILE_BYTES)
-            if name in files and file is None:
-                file = data
-            else:
+                raise too_large("files together", MAX_FILE_BYTES)
+            if name == repeated:
                 more.append(data)
+            else:
+                file = data
             continue
-        data = await _read_part(part, name, MAX_FIELD_BYTES, timeout)
         other += len(data)
         if other > MAX_OTHER_BYTES:
-            raise _too_large("form fields", MAX_OTHER_BYTES)
-        try:
-            fields[name] = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ApiError(
-                400, f"{name}: not UTF-8 (byte {exc.start})", param=name
-            ) from None
+            raise too_large("form fields", MAX_OTHER_BYTES)
+        if name in text:
+            fields[name] = _utf8(name, data)
     return fields, file, more
 
 
 async def _read_part(
-    part: BodyPartReader, name: str, limit: int, timeout: float
+    request: web.Request, part: BodyPartReader, name: str, limit: int, timeout: float
 ) -> bytes:
     data = bytearray()
-    while chunk := await _timed(part.read_chunk(_CHUNK_BYTES), timeout):
+    while chunk := await _step(request, part.read_chunk(_CHUNK_BYTES), timeout):
         data += chunk
         if len(data) > limit:
-            raise _too_large(name, limit)
+            raise too_large(name, limit)
     return bytes(data)
 
 
-async def _timed(step: Awaitable[T], timeout: float) -> T:
+async def _step(request: web.Request, step: Awaitable[T], timeout: float) -> T:
+    """One read of the multipart reader, its failures as the client's."""
     try:
         async with asyncio.timeout(timeout):
             return await step
@@ -150,9 +171,34 @@ async def _timed(step: Awaitable[T], timeout: float) -> T:
             code="timeout",
             close=True,
         ) from None
+    except web.RequestPayloadError as exc:
+        raise payload_error(request, exc) from None
+    except _MALFORMED as exc:
+        message = f"request body: not a valid multipart form ({one_line(exc)})"
+        raise ApiError(400, message, code="invalid_multipart", close=True) from None
 
 
-def _too_large(name: str, limit: int) -> ApiError:
-    message = f"{name}: expected at most {limit} bytes, found more"
-    param = name if " " not in name else None
-    return ApiError(413, message, param, code="payload_too_large", close=True)
+def _utf8(name: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(
+            400, f"{name}: not UTF-8 (byte {exc.start})", param=name
+        ) from None
+
+
+def _wrong_kind(name: str, filename: str | None) -> ApiError:
+    if filename is None:
+        message = (
+            f"{name}: expected a file (a part with a filename), found a text field"
+        )
+    else:
+        message = f"{name}: expected a text field, found a file ({filename!r})"
+    return ApiError(400, message, name, code="invalid_type")
+
+
+def _twice(name: str, names: tuple[str, ...]) -> ApiError:
+    """A second part for a field given once (``names``: the field's spellings)."""
+    what = "the field" if len(names) == 1 else f"one of the fields {list(names)}"
+    message = f"{name}: expected {what} once, found a second one"
+    return ApiError(400, message, name, code="duplicate_parameter")

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Final, Literal
 
 import msgspec
 from aiohttp import web
+from aiohttp.http_exceptions import ContentEncodingError, HttpProcessingError
 
 from daemon.engine.cancel import Cancelled
 from daemon.engine.requests import (
@@ -46,6 +47,11 @@ OPENAI_VOICES: Final = frozenset(
 DEFAULT_FORMAT: Final = "mp3"  # OpenAI's default response_format
 #: The body field each ``SynthesisRequest`` field comes from (others: same name).
 WIRE: Final = {"text": "input", "format": "response_format"}
+#: JSON bodies beyond this are refused (413) before parsing; 4096 characters of
+#: input are at most 16 KiB of UTF-8, and the rest of a request is small.
+MAX_BODY_BYTES: Final = 256 * 1024
+#: How much of a parser's own words a refusal (or a log line) repeats.
+_REASON_CHARS: Final = 200
 
 
 class ApiError(Exception):
@@ -161,6 +167,7 @@ async def json_object(request: web.Request, timeout: float) -> dict[str, Any]:
     A body that does not arrive within ``timeout`` seconds is answered 408 and
     the connection closed (the rest of it can no longer be told from a request).
     """
+    check_length(request, MAX_BODY_BYTES)
     try:
         async with asyncio.timeout(timeout):
             raw = await request.read()
@@ -171,6 +178,8 @@ async def json_object(request: web.Request, timeout: float) -> dict[str, Any]:
             code="timeout",
             close=True,
         ) from None
+    except web.RequestPayloadError as exc:
+        raise payload_error(request, exc) from None
     try:
         raw.decode("utf-8")  # msgspec says "invalid UTF-8", but not where
     except UnicodeDecodeError as exc:
@@ -184,6 +193,43 @@ async def json_object(request: web.Request, timeout: float) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ApiError(400, "request body must be a JSON object")
     return body
+
+
+def check_length(request: web.Request, limit: int) -> None:
+    """Refuse (413, and close) a body whose Content-Length is past ``limit``
+    before any of it is read."""
+    declared = request.content_length or 0
+    if declared > limit:
+        raise too_large("request body", limit, f"a Content-Length of {declared}")
+
+
+def too_large(name: str, limit: int, found: str = "more") -> ApiError:
+    message = f"{name}: expected at most {limit} bytes, found {found}"
+    param = name if " " not in name else None
+    return ApiError(413, message, param, code="payload_too_large", close=True)
+
+
+def payload_error(request: web.Request, exc: web.RequestPayloadError) -> ApiError:
+    """A body the HTTP parser could not read as sent (invalid gzip/deflate/br
+    data, broken chunked framing, shorter than its Content-Length): 400, and
+    the connection closed, since where the next request starts is unknown."""
+    cause = exc.__cause__
+    reason = one_line(
+        cause.message if isinstance(cause, HttpProcessingError) else str(exc)
+    )
+    if isinstance(cause, ContentEncodingError):
+        encoding = request.headers.get("Content-Encoding", "")
+        message = f"request body: not valid {encoding!r} data ({reason})"
+        return ApiError(400, message, code="invalid_content_encoding", close=True)
+    return ApiError(
+        400, f"request body: unreadable ({reason})", code="invalid_body", close=True
+    )
+
+
+def one_line(reason: object) -> str:
+    """A parser's words for a refusal: one line (they may quote the client's
+    bytes over several), at most ``_REASON_CHARS``."""
+    return " ".join(str(reason).split())[:_REASON_CHARS]
 
 
 def job_error(exc: Exception) -> ApiError:

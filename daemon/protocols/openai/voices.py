@@ -87,8 +87,9 @@ class Voices:
         clones = self.host.clones
         try:
             timeout = self.host.cfg.limits.body_timeout_s
+            text = VoiceForm.__struct_fields__
             fields, data, extra = await read_parts(
-                request, timeout, FILE_FIELDS, AUX_FIELD
+                request, timeout, text, FILE_FIELDS, AUX_FIELD
             )
             form = decode(fields, VoiceForm)
             clones.check_name(form.name)

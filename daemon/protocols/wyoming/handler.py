@@ -55,6 +55,7 @@ from daemon.protocols.wyoming.requests import (
     stream_request,
     synthesize_request,
 )
+from daemon.service.clientlog import CLIENT_LOG
 from daemon.service.host import EngineHost, capabilities
 from daemon.service.jobs import Job
 from daemon.text.sentences import Sentence, SentenceStream
@@ -183,7 +184,14 @@ class WyomingHandler(AsyncEventHandler):
                 return
 
     async def _fatal(self, message: str) -> None:
-        _LOGGER.info("wyoming client: %s; closing", message)
+        # The client decides how often this happens: one line per window.
+        CLIENT_LOG.log(
+            _LOGGER,
+            "protocol error",
+            logging.INFO,
+            "wyoming client: %s; closing",
+            message,
+        )
         self._gone = True
         if self._job is not None:
             self.host.cancel(self._job, "protocol error")
