@@ -2,7 +2,14 @@
 small value types (per-request options, audio chunks).
 
 The host iterates ``synthesize`` on its single NPU worker thread and streams
-each chunk to the client as soon as it is yielded.
+each chunk to the client as soon as it is yielded.  Between the chunk that ends
+a segment (``end_of_segment``) and the next one it may run other requests on
+the worker, other ``synthesize`` calls of the same engine included, so an
+engine marks a segment's end only where the generator holds nothing of its
+request in the engine's shared state (bound graph buffers, KV caches, a
+streaming decoder's context): what it keeps from there on is its own (text
+left, its random generator).  Within a segment the host asks for the next
+chunk before running anything else.
 """
 
 from __future__ import annotations
@@ -56,6 +63,9 @@ class AudioChunk:
     audio: np.ndarray
     sample_rate: int
     segment: int = 0
+    #: the segment's last chunk: the host may interleave other requests here
+    #: (see the module docstring); ``shaped_segment`` sets it once the
+    #: segment's vocoder output has run out
     end_of_segment: bool = False
 
     @property

@@ -70,6 +70,7 @@ class EngineHost:
             self._engine_for,
             self.graph_calls,
         )
+        self._set.before_close = self.jobs.rounds.finish_on
         #: cloned voices (clones.py): stored, and offered through their engines
         self.clones = Clones(cfg.voice_store, self)
         self._loading_since: float | None = None

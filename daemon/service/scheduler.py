@@ -1,22 +1,29 @@
-"""Requests on the NPU worker: one bounded FIFO queue for every task.
+"""Requests on the NPU worker: one bounded queue for every task, taken in turns.
 
-A request is admitted on the event loop if at most ``queue_size`` others wait
-behind the running one (else ``Busy``), then runs on the ``qnnrt.NpuWorker``
-in FIFO order:
+A request is admitted on the event loop if at most ``queue_size`` others are
+admitted and not finished (else ``Busy``).  The ``qnnrt.NpuWorker`` runs its
+items one at a time, in the order they were queued, and no request is longer
+than one item of it:
 
-- a TTS job is one worker item: it iterates ``synthesize`` and streams each
-  chunk back;
-- an ASR session is a chain of worker items (``sessions.py``): open, each
-  feed and each transcript of what a feed or finish returned, close.  Each is
-  queued behind what waits then, so TTS requests and other engines' sessions
-  run between two of them, while the session holds its engine's turn
-  (``turns.py``): one open session per engine, the next one waits (admitted,
-  counted in the same bound, in arrival order).
+- a TTS job is a chain of items (``rounds.py``), each the chunks of one
+  segment (about a sentence), the job's next one queued behind what waits;
+- an ASR session is a chain too (``sessions.py``): open, each feed and each
+  transcript it returned, close; it holds its engine's turn (``turns.py``):
+  one open session per engine, the next one waits (admitted, in order);
+- a clone, and each step of a load, is one item.
+
+So jobs in progress take turns a segment at a time (round robin), and a new
+request waits for at most one item of each one ahead: a sentence queued behind
+two long texts speaks after a sentence of each, not after both.  Its audio is
+what it would be alone: an engine ends a segment (``AudioChunk.end_of_segment``)
+only where it holds nothing of the request on shared buffers, so other requests
+of that engine may run there; an engine closes only after the jobs in flight
+on it (``Rounds.finish_on``).
 
 A job is cancelled when its client leaves or its deadline passes: within one
 graph call if it runs (engines check the token between calls; a session
-waiting for audio or for its turn wakes at once), and skipped if it has not
-started.
+waiting for audio or its turn wakes at once), at once if it waits for its next
+item (skipped; a generator left open is closed on the worker).
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from daemon.engine.cancel import Cancelled
 from daemon.engine.cloning import AuxClips, CloningEngine
 from daemon.engine.registry import Engine
 from daemon.engine.requests import BadRequest, RequestError, UnknownVoice
-from daemon.engine.tts import SynthesisOptions, TtsEngine
+from daemon.engine.tts import AudioChunk, SynthesisOptions, TtsEngine
 from daemon.service.config import LimitsConfig
 from daemon.service.jobs import (
     AsrJob,
@@ -49,6 +56,7 @@ from daemon.service.jobs import (
     outcome,
 )
 from daemon.service.metrics import Metrics
+from daemon.service.rounds import Rounds
 from daemon.service.sessions import drive
 from daemon.service.turns import Turns
 from qnnrt import NpuWorker
@@ -83,6 +91,8 @@ class Scheduler:
         self.last_beat = 0.0
         #: engines' turns: one open session each; loads take them all
         self.turns = Turns()
+        #: TTS jobs in progress, a segment per worker item
+        self.rounds = Rounds(worker, self._engine, self._stepping)
         self._drivers: set[asyncio.Task[None]] = set()
 
     # -- event loop ----------------------------------------------------------
@@ -97,7 +107,14 @@ class Scheduler:
             self._admit(protocol),
             graph_calls=self._graph_calls,
         )
-        return self._start(job, protocol, self._run_tts, text, options)
+
+        def begin(engine: Engine) -> Iterator[AudioChunk]:  # worker
+            # the voice's task: checked at the edge
+            return cast(TtsEngine, engine).synthesize(text, options, job.token)
+
+        self.jobs.add(job)
+        self._on_end(job, self.rounds.start(job, begin), protocol)
+        return job
 
     def clone(
         self,
@@ -119,7 +136,10 @@ class Scheduler:
             graph_calls=self._graph_calls,
         )
         args = (audio, sample_rate, transcript, language, tuple(aux))
-        return cast(CloneJob, self._start(job, protocol, self._run_clone, *args))
+        self.jobs.add(job)
+        job.future = self._worker.submit(self._run_clone, job, *args)
+        self._on_end(job, job.future, protocol)
+        return job
 
     def asr(
         self,
@@ -195,7 +215,7 @@ class Scheduler:
     def _admit(self, protocol: str) -> HeartbeatToken:
         """The new job's token, if there is room for it (else ``Busy``)."""
         limits = self._limits()
-        if len(self.jobs) > limits.queue_size:  # running one + waiting
+        if len(self.jobs) > limits.queue_size:  # a step on the worker + waiting
             self._metrics.request(protocol, "busy")
             wait = self._retry_after()
             raise Busy(
@@ -203,15 +223,10 @@ class Scheduler:
             )
         return HeartbeatToken(time.monotonic() + limits.request_timeout_s)
 
-    def _start(
-        self, job: Job, protocol: str, run: Callable[..., None], *args: object
-    ) -> Job:
-        self.jobs.add(job)
-        job.future = self._worker.submit(run, job, *args)
-        job.future.add_done_callback(
+    def _on_end(self, job: Job, done: Future[None], protocol: str) -> None:
+        done.add_done_callback(
             lambda f: job.loop.call_soon_threadsafe(self._finished, job, f, protocol)
         )
-        return job
 
     def _finished(self, job: Job, fut: Future[None], protocol: str) -> None:
         exc = Cancelled(job.token.reason) if fut.cancelled() else fut.exception()
@@ -246,35 +261,26 @@ class Scheduler:
 
     # -- worker --------------------------------------------------------------
 
-    @contextmanager
-    def _running(self, job: Job) -> Iterator[Engine]:
-        job.token.check()  # cancelled or expired while it waited
+    def _engine(self, job: Job) -> Engine:
         engine = self._engine_for(job.voice)
         if engine is None:  # a reload removed it while the request waited
             raise UnknownVoice(f"voice {job.voice.name!r} is no longer loaded")
+        return engine
+
+    @contextmanager
+    def _stepping(self, job: Job) -> Iterator[None]:
+        """One worker item of ``job``: its token checked first, its time counted."""
+        job.token.check()  # cancelled or expired while it waited
         self.current, job.running = job, True
         t0 = job.token.beat = time.monotonic()
         try:
-            yield engine
+            yield
         finally:
-            job.wall_s = time.monotonic() - t0
+            job.wall_s += time.monotonic() - t0  # worker time, over its items
             # Progress, too: between here and the worker going idle (busy_since
             # cleared) health must not measure the stall from the job's start.
             self.last_beat = time.monotonic()
             self.current = None
-
-    def _run_tts(self, job: Job, text: str, options: SynthesisOptions) -> None:
-        with self._running(job) as found:
-            engine = cast(TtsEngine, found)  # the voice's task: checked at the edge
-            chunks = engine.synthesize(text, options, job.token)
-            try:
-                for chunk in chunks:
-                    job.token.beat = time.monotonic()
-                    job.audio_s += chunk.seconds
-                    job.push(chunk)
-                    job.token.check()  # the client may have left meanwhile
-            finally:
-                chunks.close()  # the engine's cleanup runs here, on the NPU thread
 
     def _run_clone(
         self,
@@ -285,8 +291,10 @@ class Scheduler:
         language: str | None,
         aux: AuxClips,
     ) -> None:
-        with self._running(job) as found:
-            engine = cast(CloningEngine, found)  # it declares cloning: the edge checked
+        job.token.check()  # cancelled or expired while it waited
+        # it declares cloning: the edge checked
+        engine = cast(CloningEngine, self._engine(job))
+        with self._stepping(job):
             vp = engine.clone(
                 audio, rate, transcript, job.token, language=language, aux=aux
             )
@@ -294,21 +302,12 @@ class Scheduler:
 
     def _step(self, job: AsrJob, fn: Callable[..., T], *args: Any) -> Future[T]:
         """Queue ``fn(*args)`` as one worker item of the session ``job``."""
-        return self._worker.submit(self._stepping, job, fn, *args)
+        return self._worker.submit(self._session_step, job, fn, *args)
 
-    def _stepping(self, job: AsrJob, fn: Callable[..., T], *args: Any) -> T:
-        job.token.check()  # cancelled or expired while it waited
-        self.current, job.running = job, True
-        job.token.beat = time.monotonic()
-        try:
+    def _session_step(self, job: AsrJob, fn: Callable[..., T], *args: Any) -> T:
+        with self._stepping(job):
             return fn(*args)
-        finally:
-            self.last_beat = time.monotonic()
-            self.current = None
 
     def _open(self, job: AsrJob, options: TranscriptionOptions) -> AsrSession:
-        engine = self._engine_for(job.voice)
-        if engine is None:  # a reload removed it while the request waited
-            raise UnknownVoice(f"voice {job.voice.name!r} is no longer loaded")
         # the voice's task: checked at the edge
-        return cast(AsrEngine, engine).open(options, job.token)
+        return cast(AsrEngine, self._engine(job)).open(options, job.token)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import errno
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final
 
@@ -69,6 +69,9 @@ class VoiceSet:
         self.settings: Settings | None = None
         #: graph calls and seconds of engines evicted
         self._closed = (0, 0.0)
+        #: runs before an engine closes: the requests in flight on it end first
+        #: (the scheduler's ``Rounds.finish_on``)
+        self.before_close: Callable[[Engine], None] = lambda engine: None
 
     def at(self, path: Path) -> LoadedEngine | None:
         """The engine loaded from the bundle at ``path`` (resolved)."""
@@ -161,6 +164,7 @@ class VoiceSet:
 
     def evict(self, name: str) -> LoadedEngine:
         """Close one engine and its graphs; the others are untouched."""
+        self.before_close(self.loaded[name].engine)
         le = self.loaded.pop(name)
         calls, secs = self._closed
         self._closed = (calls + le.graph_calls(), secs + le.graph_seconds())

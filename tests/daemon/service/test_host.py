@@ -23,6 +23,9 @@ from tests.daemon.conftest import LONG_WORDS, copy_voice, flip_byte, words
 from tests.daemon.service.hosts import loaded_host, with_limits
 
 LONG_TEXT_CHARS = 50_000
+#: How long a stalled word holds the worker (s): twice the 0.3 s deadline the
+#: request queued behind it must be told of.
+HOLD_S = 0.6
 
 
 @pytest.fixture
@@ -68,28 +71,33 @@ def test_every_engine_call_runs_on_the_npu_worker(cfg):
     assert {t for _, t in calls} == {"npu"}
 
 
-def test_full_queue_is_busy_and_fifo_order_holds(cfg):
-    async def go() -> tuple[list[int], int]:
+def test_full_queue_is_busy_and_jobs_take_turns(cfg):
+    async def go() -> tuple[list[int], list[int], int]:
         host = await loaded_host(with_limits(cfg, queue_size=1))
         v = host.resolve()
         first = host.submit(_req(words(40, "a"), v), "test")
         second = host.submit(_req(words(20, "b"), v), "test")
         with pytest.raises(Busy) as info:
             host.submit(_req("c", v), "test")
-        order: list[int] = []
+        started: list[int] = []
+        ended: list[int] = []
 
         async def take(job, tag):  # noqa: ANN001, ANN202
-            await _drain(job)
-            order.append(tag)
+            async for _ in job:
+                if tag not in started:
+                    started.append(tag)
+            ended.append(tag)
 
         await asyncio.gather(take(second, 2), take(first, 1))
         third = host.submit(_req("now there is room", v), "test")
         await _drain(third)
         await host.close()
-        return order, info.value.retry_after
+        return started, ended, info.value.retry_after
 
-    order, retry = asyncio.run(go())
-    assert order == [1, 2] and retry >= 1
+    started, ended, retry = asyncio.run(go())
+    # Started in arrival order, then a word each in turn: the shorter one ends
+    # first, though it came second.
+    assert started == [1, 2] and ended == [2, 1] and retry >= 1
 
 
 def test_cancelled_before_start_is_skipped(cfg):
@@ -119,7 +127,9 @@ def test_deadline_while_queued_is_reported_at_the_deadline(cfg):
     async def go() -> float:
         host = await loaded_host(with_limits(cfg, request_timeout_s=0.3))
         v = host.resolve()
-        long = host.submit(_req(words(LONG_WORDS), v), "test")
+        # A stalled word holds the worker in one item (a long text would take
+        # turns with the late one, which would then end in time).
+        long = host.submit(_req(f"[[stall:{HOLD_S}]] {words(LONG_WORDS)}", v), "test")
         late = host.submit(_req("behind the long one", v), "test")
         t0 = time.monotonic()
         with pytest.raises(Cancelled, match="deadline passed"):

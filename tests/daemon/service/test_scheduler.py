@@ -34,6 +34,9 @@ LONG_TEXT_CHARS = 50_000
 VAD = "vad"
 #: A cancelled session waiting for audio ends within this (s).
 WAKE_S = 1.0
+#: How long a stalled word holds the worker (s): past the 0.3 s a feed is
+#: watched for, with room for a slow machine.
+HOLD_S = 1.0
 
 
 @pytest.fixture
@@ -280,7 +283,9 @@ def test_waiting_for_a_clients_audio_is_not_a_stall(cfg):
 def test_audio_waits_for_room_while_the_session_is_queued(cfg):
     async def go() -> int:
         host = await loaded_host(cfg)
-        long = _say(host, words(LONG_WORDS))  # holds the worker
+        # One worker item as long as HOLD_S: a long text alone would not hold
+        # the worker (it takes turns with the session, a word at a time).
+        long = _say(host, f"[[stall:{HOLD_S}]] {words(LONG_WORDS)}")
         job = _session(host)  # queued behind it: nothing is taken
         for _ in range(INPUT_CHUNKS):
             await job.feed(np.zeros(CHUNK, np.float32))

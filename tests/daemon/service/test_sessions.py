@@ -204,8 +204,12 @@ def test_speech_runs_between_the_items_of_one_feed(cfg):
         items = session.__aiter__()
         await items.__anext__()  # the feed's first transcript: it is under way
         feeds = _calls(host, "vad").count("feed") - warm
-        spoken = sum([len(c.audio) async for c in _say(host, words(SPOKEN_WORDS))])
-        heard_then = 1 + session._queue.qsize()  # noqa: SLF001 - made so far
+        speech, heard_then, spoken = _say(host, words(SPOKEN_WORDS)), 0, 0
+        async for chunk in speech:
+            # made so far when the speech is heard (it then takes turns with
+            # the session's items, a word at a time)
+            heard_then = heard_then or 1 + session._queue.qsize()  # noqa: SLF001
+            spoken += len(chunk.audio)
         rest = [t async for t in items]
         await host.close()
         return feeds, heard_then, 1 + len(rest), spoken
