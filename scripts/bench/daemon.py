@@ -115,10 +115,15 @@ def _in_process(bundle: Path, backend: str, text: str, rounds: int) -> list[Run]
 
 
 def start_daemon(  # noqa: ANN201
-    tmp: Path, bundle: Path, backend: str, listen: dict[str, str] | None = None
+    tmp: Path,
+    bundle: Path,
+    backend: str,
+    listen: dict[str, str] | None = None,
+    limits: dict[str, float] | None = None,
 ):
     """``hexvoice serve`` as a child, once READY=1: (process, socket dir).
-    ``listen`` adds listeners (e.g. ``tcp_wyoming``) to the two Unix sockets."""
+    ``listen`` adds listeners (e.g. ``tcp_wyoming``) to the two Unix sockets;
+    ``limits`` overrides config limits."""
     sock_dir = tmp / "run"
     cfg = {
         "voices": [str(bundle)],
@@ -128,7 +133,7 @@ def start_daemon(  # noqa: ANN201
             "http": str(sock_dir / "http.sock"),
             **(listen or {}),
         },
-        "limits": {"max_input_chars": 50_000},
+        "limits": {"max_input_chars": 50_000, **(limits or {})},
     }
     (tmp / "config.yaml").write_text(yaml.safe_dump(cfg))
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
