@@ -1,10 +1,10 @@
 """The engine host: one NPU worker thread owns every engine and QNN call.
 
 It loads the voices on the worker, checks each request once against its voice's
-capabilities and hands it to the ``Scheduler`` (scheduler.py): one bounded FIFO
+capabilities and hands it to the ``Scheduler`` (scheduler.py): one bounded
 queue on the ``qnnrt.NpuWorker`` for every task, synthesis requests and
-transcription sessions alike, with the same "busy" answer, deadline and
-cancellation.
+transcription sessions alike, taking turns a segment or a step at a time, with
+the same "busy" answer, deadline and cancellation.
 """
 
 from __future__ import annotations

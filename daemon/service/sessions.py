@@ -1,8 +1,9 @@
 """An ASR session as a chain of NPU-worker items, driven from the event loop.
 
-A TTS job is one worker item.  A transcription session lives as long as its
-client speaks, so holding the worker from ``open`` to ``finish`` would keep
-every other request waiting (and a session mostly waits for audio).  Instead
+A TTS job is a chain of worker items, a segment each (``rounds.py``).  A
+transcription session lives as long as its client speaks, so holding the
+worker from ``open`` to ``finish`` would keep every other request waiting (and
+a session mostly waits for audio).  Instead
 its driver, a task on the event loop, hands the worker one small step at a
 time: ``open``; per chunk of audio, ``feed`` and then each transcript of the
 iterable it returned, one ``next`` per item; ``finish`` the same way; and

@@ -1,4 +1,4 @@
-"""The engine host in-process: admission, FIFO, cancellation, deadlines, health,
+"""The engine host in-process: admission, turns, cancellation, deadlines, health,
 reload and shutdown, with the real NPU worker and a real graph."""
 
 from __future__ import annotations
