@@ -13,7 +13,7 @@ A job cancelled while its next item waits has that item skipped: it ends at
 once, and its generator is closed by an item of its own (no graph calls).  An
 engine is closed only after the jobs in flight on it (``finish_on``, called by
 the voice set before it closes an engine): a reload step between two segments
-first runs them to their end, as it would have before they interleaved.
+first runs them to their end, on the engine they began on.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from qnnrt import NpuWorker, WorkerStopped
 Begin = Callable[[Engine], Iterator[AudioChunk]]
 #: The scheduler's bookkeeping around one item of ``job`` (token checked first).
 Stepping = Callable[[Job], AbstractContextManager[None]]
+#: How a job ends whose next item the stopped worker refused.
 STOPPED = "service stopped"
 
 
