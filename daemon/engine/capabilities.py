@@ -19,6 +19,9 @@ TASKS: Final[tuple[Task, ...]] = ("tts", "asr")
 #: 0.25-4.0, and so is ours: duration scaling is exact at any factor).
 MIN_SPEED: Final = 0.25
 MAX_SPEED: Final = 4.0
+#: Silence between two sentences unless the engine says otherwise: hexvoice's
+#: own rhythm (daemon/engine/audio/shaping.py SENTENCE_PAUSE_S, which equals it).
+DEFAULT_SENTENCE_PAUSE_S: Final = 0.3
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,9 @@ class Capabilities:
     max_input: float = 0.0
     #: TTS: makes voices from a clip (``CloningEngine.clone``); None: it does not
     cloning: Cloning | None = None
+    #: TTS: the silence it puts between two sentences of one request, which a
+    #: text stream (Wyoming synthesize-chunk) puts between its sentences' audio
+    sentence_pause_s: float = DEFAULT_SENTENCE_PAUSE_S
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -67,3 +73,7 @@ class Capabilities:
                 raise ValueError(f"speed_range must be 0 < low <= high, got {lo, hi}")
         if self.max_input <= 0:
             raise ValueError(f"max_input must be > 0, got {self.max_input!r}")
+        if not self.sentence_pause_s >= 0:
+            raise ValueError(
+                f"sentence_pause_s must be >= 0, got {self.sentence_pause_s!r}"
+            )

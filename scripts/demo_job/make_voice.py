@@ -23,12 +23,14 @@ from scripts.piper.cache import cached_convert
 from scripts.piper.convert import TARGETS, ConvertOptions, read_config
 
 STEPS = 3
-#: A quick-to-warm-up variant for the demo on the (slow) x86 simulator: short
-#: sentences only (≤ 128 phoneme ids per piece, ≤ 256 frames per flow call).
+#: A quick-to-warm-up variant for the demo on the (slow) x86 simulator: ordinary
+#: sentences (≤ 256 phoneme ids, ~120 phonemes, hold 10 of the 12 sentences of
+#: tests/daemon/protocols/test_piper_parity.py whole; the CPU backend takes any
+#: length), ≤ 256 frames per flow call (longer ones run in overlapped windows).
 # One decoder window (no first/tail sizes): on the simulator every decoder graph
 # costs a compile and a warm-up call of seconds, and the demo's sentence is short.
 SMALL_BUCKETS = {
-    "phoneme_buckets": (64, 128),
+    "phoneme_buckets": (64, 128, 256),
     "frame_buckets": (128, 256),
     "window": 96,
     "first_window": None,

@@ -4,8 +4,11 @@
 
 prints, for ten sentences, our engine's audio vs piper-tts's own onnxruntime
 output with noise_scale = noise_w = 0 (both deterministic): SNR on the CPU
-backend, log-mel L1 on the HTP (fp16). The reference gets the same segment
-fades (daemon/engine/audio/shaping.py) as the engine applies, so whole outputs compare.
+backend, log-mel L1 on the HTP (fp16). The reference is what piper-tts's
+``synthesize`` hands a user (``piper_speaks``: each sentence peak-normalized, its
+int16 samples); a sentence the NPU's buckets cut, which piper never does, is
+compared with piper's audio of the same pieces assembled as the engine does
+(``pieces_reference``).
 """
 
 from __future__ import annotations
@@ -13,14 +16,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 
-from daemon.engine.audio.shaping import SegmentShaper
 from daemon.engine.tts import SynthesisOptions
+from daemon.engines.piper.output import PIPER_WAV_MAX, silence, spoken
 from scripts.common.parity import snr_db
 
 SENTENCES: Final = (
@@ -113,22 +115,37 @@ def piper_ids(voice: Any, text: str) -> list[list[int]]:
     return [voice.phonemes_to_ids(p) for p in voice.phonemize(text) if p]
 
 
-def shaped_reference(
-    voice: Any, config: Any, pieces: Sequence[tuple[Sequence[int], float]]
+def piper_speaks(
+    voice: Any, config: Any, text: str, sentence_silence: float = 0.0
 ) -> np.ndarray:
-    """piper-tts audio of (ids, pause) pieces with the engine's fades and pauses."""
-    raws = [voice.phoneme_ids_to_audio(list(ids), config) for ids, _ in pieces]
-    return shape(raws, [pause for _, pause in pieces], voice.config.sample_rate)
-
-
-def shape(raws: Sequence[np.ndarray], pauses: Sequence[float], rate: int) -> np.ndarray:
-    """Fade each piece and pause after all but the last, as the engine does."""
-    out = []
-    for i, (raw, pause) in enumerate(zip(raws, pauses, strict=True)):
-        shaper = SegmentShaper(rate)
-        last = i == len(raws) - 1
-        out += [shaper.push(raw), shaper.finish(0.0 if last else pause)]
+    """What piper-tts's ``synthesize`` gives a user for ``text``: each sentence's
+    int16 samples (``audio_int16_array``) as q / 32767, ``sentence_silence`` s
+    between sentences as its CLI puts it (--sentence-silence)."""
+    gap = silence(sentence_silence, voice.config.sample_rate)
+    out: list[np.ndarray] = []
+    for i, chunk in enumerate(voice.synthesize(text, config)):
+        q = chunk.audio_int16_array.astype(np.float32) / np.float32(PIPER_WAV_MAX)
+        out += [gap, q] if i else [q]
     return np.concatenate(out)
+
+
+def pieces_reference(voice: Any, config: Any, engine: Any, text: str) -> np.ndarray:
+    """piper-tts's audio of the engine's own pieces (cut or not), assembled as the
+    engine assembles its own (output.py): pauses, fades at cuts, normalization."""
+    pieces = engine.pieces(text)
+    last = len(pieces) - 1
+    parts = [
+        (
+            p,
+            p.pause_s if i < last else 0.0,
+            [voice.phoneme_ids_to_audio(list(p.ids), config)],
+        )
+        for i, p in enumerate(pieces)
+    ]
+    normalize = config.normalize_audio
+    return np.concatenate(
+        [c.audio for c in spoken(parts, engine.sample_rate, normalize)]
+    )
 
 
 def engine_audio(engine: Any, text: str, options: SynthesisOptions) -> np.ndarray:
@@ -157,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         for text in SENTENCES[: args.sentences]:
             pieces = [(p.ids, p.pause_s) for p in engine.pieces(text)]
             start = time.perf_counter()
-            ref = shaped_reference(voice, config, pieces)
+            ref = pieces_reference(voice, config, engine, text)
             t_ref = time.perf_counter() - start
             start = time.perf_counter()
             got = engine_audio(engine, text, DETERMINISTIC)

@@ -8,7 +8,9 @@ Pauses, one rule whichever way text arrives: ``SENTENCE_PAUSE_S`` between two
 sentences (``daemon.text.sentences`` decides where they end), ``COMMA_PAUSE_S`` where a
 sentence too long for one synthesis call is cut, nothing after the last one.
 Engines apply it inside a request; a Wyoming stream, whose sentences are separate
-requests, puts the same pause before each sentence after the first.
+requests, puts the same pause before each sentence after the first (the
+engine's ``Capabilities.sentence_pause_s``: an engine may keep another rhythm,
+as Piper voices keep piper's, none).
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from typing import Final
 
 import numpy as np
 
+from daemon.engine.capabilities import DEFAULT_SENTENCE_PAUSE_S
 from daemon.engine.tts import AudioChunk
 
 FADE_IN_S: Final = 0.010
 FADE_OUT_S: Final = 0.040
-SENTENCE_PAUSE_S: Final = 0.3
+SENTENCE_PAUSE_S: Final = DEFAULT_SENTENCE_PAUSE_S
 COMMA_PAUSE_S: Final = 0.15
 #: Output rates a client may ask for (Hz).
 OUTPUT_RATES: Final = (32000, 24000, 22050, 16000)

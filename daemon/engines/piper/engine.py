@@ -1,9 +1,10 @@
 """The `piper-vits` engine: Piper (VITS) voices on the NPU behind `Engine`.
 
-Text is phonemized by piper's own espeak-ng phonemizer and cut into pieces
-(one per sentence, long sentences cut at clauses/words: text.py); each piece
-runs the graph chain of pipeline.py and its decoder windows are yielded as soon
-as each finishes, faded at the piece's edges and followed by its pause.
+Text is phonemized by piper's own espeak-ng phonemizer into pieces (one per
+sentence; on static NPU graphs a sentence past the largest encoder bucket is cut
+at clauses/words: text.py); each piece runs the graph chain of pipeline.py, and
+its audio leaves as piper-tts's would (output.py): a sentence at a time, peak
+normalized, on piper's int16 grid, followed by the voice's sentence silence.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.engine.audio.shaping import shaped_segment
 from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engine.cancel import CancelToken
 from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
 from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from daemon.engines.piper.cpu import DurationPredictor
+from daemon.engines.piper.output import spoken
 from daemon.engines.piper.params import PiperParams, Scales
 from daemon.engines.piper.pipeline import PiperGraphs
 from daemon.engines.piper.text import Piece, PiperText
@@ -97,6 +98,7 @@ class PiperEngine:
             speed_range=(MIN_SPEED, MAX_SPEED),
             streaming=True,
             max_input=MAX_TEXT_CHARS,
+            sentence_pause_s=self.params.sentence_silence,
         )
 
     def warmup(self) -> None:
@@ -114,7 +116,8 @@ class PiperEngine:
         options: SynthesisOptions | None = None,
         cancel: CancelToken | None = None,
     ) -> Iterator[AudioChunk]:
-        """Chunks as soon as each decoder window is done; a segment per piece."""
+        """A segment per sentence: whole once it is decoded (normalize_audio),
+        else each decoder window as soon as it is done."""
         options = options or SynthesisOptions()
         graphs, phonemizer = self._loaded()
         scales = Scales.for_request(graphs.params, options.speed, options.extra)
@@ -131,12 +134,14 @@ class PiperEngine:
         cancel: CancelToken | None,
     ) -> Iterator[AudioChunk]:
         graphs, _ = self._loaded()
-        rate = self.sample_rate
-        for index, piece in enumerate(pieces):
+        last = len(pieces) - 1
+        parts = (
             # No pause after the last piece: it would only delay the end.
-            pause = piece.pause_s if index < len(pieces) - 1 else 0.0
-            raw = graphs.stream(piece.ids, scales, rng, cancel)
-            yield from shaped_segment(raw, rate, index, pause)
+            (piece, piece.pause_s if i < last else 0.0, graphs.stream(
+                piece.ids, scales, rng, cancel))
+            for i, piece in enumerate(pieces)
+        )  # fmt: skip
+        return spoken(parts, self.sample_rate, scales.normalize_audio)
 
     def stream_ids(
         self,
@@ -145,7 +150,8 @@ class PiperEngine:
         rng: np.random.Generator,
         cancel: CancelToken | None = None,
     ) -> Iterator[np.ndarray]:
-        """Raw audio (no fades) of phoneme ids: for oracle tests and benchmarks."""
+        """Raw audio (as the vocoder made it) of phoneme ids: for oracle tests
+        and benchmarks."""
         return self._loaded()[0].stream(ids, scales, rng, cancel)
 
     def close(self) -> None:

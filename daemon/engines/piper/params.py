@@ -29,6 +29,12 @@ PHONEME_TYPES: Final = ("espeak", "text")
 MAX_NOISE: Final = 2.0
 # Encoder outputs the pipeline reads, by name (scripts/piper/graphs.py encoder).
 ENC_OUTPUTS: Final = ("m_p", "logs_p", "dp_cond")
+#: Silence after a sentence by default: none, as piper-tts (its CLI's
+#: --sentence-silence defaults to 0.0) and wyoming-piper (no silence at all).
+PIPER_SENTENCE_SILENCE_S: Final = 0.0
+#: Longest sentence silence a voice may ask for: a pause, not a gap that looks
+#: like the service stalled.
+MAX_SENTENCE_SILENCE_S: Final = 10.0
 
 
 def enc_key(phonemes: int) -> str:
@@ -69,6 +75,13 @@ class PiperParams:
     #: more compiled decoder sizes for the tails (windows.py `plan`); `window`
     #: is the steady size
     window_sizes: tuple[int, ...] = ()
+    #: seconds of silence after each sentence but the last (piper's
+    #: --sentence-silence)
+    sentence_silence: float = PIPER_SENTENCE_SILENCE_S
+    #: scale each sentence to a peak of 1, as piper-tts's SynthesisConfig
+    #: (normalize_audio, on by default); its audio then leaves once the whole
+    #: sentence is decoded
+    normalize_audio: bool = True
 
     @property
     def decoder_sizes(self) -> tuple[int, ...]:
@@ -118,6 +131,8 @@ class PiperParams:
             | ({"first": self.first_window} if self.first_window else {})
             | ({"sizes": list(self.window_sizes)} if self.window_sizes else {}),
             "sdp": self.sdp,
+            "sentence_silence": self.sentence_silence,
+            "normalize_audio": self.normalize_audio,
             "vowel_clusters": [list(c) for c in self.vowel_clusters],
             "phoneme_id_map": {k: list(v) for k, v in self.phoneme_id_map.items()},
         } | (
@@ -150,16 +165,20 @@ class PiperParams:
             else None,
             first_window=f.window.first,
             window_sizes=f.window.sizes,
+            sentence_silence=f.sentence_silence,
+            normalize_audio=f.normalize_audio,
         )
 
 
 @dataclass(frozen=True)
 class Scales:
-    """Per-request VITS scales (Piper's `scales` input: noise, length, noise_w)."""
+    """Per-request VITS scales (Piper's `scales` input: noise, length, noise_w),
+    and whether the request's sentences are peak-normalized."""
 
     noise_scale: float
     length_scale: float
     noise_w: float
+    normalize_audio: bool = True
 
     @classmethod
     def for_request(
@@ -172,6 +191,9 @@ class Scales:
             noise_scale=params.noise_scale if e.noise_scale is None else e.noise_scale,
             length_scale=length / speed,
             noise_w=params.noise_w if e.noise_w is None else e.noise_w,
+            normalize_audio=params.normalize_audio
+            if e.normalize_audio is None
+            else e.normalize_audio,
         )
 
 
@@ -184,6 +206,7 @@ Sizes = Annotated[tuple[Count, ...], msgspec.Meta(min_length=1)]
 #: The scales, the voice's own and a request's (every request uses them).
 Noise = Annotated[float, msgspec.Meta(ge=0, le=MAX_NOISE)]
 Length = Annotated[float, msgspec.Meta(gt=0)]  # and finite: _finite_length
+Silence = Annotated[float, msgspec.Meta(ge=0, le=MAX_SENTENCE_SILENCE_S)]
 
 
 class _Window(msgspec.Struct, frozen=True):
@@ -222,6 +245,8 @@ class _File(msgspec.Struct, frozen=True):
     window: _Window
     sdp: Text
     vowel_clusters: tuple[tuple[str, ...], ...] = ()
+    sentence_silence: Silence = PIPER_SENTENCE_SILENCE_S
+    normalize_audio: bool = True
     attribution: _Credit | None = None
     source: _Source | None = None
     sdp_max_abs_err: float | None = None
@@ -271,6 +296,7 @@ class _Extra(msgspec.Struct, frozen=True):
     noise_scale: Noise | None = None
     noise_w: Noise | None = None
     length_scale: Length | None = None
+    normalize_audio: bool | None = None
 
     def __post_init__(self) -> None:
         _finite_length(self.length_scale)

@@ -69,8 +69,10 @@ class PiperGraphs:
         self.fit = any(-1 in t.shape for t in graphs[dec_key(params.window)].inputs)
 
     @property
-    def max_ids(self) -> int:
-        return self.params.phoneme_buckets[-1]
+    def max_ids(self) -> int | None:
+        """Most ids one encoder call takes: the largest bucket on static graphs,
+        None (any number) on graphs of any length."""
+        return None if self.fit else self.params.phoneme_buckets[-1]
 
     def _run(
         self, key: str, feeds: Mapping[str, np.ndarray], cancel: CancelToken | None
@@ -89,9 +91,12 @@ class PiperGraphs:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """m_p, logs_p [C, t] and the SDP conditioning [H, t] for t ids."""
         t = len(ids)
-        fitting = [p for p in self.params.phoneme_buckets if p >= t]
+        buckets = self.params.phoneme_buckets
+        # (any-length graphs are all the same: past the buckets, the largest key)
+        fitting = [p for p in buckets if p >= t] or ([buckets[-1]] if self.fit else [])
         if t == 0 or not fitting:
-            raise ValueError(f"{t} phoneme ids; this voice takes 1..{self.max_ids}")
+            takes = "at least 1" if self.max_ids is None else f"1..{self.max_ids}"
+            raise ValueError(f"{t} phoneme ids; this voice takes {takes}")
         key = enc_key(fitting[0])
         p = t if self.fit else fitting[0]
         padded = np.zeros((1, p), np.int32)

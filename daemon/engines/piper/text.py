@@ -4,11 +4,14 @@ The text is cut into sentences by `daemon.text.sentences` (the rule a Wyoming st
 is cut by, so both give the same pieces and pauses); espeak-ng (through
 piper-tts's `espeakbridge`) may split a sentence further, at abbreviations and
 initials ("Mr.", "J. R."), and turns each part into IPA; such a split gets no
-pause, as in piper itself. piper maps each phoneme to ids with a pad after every
-phoneme, BOS first and EOS last (piper/phoneme_ids.py). A sentence whose ids
-do not fit the largest encoder bucket is cut into pieces at the most natural
-places: after a clause mark (, : ;) if one is near the middle, else at a word
-boundary, never inside a word unless a single word is too long.
+pause. Each sentence is followed by the voice's `sentence_silence` (piper's
+default: none). piper maps each phoneme to ids with a pad after every
+phoneme, BOS first and EOS last (piper/phoneme_ids.py). Graphs of any length
+(the CPU backend) take every sentence whole, as piper does; only static encoder
+buckets (the NPU) make a sentence whose ids do not fit the largest one be cut
+into pieces at the most natural places: after a clause mark (, : ;) if one is
+near the middle, else at a word boundary, never inside a word unless a single
+word is too long.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Any, Final
 
-from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
+from daemon.engine.audio.shaping import COMMA_PAUSE_S
 from daemon.engines.piper.params import BOS, EOS, PAD, PiperParams
 from daemon.text.sentences import split_sentences
 from daemon.text.writing_systems import LATIN, Coverage
@@ -35,8 +38,7 @@ WORD_BREAK: Final = " "
 # A clause cut is preferred if it lies within this fraction of the ideal piece
 # length from the ideal cut point; otherwise the nearest word boundary wins.
 CLAUSE_SLACK: Final = 0.25
-#: After a part espeak-ng split off inside one sentence: piper adds no silence
-#: between its phonemizer's sentences either (piper's --sentence-silence is 0).
+#: After a part espeak-ng split off inside one sentence ("Mr."): no silence.
 NO_PAUSE_S: Final = 0.0
 
 
@@ -47,6 +49,10 @@ class Piece:
     ids: tuple[int, ...]
     phonemes: str
     pause_s: float
+    #: the last piece of an espeak-ng sentence: piper normalizes per such sentence
+    ends_sentence: bool = True
+    #: a part of a sentence cut for the encoder buckets (its edges are faded)
+    cut: bool = False
 
 
 def coverage(params: PiperParams) -> Coverage | None:
@@ -59,14 +65,15 @@ def coverage(params: PiperParams) -> Coverage | None:
 
 
 class PiperText:
-    """Phonemizes and cuts text into pieces of at most `max_ids` ids each."""
+    """Phonemizes and cuts text into pieces of at most `max_ids` ids each
+    (None: graphs of any length, no sentence is cut)."""
 
-    def __init__(self, params: PiperParams, max_ids: int) -> None:
+    def __init__(self, params: PiperParams, max_ids: int | None) -> None:
         self.params = params
         self.max_ids = max_ids
         # ids of BOS, PAD, EOS around the phonemes: the fixed cost of a piece.
         self._frame = len(self._ids([]))
-        if self._frame >= max_ids:
+        if max_ids is not None and self._frame >= max_ids:
             raise ValueError(f"bucket of {max_ids} ids cannot hold BOS/EOS")
         self._espeak: Any = None
         self._missing: set[str] = set()
@@ -103,10 +110,13 @@ class PiperText:
             for phonemes in self.sentences(sentence):
                 parts = self.split(phonemes)
                 for i, part in enumerate(parts):
-                    pause = COMMA_PAUSE_S if i < len(parts) - 1 else NO_PAUSE_S
-                    out.append(Piece(tuple(self._ids(part)), "".join(part), pause))
+                    last = i == len(parts) - 1
+                    pause = NO_PAUSE_S if last else COMMA_PAUSE_S
+                    ids = tuple(self._ids(part))
+                    cut = len(parts) > 1
+                    out.append(Piece(ids, "".join(part), pause, last, cut))
             if out:  # the sentence's last piece
-                out[-1] = replace(out[-1], pause_s=SENTENCE_PAUSE_S)
+                out[-1] = replace(out[-1], pause_s=self.params.sentence_silence)
         if not out:
             raise ValueError(f"nothing to say: no phonemes in {text[:40]!r}")
         return out
@@ -114,6 +124,8 @@ class PiperText:
     def split(self, phonemes: Sequence[str]) -> list[list[str]]:
         """Cut one sentence so that each part's ids fit `max_ids`."""
         phonemes = list(phonemes)
+        if self.max_ids is None:
+            return [phonemes] if phonemes else []
         cost = [self._cost(p) for p in phonemes]
         budget = self.max_ids - self._frame
         parts: list[list[str]] = []

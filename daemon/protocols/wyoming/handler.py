@@ -72,6 +72,8 @@ class _Stream:
     failed: bool = False
     #: before the next sentence: the pause after the one queued last
     pause_s: float = 0.0
+    #: what the voice puts between two sentences of one request
+    sentence_pause_s: float = SENTENCE_PAUSE_S
 
 
 @dataclass
@@ -260,8 +262,11 @@ class WyomingHandler(AsyncEventHandler):
             self._stream = _Stream(SynthesisRequest(None), sentences, failed=True)
             return
         # Pieces no longer than the voice takes, so no sentence is refused later.
-        limit = min(limit, capabilities(voice).max_input)
-        self._stream = _Stream(request, SentenceStream(int(limit)))
+        caps = capabilities(voice)
+        limit = min(limit, caps.max_input)
+        self._stream = _Stream(
+            request, SentenceStream(int(limit)), sentence_pause_s=caps.sentence_pause_s
+        )
 
     def _add_piece(self, s: _Stream, text: str, now: float) -> None:
         if not s.failed:
@@ -282,7 +287,7 @@ class WyomingHandler(AsyncEventHandler):
             item = _Synth(request, now, s, s.pause_s)
             self._work.put_nowait(item)
             # What an engine puts after such a piece within one request.
-            s.pause_s = SENTENCE_PAUSE_S if sentence.complete else COMMA_PAUSE_S
+            s.pause_s = s.sentence_pause_s if sentence.complete else COMMA_PAUSE_S
 
     def _queue_error(self, exc: RequestError) -> None:
         if isinstance(exc, BadRequest):

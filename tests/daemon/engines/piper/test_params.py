@@ -32,11 +32,21 @@ PROVENANCE = {
 }
 
 
+#: How the voice's audio leaves (output.py), with piper-tts's defaults.
+OUTPUT = {"sentence_silence": 0.0, "normalize_audio": True}
+CREDIT = "attribution"
+
+
 def test_round_trip() -> None:
     params = PiperParams.from_dict(GOOD)
     assert PiperParams.from_dict(params.to_dict()) == params
     assert PiperParams.from_dict({**GOOD, **PROVENANCE}) == params
     assert params.vowel_clusters == (("a", "ɪ"),)
+    assert {k: params.to_dict()[k] for k in OUTPUT} == OUTPUT  # piper's defaults
+    custom = PiperParams.from_dict({**GOOD, "sentence_silence": 0.25,
+                                    "normalize_audio": False})  # fmt: skip
+    assert (custom.sentence_silence, custom.normalize_audio) == (0.25, False)
+    assert PiperParams.from_dict(custom.to_dict()) == custom
     assert params.graph_keys == (
         "enc_P64",
         "enc_P128",
@@ -73,6 +83,14 @@ def test_a_build_with_first_and_tail_windows_needs_each_decoder_size() -> None:
         ),
         ({"hop": None}, "hop: expected an integer >= 1, found nothing (missing field)"),
         ({"hop": 0}, "hop: expected an integer >= 1, found 0"),
+        (
+            {"sentence_silence": -0.1},
+            "sentence_silence: expected a number in [0, 10.0], found -0.1",
+        ),
+        (
+            {"normalize_audio": "yes"},
+            "normalize_audio: expected a boolean, found 'yes'",
+        ),
         ({"noise_w": "high"}, "noise_w: expected a number in [0, 2.0], found 'high'"),
         (
             {"length_scale": float("inf")},
@@ -123,7 +141,8 @@ def test_a_build_with_first_and_tail_windows_needs_each_decoder_size() -> None:
         ),
         (
             {"sdp_file": "x"},
-            f"expected only the fields {sorted([*GOOD, *PROVENANCE, 'attribution'])}, "
+            f"expected only the fields {sorted([*GOOD, *PROVENANCE, *OUTPUT, CREDIT])}"
+            ", "
             "found unknown field(s) ['sdp_file']",
         ),
     ],
@@ -140,6 +159,8 @@ def test_scales_speed_divides_length_and_extra_overrides() -> None:
     assert Scales.for_request(params, 1.0, {}) == Scales(0.667, 1.0, 0.8)
     fast = Scales.for_request(params, 2.0, {"noise_scale": 0, "length_scale": 1.5})
     assert fast == Scales(0.0, 0.75, 0.8)
+    raw = Scales.for_request(params, 1.0, {"normalize_audio": False})
+    assert raw == Scales(0.667, 1.0, 0.8, normalize_audio=False)
 
 
 @pytest.mark.parametrize(
@@ -147,7 +168,8 @@ def test_scales_speed_divides_length_and_extra_overrides() -> None:
     [
         (
             {"top_k": 3},
-            "expected only the fields ['length_scale', 'noise_scale', 'noise_w'], "
+            "expected only the fields ['length_scale', 'noise_scale', 'noise_w', "
+            "'normalize_audio'], "
             "found unknown field(s) ['top_k']",
         ),
         (

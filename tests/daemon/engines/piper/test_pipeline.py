@@ -105,3 +105,36 @@ def test_static_and_any_length_schedules_give_the_same_audio(both) -> None:  # t
         for g in (static, fit)
     )
     assert a.shape == b.shape and snr_db(a, b) >= EXACT_DB
+
+
+def test_only_static_buckets_cut_a_sentence_and_only_past_the_largest(
+    pytestconfig: pytest.Config, both
+) -> None:  # type: ignore[no-untyped-def]
+    """The NPU's encoder takes at most its largest bucket (512 ids here); the
+    CPU backend's takes any length. A sentence of 256..512 ids is whole on
+    both; past 512 only the static engine cuts, into pieces that fit."""
+    from daemon.engine.audio.shaping import COMMA_PAUSE_S
+    from daemon.engine.tts import SynthesisOptions
+    from scripts.piper.oracle import pieces_reference, piper_reference
+
+    _, runners, fit, _ = both
+    bundle = Bundle.load(bundle_dir(pytestconfig, CPU_OPTIONS))
+    static = PiperEngine()
+    static.load(bundle, runners)
+    assert static._loaded()[0].max_ids == 512 and fit.max_ids is None
+    ordinary = "It was the best of times, it was the worst of times, it was the " \
+        "age of wisdom, it was the age of foolishness, it was the epoch of " \
+        "belief."  # fmt: skip
+    (piece,) = static.pieces(ordinary)
+    assert 256 < len(piece.ids) <= 512
+    clause = "and then the long train rolled slowly past the quiet little station"
+    text = ", ".join([clause] * 9) + "."
+    pieces = static.pieces(text)
+    assert len(pieces) >= 2 and all(len(p.ids) <= 512 and p.cut for p in pieces)
+    assert [p.pause_s for p in pieces] == [COMMA_PAUSE_S] * (len(pieces) - 1) + [0.0]
+    # one segment, one scale: piper's audio of the same pieces put together so
+    deterministic = SynthesisOptions(extra={"noise_scale": 0.0, "noise_w": 0.0})
+    (chunk,) = [c for c in static.synthesize(text, deterministic) if c.audio.size]
+    voice, config = piper_reference(voice_path())
+    want = pieces_reference(voice, config, static, text)
+    assert chunk.audio.shape == want.shape and snr_db(want, chunk.audio) >= 60.0

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
+from daemon.engine.audio.shaping import COMMA_PAUSE_S
 from daemon.engines.piper.params import PiperParams
 from daemon.engines.piper.text import PiperText
 
@@ -70,10 +71,24 @@ def test_ids_are_pipers_layout() -> None:
     assert text._ids(list("ab")) == [1, 0, 10, 0, 11, 0, 2]
 
 
-def test_short_text_is_one_piece_with_a_sentence_pause() -> None:
+#: A sentence silence other than piper's default (0.0), to tell it apart.
+SILENCE = 0.25
+
+
+def test_a_sentence_is_followed_by_the_voices_sentence_silence() -> None:
     (piece,) = PiperText(_params(), 64).pieces("hi there.")
     assert piece.phonemes == "hi there."
-    assert piece.pause_s == SENTENCE_PAUSE_S
+    assert piece.pause_s == 0.0  # piper's --sentence-silence default
+    assert (piece.ends_sentence, piece.cut) == (True, False)
+    (piece,) = PiperText(_params(sentence_silence=SILENCE), 64).pieces("hi there.")
+    assert piece.pause_s == SILENCE
+
+
+def test_graphs_of_any_length_take_every_sentence_whole() -> None:
+    text = PiperText(_params(), None)
+    sentence = "one two three four five, six seven eight nine ten eleven. " * 8
+    (piece,) = text.pieces(sentence.replace(".", ",")[:-2] + ".")
+    assert len(piece.ids) > 512 and not piece.cut
 
 
 def test_long_sentence_is_cut_at_a_clause_mark_near_the_middle() -> None:
@@ -83,8 +98,9 @@ def test_long_sentence_is_cut_at_a_clause_mark_near_the_middle() -> None:
     first, second = text.split(sentence)
     assert "".join(first) == "one two three four five, "
     assert "".join(second) == "six seven eight nine ten eleven."
-    pieces = text.pieces(sentence)
-    assert [p.pause_s for p in pieces] == [COMMA_PAUSE_S, SENTENCE_PAUSE_S]
+    pieces = PiperText(_params(sentence_silence=SILENCE), 80).pieces(sentence)
+    assert [p.pause_s for p in pieces] == [COMMA_PAUSE_S, SILENCE]
+    assert [(p.ends_sentence, p.cut) for p in pieces] == [(False, True), (True, True)]
     assert all(len(p.ids) <= 80 for p in pieces)
 
 
@@ -136,7 +152,7 @@ def test_espeak_long_sentence_pieces_fit_the_bucket(joe) -> None:  # type: ignor
     pieces = text.pieces(sentence)
     assert len(pieces) >= 2 and all(len(p.ids) <= 512 for p in pieces)
     assert all(p.phonemes.rstrip().endswith(",") for p in pieces[:-1])
-    assert [p.pause_s for p in pieces][-1] == SENTENCE_PAUSE_S
+    assert [p.pause_s for p in pieces][-1] == 0.0
 
 
 def test_five_thousand_characters_phonemize_quickly(joe) -> None:  # type: ignore[no-untyped-def]
@@ -152,8 +168,9 @@ def test_a_split_espeak_makes_inside_a_sentence_gets_no_pause(joe) -> None:  # t
     # espeak-ng ends a sentence at "Mr." and at each initial; daemon.text.sentences
     # does not, so only the real sentence ends get the sentence pause.
     text, _ = joe
+    text = PiperText(replace(text.params, sentence_silence=SILENCE), 512)
     pieces = text.pieces("Hello Mr. Smith, how are you? J. R. Tolkien wrote it.")
-    assert [p.pause_s for p in pieces] == [
-        0.0, SENTENCE_PAUSE_S, 0.0, 0.0, SENTENCE_PAUSE_S
-    ]  # fmt: skip
+    assert [p.pause_s for p in pieces] == [0.0, SILENCE, 0.0, 0.0, SILENCE]
+    # ...but each is a sentence of its own for the normalization, as in piper
+    assert all(p.ends_sentence for p in pieces)
     assert pieces[0].phonemes.endswith("mˈɪstɚ.")

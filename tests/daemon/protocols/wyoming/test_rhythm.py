@@ -4,12 +4,15 @@ Wyoming carries no seed, so the service runs a copy of the joe bundle whose nois
 scales are 0: its audio is a pure function of the text.  The same text must then
 give the same samples, the same total length and the same silences whether it
 arrives as one ``synthesize`` or as a ``synthesize-start``/``-chunk``/``-stop``
-stream cut like an LLM's tokens.
+stream cut like an LLM's tokens: the voice's own sentence silence (piper's
+default, none; a second copy asks for some in its voice.yaml) in both.
 """
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import Any, Final
 
 import numpy as np
 import pytest
@@ -17,9 +20,14 @@ import yaml
 from wyoming.audio import AudioChunk
 from wyoming.client import AsyncClient
 from wyoming.event import Event
-from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
+from wyoming.tts import (
+    Synthesize,
+    SynthesizeChunk,
+    SynthesizeStart,
+    SynthesizeStop,
+    SynthesizeVoice,
+)
 
-from daemon.engine.audio.shaping import SENTENCE_PAUSE_S
 from daemon.protocols.wyoming.playback import SAMPLE_WIDTH, SAMPLES_PER_CHUNK
 from tests.daemon.conftest import Daemon, ServiceVoice, serving
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir
@@ -34,26 +42,44 @@ TOKENS = ("The su", "n rose over the hil", "ls.", " Birds beg", "an to sing", "!
 #: A run of exact zeros this long is an inserted pause, not the voice's own
 #: near-silence (which the zero-noise joe voice never renders as 0.1 s of 0).
 MIN_GAP_S = 0.1
+#: The second copy's voice.yaml ``params.sentence_silence`` (piper's: 0.0).
+PAUSED: Final = "joe-paused"
+SILENCE_S: Final = 0.25
 
 
-@pytest.fixture(scope="module")
-def still_joe(pytestconfig: pytest.Config, tmp_path_factory) -> ServiceVoice:
+def _still_joe(src: Path, dst: Path, **params: Any) -> ServiceVoice:
     """The joe bundle with noise_scale = noise_w = 0 (graphs shared by symlink)."""
-    src = bundle_dir(pytestconfig, CPU_OPTIONS)
-    dst = tmp_path_factory.mktemp("still_joe")
     for entry in src.iterdir():
         if entry.name != "voice.yaml":
             (dst / entry.name).symlink_to(entry)
     manifest = yaml.safe_load((src / "voice.yaml").read_text())
-    manifest["params"].update(noise_scale=0.0, noise_w=0.0)
+    manifest["name"] = params.pop("name", manifest["name"])
+    manifest["params"].update(noise_scale=0.0, noise_w=0.0, **params)
     (dst / "voice.yaml").write_text(yaml.safe_dump(manifest))
     return ServiceVoice(dst, manifest["name"], RATE, {})
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory, still_joe: ServiceVoice):
+def still_joe(pytestconfig: pytest.Config, tmp_path_factory) -> ServiceVoice:
+    src = bundle_dir(pytestconfig, CPU_OPTIONS)
+    return _still_joe(src, tmp_path_factory.mktemp("still_joe"))
+
+
+@pytest.fixture(scope="module")
+def daemon(
+    pytestconfig: pytest.Config,
+    tmp_path_factory: pytest.TempPathFactory,
+    still_joe: ServiceVoice,
+):
+    src = bundle_dir(pytestconfig, CPU_OPTIONS)
+    paused = _still_joe(src, tmp_path_factory.mktemp("paused_joe"),
+                        name=PAUSED, sentence_silence=SILENCE_S)  # fmt: skip
+    voices = [{"bundle": str(still_joe.bundle)}, {"bundle": str(paused.bundle)}]
     yield from serving(
-        tmp_path_factory.mktemp("rhythm"), still_joe, engine={"backend": "cpu"}
+        tmp_path_factory.mktemp("rhythm"),
+        still_joe,
+        voices=voices,
+        engine={"backend": "cpu"},
     )
 
 
@@ -85,14 +111,19 @@ def _pcm(cycles: list[list[bytes]]) -> np.ndarray:
     return np.frombuffer(b"".join(b"".join(c) for c in cycles), "<i2")
 
 
-def said(d: Daemon, text: str) -> list[list[bytes]]:
-    return _cycles(asyncio.run(_exchange(d, [Synthesize(text).event()], "audio-stop")))
+def said(d: Daemon, text: str, voice: str | None = None) -> list[list[bytes]]:
+    v = SynthesizeVoice(name=voice) if voice else None
+    events = [Synthesize(text, voice=v).event()]
+    return _cycles(asyncio.run(_exchange(d, events, "audio-stop")))
 
 
-def streamed(d: Daemon, tokens: tuple[str, ...]) -> list[list[bytes]]:
-    events = [SynthesizeStart().event()]
+def streamed(
+    d: Daemon, tokens: tuple[str, ...], voice: str | None = None
+) -> list[list[bytes]]:
+    v = SynthesizeVoice(name=voice) if voice else None
+    events = [SynthesizeStart(voice=v).event()]
     events += [SynthesizeChunk(t).event() for t in tokens]
-    events += [Synthesize("".join(tokens)).event(), SynthesizeStop().event()]
+    events += [Synthesize("".join(tokens), voice=v).event(), SynthesizeStop().event()]
     return _cycles(asyncio.run(_exchange(d, events, "synthesize-stopped")))
 
 
@@ -104,16 +135,20 @@ def gaps(pcm: np.ndarray) -> list[int]:
     return [int(r) for r in runs if r >= MIN_GAP_S * RATE]
 
 
-def test_same_text_same_rhythm_whichever_way_it_arrives(daemon: Daemon):
-    whole, stream = said(daemon, TEXT), streamed(daemon, TOKENS)
+@pytest.mark.parametrize("voice, silence_s", [(None, 0.0), (PAUSED, SILENCE_S)])
+def test_same_text_same_rhythm_whichever_way_it_arrives(
+    daemon: Daemon, voice: str | None, silence_s: float
+):
+    whole, stream = said(daemon, TEXT, voice), streamed(daemon, TOKENS, voice)
     assert len(whole) == 1 and len(stream) == 3  # one cycle; one per sentence
     a, b = _pcm(whole), _pcm(stream)
-    pause = round(SENTENCE_PAUSE_S * RATE)
     print(f"\nsynthesize: {len(a) / RATE:.3f} s, gaps {[g / RATE for g in gaps(a)]}")
     print(f"streamed:   {len(b) / RATE:.3f} s, gaps {[g / RATE for g in gaps(b)]}")
-    # Two sentence boundaries, each with the sentence pause (plus the few
-    # samples the fade-out rounds to 0), in both modes.
-    assert [g // pause for g in gaps(a)] == [1, 1]
+    # Two sentence boundaries, each with the voice's sentence silence (none:
+    # piper's default; plus the few samples its own near-silence rounds to 0),
+    # in both modes.
+    pause = round(silence_s * RATE)
+    assert [g // pause for g in gaps(a)] == ([1, 1] if pause else [])
     assert gaps(b) == gaps(a)
     assert len(b) == len(a)
     assert np.array_equal(a, b)  # the same sentences reached the engine
