@@ -102,3 +102,48 @@ def check_overlap(overlap: int, radius: float, what: str) -> None:
             f"receptive radius {radius:.2f} frames; use overlap >= "
             f"{overlap_for(radius)} (and a window > 2 x overlap)"
         )
+
+
+# Qwen3-TTS 12 Hz codec decoder (qwen-tts modeling_qwen3_tts_tokenizer_v2.py
+# Qwen3TTSTokenizerV2Decoder): fixed kernels of its modules, not in its config.
+#: pre_conv CausalConvNet(codebook_dim, latent_dim, kernel_size=3)
+QWEN3_PRE_KERNEL = 3
+#: ConvNeXtBlock dwconv, the decoder's first and last CausalConvNet, and each
+#: residual unit's conv1 (kernel_size=7); conv2 is kernel 1
+QWEN3_KERNEL = 7
+#: DecoderResidualUnit dilations of every DecoderBlock
+QWEN3_DILATIONS = (1, 3, 9)
+
+
+def qwen3_codec_field(config: object) -> tuple[float, float]:
+    """(left, right) receptive field in frames of one output frame of the 12 Hz
+    codec decoder with ``config`` (a Qwen3TTSTokenizerV2DecoderConfig or any
+    object with its fields).
+
+    Every layer is causal: a CausalConvNet of kernel k and dilation d pads
+    d * (k - 1) samples on the left only; a CausalTransConvNet of kernel 2u,
+    stride u (trimmed u on the right) reads the input sample under it and the
+    one before (kernel = stride: only the one under it); the pre-transformer's
+    sliding window lets each layer look sliding_window - 1 frames back. So
+    right is 0 and left is the sum along the chain, in frames: samples at
+    rate r (samples per frame) count 1 / r."""
+    left = (QWEN3_PRE_KERNEL - 1.0) + config.num_hidden_layers * (  # type: ignore[attr-defined]
+        config.sliding_window - 1  # type: ignore[attr-defined]
+    )
+    rate = 1
+    for factor in config.upsampling_ratios:  # type: ignore[attr-defined]
+        rate *= factor  # TransConv kernel = stride: no reach back
+        left += (QWEN3_KERNEL - 1) / rate  # ConvNeXt dwconv
+    left += (QWEN3_KERNEL - 1) / rate  # the decoder's first conv
+    for u in config.upsample_rates:  # type: ignore[attr-defined]
+        left += 1 / rate  # TransConv(2u, u): one input sample back
+        rate *= u
+        left += sum(d * (QWEN3_KERNEL - 1) for d in QWEN3_DILATIONS) / rate
+    left += (QWEN3_KERNEL - 1) / rate  # the last conv
+    return left, 0.0
+
+
+def qwen3_codec_context(config: object) -> int:
+    """Whole frames of left context that make a window's kept frames equal a
+    longer decode's (the left receptive field, rounded up)."""
+    return overlap_for(qwen3_codec_field(config)[0])

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
+from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
 from daemon.engine.bundles.manifest import Bundle
 from daemon.engine.bundles.needs import require
 from daemon.engine.cancel import CancelToken
@@ -98,15 +98,24 @@ class Qwen3TtsEngine:
         spellings = [*self.language_codes, *names, *(n.title() for n in names)]
         return tuple(dict.fromkeys([*spellings, "auto"]))
 
+    def _exactness(self) -> str:
+        """What the build measured of streamed audio against upstream's decode."""
+        snr = self.model.p.codec.stream_snr_db
+        if snr is None:
+            return ""
+        return f"; streamed audio {snr:.1f} dB SNR from upstream's decode"
+
     def voices(self) -> list[VoiceInfo]:
         assert self._bundle is not None
         p, name = self.model.p, self._bundle.name
+        exact = self._exactness()
         if p.kind == "base":
             return [
                 VoiceInfo(
                     name=name,
                     languages=self.language_codes,
-                    description=f"Qwen3-TTS Base ({name}); speaks in cloned voices",
+                    description=f"Qwen3-TTS Base ({name}); speaks in cloned "
+                    f"voices{exact}",
                     attribution=ATTRIBUTION,
                 )
             ]
@@ -114,7 +123,8 @@ class Qwen3TtsEngine:
             VoiceInfo(
                 name=speaker,
                 languages=self.language_codes,
-                description=f"Qwen3-TTS CustomVoice speaker {speaker!r} ({name})",
+                description=f"Qwen3-TTS CustomVoice speaker {speaker!r} "
+                f"({name}){exact}",
                 attribution=ATTRIBUTION,
             )
             for speaker in p.speakers
@@ -152,12 +162,17 @@ class Qwen3TtsEngine:
     def _stream(
         self, parts: list[str], request: Request, cancel: CancelToken | None
     ) -> Iterator[AudioChunk]:
+        rate = self.sample_rate
         for index, piece in enumerate(parts):
             last = index == len(parts) - 1
             pause = 0.0 if last else self._pause(piece)
-            yield from shaped_segment(
-                self._audio(piece, request, cancel), self.sample_rate, index, pause
-            )
+            # upstream's samples as decoded: no fades (upstream has none), the
+            # pause between pieces is hexvoice's own cut
+            for audio in self._audio(piece, request, cancel):
+                if audio.size:
+                    yield AudioChunk(audio, rate, segment=index)
+            tail = np.zeros(round(pause * rate), np.float32)
+            yield AudioChunk(tail, rate, index, end_of_segment=True)
 
     def _audio(
         self, piece: str, request: Request, cancel: CancelToken | None

@@ -159,9 +159,10 @@ class Sampling:
 
 @dataclass(frozen=True)
 class CodecWindow:
-    """One ``codec_<frames>`` graph: ``frames`` codes per call, of which the
-    first ``context`` are left context (decoded again, their samples dropped);
-    the first window of an utterance has no context and keeps all its frames."""
+    """One ``codec_<frames>`` graph: ``frames`` codes per call, of which up to
+    ``context`` are left context (decoded again, their samples dropped; never
+    before upstream's own call for the chunk starts) and the rest new frames
+    (stream.py); the first window of an utterance has no context."""
 
     frames: Count
     context: Index
@@ -181,6 +182,10 @@ class CodecParams:
     windows: Annotated[tuple[CodecWindow, ...], msgspec.Meta(min_length=1)]
     #: frames before the first audio leaves
     first_frames: Count
+    #: the build's measured SNR of the streaming schedule against upstream's
+    #: decode of the same codes (scripts/qwen3/tts/codec_plan.py; 999: equal);
+    #: None in bundles built before it was measured
+    stream_snr_db: float | None = None
 
     def __post_init__(self) -> None:
         if self.first_frames > max(w.frames for w in self.windows):

@@ -4,21 +4,27 @@ Upstream decodes a finished utterance with ``chunked_decode(chunk_size=300,
 left_context_size=25)`` (modeling_qwen3_tts_tokenizer_v2.py): the first chunk
 has no context; every later chunk decodes ``[start - ctx, end)``, with ``ctx =
 min(25, start)``, and drops the context's samples; positions and the sliding
-window restart in every call.  A streaming schedule is the same procedure with
-smaller windows, so the first audio leaves after ``codec.first_frames`` frames:
+window restart in every call.  The codec is causal (right receptive field 0),
+so a window ending inside an upstream chunk equals upstream's samples there
+when its left context reaches back ``min(R, start - origin)`` frames: R the
+decoder's left receptive field (scripts/common/receptive_field.py
+``qwen3_codec_field``), origin where upstream's call for that chunk starts.
+A streaming schedule is that procedure with smaller windows, so the first
+audio leaves after ``codec.first_frames`` frames:
 
 - window 0: frames ``[0, first_frames)``, no context, in the smallest
   ``codec_<T>`` with T >= first_frames (right-padded: the codec is causal);
 - window i >= 1: ``codec.windows[min(i - 1, last)]`` = {frames: T, context: C}
-  decodes ``T - C`` new frames after ``min(C, start)`` context frames (so a
-  bundle may ramp from small early windows to larger ones);
+  decodes ``min(C, start - origin)`` context frames and fills the rest of the
+  graph with new frames, never past the end of upstream's chunk (so a bundle
+  may ramp from small early windows to larger ones, and C >= R is exact);
 - at :meth:`CodecStream.finish` the partial last window runs right-padded.
 
 The ``"upstream"`` schedule is chunked_decode itself (chunk_frames /
-left_context from params, in graph ``codec_<chunk + context>``), for parity
-tests and gates.  Overlap-and-crop windows (daemon/engine/audio/windows.py,
-Piper and GPT-SoVITS) do not fit here: they need frames on both sides of what
-they keep, while this codec is causal and only needs the past.
+left_context from params, in graph ``codec_<chunk + context>``).  Overlap-and-
+crop windows (daemon/engine/audio/windows.py, Piper and GPT-SoVITS) do not fit
+here: they need frames on both sides of what they keep, while this codec is
+causal and only needs the past.
 """
 
 from __future__ import annotations
@@ -51,28 +57,40 @@ class Window:
 @dataclass(frozen=True)
 class Schedule:
     """Window 0 holds ``first`` frames (no context) in ``codec_<first_graph>``;
-    window i >= 1 follows ``steady[min(i - 1, last)]`` as (graph T, context C)."""
+    window i >= 1 follows ``steady[min(i - 1, last)]`` as (graph T, context
+    cap C).  Windows never cross upstream's chunks of ``chunk`` frames, whose
+    calls start ``left`` frames before them (``origin``)."""
 
     first: int
     first_graph: int
     steady: tuple[tuple[int, int], ...]
+    chunk: int
+    left: int
 
     def __post_init__(self) -> None:
-        if not 0 < self.first <= self.first_graph:
+        if not 0 < self.first <= min(self.first_graph, self.chunk):
             raise ValueError(
                 f"codec schedule: first window of {self.first} frames in "
-                f"codec_{self.first_graph}"
+                f"codec_{self.first_graph} (upstream chunks of {self.chunk})"
             )
         if not self.steady or any(c >= t or c < 0 for t, c in self.steady):
             raise ValueError(f"codec schedule: bad windows {self.steady}")
+
+    def origin(self, start: int) -> int:
+        """Where upstream's call decoding frame ``start`` begins (its chunk's
+        start less its left context; chunked_decode's rule)."""
+        begin = start - start % self.chunk
+        return begin - (self.left if begin - self.left > 0 else begin)
 
     def window(self, index: int, start: int, available: int) -> Window:
         """Window ``index`` starting at frame ``start``, cut at ``available``."""
         if index == 0:
             return Window(0, min(self.first, available), 0, self.first_graph)
-        graph, context = self.steady[min(index - 1, len(self.steady) - 1)]
-        stop = min(start + graph - context, available)
-        return Window(start, stop, min(context, start), graph)
+        graph, cap = self.steady[min(index - 1, len(self.steady) - 1)]
+        context = min(cap, start - self.origin(start))
+        chunk_end = start - start % self.chunk + self.chunk
+        stop = min(start + graph - context, available, chunk_end)
+        return Window(start, stop, context, graph)
 
     def full(self, index: int, start: int) -> int:
         """The stop of window ``index`` when all of its new frames are there."""
@@ -81,19 +99,35 @@ class Schedule:
     def graphs(self) -> set[int]:
         return {self.first_graph, *(t for t, _ in self.steady)}
 
+    def plan(self, n: int) -> list[Window]:
+        """Every window of an ``n``-frame utterance."""
+        out: list[Window] = []
+        while not out or out[-1].stop < n:
+            out.append(self.window(len(out), out[-1].stop if out else 0, n))
+        return out
+
+
+def schedule_of_windows(
+    first_frames: int, windows: Sequence[tuple[int, int]], chunk: int, left: int
+) -> Schedule:
+    """A streaming schedule: the first window in the smallest graph holding it."""
+    first_graph = next(t for t in sorted(f for f, _ in windows) if t >= first_frames)
+    return Schedule(first_frames, first_graph, tuple(windows), chunk, left)
+
 
 def streaming(c: CodecParams) -> Schedule:
     """The bundle's streaming schedule (params.codec.windows / first_frames)."""
-    sizes = sorted(w.frames for w in c.windows)
-    first_graph = next(t for t in sizes if t >= c.first_frames)
-    steady = tuple((w.frames, w.context) for w in c.windows)
-    return Schedule(c.first_frames, first_graph, steady)
+    steady = [(w.frames, w.context) for w in c.windows]
+    return schedule_of_windows(c.first_frames, steady, c.chunk_frames, c.left_context)
 
 
 def upstream(c: CodecParams) -> Schedule:
     """upstream ``chunked_decode(chunk_frames, left_context)``."""
     graph = c.chunk_frames + c.left_context
-    return Schedule(c.chunk_frames, graph, ((graph, c.left_context),))
+    return Schedule(
+        c.chunk_frames, graph, ((graph, c.left_context),), c.chunk_frames,
+        c.left_context,
+    )  # fmt: skip
 
 
 def schedule_of(c: CodecParams, name: ScheduleName | Schedule) -> Schedule:

@@ -2,21 +2,22 @@
 
     scripts/build_tts_qwen3 MODEL_DIR [--codec DIR] --target qcs8550|simulator \\
         --out DIR [--prefill-buckets 64,256] [--kv-buckets 1024] \\
-        [--codec-windows 40,100] [--first-frames 8] [--xvector-seconds 3,5,8,10] \\
+        [--codec-windows 40,100,325] [--first-frames 8] [--xvector-seconds 3,5,8,10] \\
         [--no-onnx] [--cp-weights fp16|w8a16]
 
 Steps (each skipped when its inputs, options and code are unchanged; state in
-<work>/state.json): measure the codec windows' left context against upstream's
-decode (windows: first, so a window without a context stops before the
-export), export the graphs to ONNX (text projection, talker prefill
-per prompt bucket, talker step per KV bucket, code-predictor step, codec per
-window, speaker encoder per clip bucket for Base; fp32 for the CPU backend,
-fp16 K/V for the NPU), CPU parity gates against upstream's torch modules, CPU
-tables (embeddings, mel basis, tokenizer) and params, optionally the w8a16
-code predictor, compile each graph for the target (one graph per binary),
-simulator gates on the binaries (default for --target simulator; --sim-gates
-for qcs8550), then the bundle directory + .tar, verified as `hexvoice bundle
-verify` does.  A failed gate stops the run naming graph, metric and threshold.
+<work>/state.json): the codec windows' left contexts from the decoder's
+receptive field, the schedule measured against upstream's decode (windows:
+first, minutes before the export), export the graphs to ONNX (text projection,
+talker prefill per prompt bucket, talker step per KV bucket, code-predictor
+step, codec per window, speaker encoder per clip bucket for Base; fp32 for the
+CPU backend, fp16 K/V for the NPU), CPU parity gates against upstream's torch
+modules, CPU tables (embeddings, mel basis, tokenizer) and params, optionally
+the w8a16 code predictor, compile each graph for the target (one graph per
+binary), simulator gates on the binaries (default for --target simulator;
+--sim-gates for qcs8550), then the bundle directory + .tar, verified as
+`hexvoice bundle verify` does. A failed gate stops the run naming graph, metric
+and threshold.
 """
 
 from __future__ import annotations
@@ -82,8 +83,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kv-buckets", type=_sizes, default=KV_BUCKETS,
                    help="talker KV-cache buckets (default 1024)")  # fmt: skip
     p.add_argument("--codec-windows", type=_windows, default=CODEC_WINDOWS,
-                   help="codec graphs as FRAMES[:CONTEXT],... (default 40,100; "
-                        "a context not given is measured)")  # fmt: skip
+                   help="codec graphs as FRAMES[:CONTEXT],... (default 40,100,325; "
+                        "a context not given comes from the codec's receptive "
+                        "field)")  # fmt: skip
     p.add_argument("--first-frames", type=int, default=FIRST_FRAMES,
                    help="frames before the first audio (default 8)")  # fmt: skip
     p.add_argument("--xvector-seconds", type=_seconds, default=XVECTOR_SECONDS,

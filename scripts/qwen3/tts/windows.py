@@ -1,33 +1,16 @@
-"""Codec windows: how much left context a streaming decode window needs.
+"""Codec windows: the window syntax, the engine's schedule run through upstream's
+torch decoder, upstream's own ``decode`` (float32 and float64) and the log-mel.
 
 Upstream's ``decode`` (``chunked_decode``: 300-frame chunks with 25 frames of
 left context, qwen3.md §2.6) decodes a whole utterance at once.  The engine
 streams instead (daemon/engines/qwen3tts/stream.py, params.CodecWindow): the
 first ``first_frames`` frames with no context (nothing precedes them) in the
 smallest ``codec_<T>`` graph that holds them, then window i >= 1 in
-``windows[min(i-1, len-1)]``: ``frames`` codes per call of which the first
-``context`` are left context (decoded again, their samples dropped; fewer when
-fewer frames exist), right-padded when partial (the codec is causal, so the
-valid prefix is unchanged).
-
-The pre-transformer attends over a 72-frame sliding window and the convolutions
-see a few frames back, so a window without enough context differs from the
-whole-utterance decode near its start.  ``measure`` runs that schedule through
-the model's own codec (upstream's torch decoder) for each candidate window and
-context, against upstream's ``decode`` of the same codes, and reports SNR and
-log-mel L1; ``choose`` takes the smallest context meeting both bounds.
-
-Why the defaults (build.py): 40 then 100 frames, contexts measured.  An NPU
-call of the codec costs about its frames, so a window of T frames with C of
-context does T - C new frames per T decoded; the context a window can be given
-is capped at 3/4 of it (MIN_NEW_SHARE), so 40 and 100 leave room for upstream's
-own 25 and more (measured on the tiny random codec, whose 72-frame attention is
-context-hungry: 100 frames pass at C = 48, SNR 21.3 dB, L1 0.030, while 80
-frames reach only L1 0.048 / 18.9 dB at 48; <= 32 frames never pass).  The first
-audio waits for 8 frames (0.64 s of speech, no context, exact) and one call of
-the 40-frame graph, not the 100-frame one; the steady window streams 4-6 s of
-audio per call, more than it takes to generate at RTF < 1.  A window whose
-context cannot be found stops the build naming it (give FRAMES:CONTEXT).
+``windows[min(i-1, len-1)]``: up to ``context`` frames of left context (decoded
+again, their samples dropped; never before upstream's own call for that chunk
+starts) and new frames filling the graph, never past upstream's chunk end,
+right-padded when partial (the codec is causal, so the valid prefix is
+unchanged).  Which contexts, and what a schedule costs: codec_plan.py.
 """
 
 from __future__ import annotations
@@ -46,24 +29,15 @@ from scripts.common.parity import snr_db
 #: family's own log-mel, used as the spectral distance of codec outputs
 MEL: Final = dict(n_fft=1024, num_mels=128, sampling_rate=24000, hop_size=256,
                   win_size=1024, fmin=0, fmax=12000)  # fmt: skip
-#: the issue's bound for a streaming window vs upstream's decode
-MAX_LOG_MEL_L1: Final = 0.05
-#: and a waveform bound, so a window cannot pass on the spectrum alone
-#: (a phase-shifted or mis-stitched window keeps its mel but not its SNR)
-MIN_SNR_DB: Final = 20.0
-#: candidate left contexts, in frames (upstream uses 25 for 300-frame chunks)
-CONTEXTS: Final = (0, 2, 4, 8, 12, 16, 24, 25, 32, 48, 64, 72)
-#: a candidate keeps at least this share of its frames new (less is wasteful)
+#: a window keeps at least this share of its frames new (less is wasteful)
 MIN_NEW_SHARE: Final = 0.25
-#: measured codes: fixed seed; frames: 3 steady windows of the largest, capped
-#: at upstream's chunk so its decode is one forward (the plain reference)
+#: measured codes: fixed seed
 SEED: Final = 1234
-MAX_FRAMES: Final = 300
 #: upstream chunked_decode (chunk_size, left_context_size) and its graph
 UPSTREAM_CHUNK: Final = 300
 UPSTREAM_CONTEXT: Final = 25
-#: the codec_325 graph in upstream's chunking equals upstream's decode
-MIN_UPSTREAM_SNR_DB: Final = 90.0
+#: frames of the codec_325 gate and of a schedule's measurement: more than one
+#: upstream chunk, so the chunk boundary is measured too
 UPSTREAM_GATE_FRAMES: Final = 400
 
 Decode = Callable[[np.ndarray], np.ndarray]  # codes [G, n] -> wav [n * spf]
@@ -101,16 +75,16 @@ def schedule(
     frames [start - context, end) decoded, the first context frames dropped.
     The engine's own schedule (daemon/engines/qwen3tts/stream.py), so the
     measurement is of what the engine runs."""
-    from daemon.engines.qwen3tts.stream import Schedule
+    return [(w.graph, w.start, w.context, w.stop)
+            for w in engine_schedule(windows, first_frames).plan(n)]  # fmt: skip
 
-    first_graph = next(t for t in sorted(f for f, _ in windows) if t >= first_frames)
-    plan = Schedule(first_frames, first_graph, tuple((f, c) for f, c in windows))
-    calls, start = [], 0
-    while start < n:
-        w = plan.window(len(calls), start, n)
-        calls.append((w.graph, w.start, w.context, w.stop))
-        start = w.stop
-    return calls
+
+def engine_schedule(windows: Sequence[tuple[int, int]], first_frames: int) -> Any:
+    """The engine's Schedule of these windows, in upstream's chunks."""
+    from daemon.engines.qwen3tts.stream import schedule_of_windows
+
+    return schedule_of_windows(first_frames, [(f, c) for f, c in windows],
+                               UPSTREAM_CHUNK, UPSTREAM_CONTEXT)  # fmt: skip
 
 
 def stream_decode(
@@ -143,13 +117,26 @@ def torch_decoder(codec: Any) -> Decode:
     return run
 
 
-def upstream_decode(codec: Any, codes: np.ndarray) -> np.ndarray:
-    """Upstream's ``decode`` of ``codes`` [G, n]: clamp, chunked_decode(300, 25)."""
+def upstream_decode(codec: Any, codes: np.ndarray, float64: bool = False) -> np.ndarray:
+    """Upstream's ``decode`` of ``codes`` [G, n]: clamp, chunked_decode(300, 25);
+    ``float64``: upstream's decoder cast to double (the float32 floor's
+    reference; cast back after, exactly)."""
     import torch
 
+    from scripts.qwen3.tts.graphs.floor import in_float64
+
+    dec = _decoder(codec)
+    x = torch.from_numpy(np.ascontiguousarray(codes, np.int64))[None].clamp(min=0)
     with torch.inference_mode():
-        x = torch.from_numpy(np.ascontiguousarray(codes, np.int64))[None]
-        return _decoder(codec).chunked_decode(x.clamp(min=0))[0, 0].float().numpy()
+        if not float64:
+            return dec.chunked_decode(x)[0, 0].float().numpy()
+        with in_float64(dec):
+            return dec.chunked_decode(x)[0, 0].numpy()
+
+
+def decoder_config(codec: Any) -> Any:
+    """The Qwen3TTSTokenizerV2DecoderConfig of a codec (its receptive field)."""
+    return _decoder(codec).config
 
 
 def _decoder(codec: Any) -> Any:
@@ -207,97 +194,7 @@ def test_codes(codebook: int, frames: int, groups: int = 16) -> np.ndarray:
     return rng.integers(0, codebook, size=(groups, frames), dtype=np.int64)
 
 
-def candidates(frames: int) -> list[int]:
-    """The contexts tried for a window of ``frames``."""
-    top = frames - max(1, math.ceil(MIN_NEW_SHARE * frames))
-    return [c for c in CONTEXTS if c <= top]
-
-
 def score(reference: np.ndarray, test: np.ndarray) -> dict[str, float]:
     snr = snr_db(reference, test)
     return {"snr_db": round(snr, 2) if math.isfinite(snr) else 999.0,
             "log_mel_l1": round(log_mel_l1(reference, test), 5)}  # fmt: skip
-
-
-def passes(row: dict[str, float]) -> bool:
-    return row["log_mel_l1"] <= MAX_LOG_MEL_L1 and row["snr_db"] >= MIN_SNR_DB
-
-
-def measure(
-    codec: Any,
-    sizes: Sequence[int],
-    samples_per_frame: int,
-    codebook: int,
-    log: Callable[[str], None] = lambda _: None,
-) -> list[dict[str, Any]]:
-    """One row per (window frames, context): the window alone as the steady
-    window (first window of the same size), vs upstream's decode."""
-    if not sizes:
-        return []
-    n = min(MAX_FRAMES, 3 * max(sizes))
-    codes = test_codes(codebook, n)
-    ref = upstream_decode(codec, codes)
-    dec = torch_decoder(codec)
-    rows = []
-    for frames in sorted(set(sizes)):
-        for ctx in candidates(frames):
-            got = stream_decode(dec, codes, [(frames, ctx)], frames, samples_per_frame)
-            row = {"frames": frames, "context": ctx, "codes": n, **score(ref, got)}
-            rows.append(row)
-            log(f"codec window {frames} context {ctx}: SNR {row['snr_db']:.1f} dB, "
-                f"log-mel L1 {row['log_mel_l1']:.4f}")  # fmt: skip
-            if passes(row):
-                break  # the smallest passing context: larger ones only cost
-    return rows
-
-
-def measure_given(
-    codec: Any,
-    frames: int,
-    context: int,
-    samples_per_frame: int,
-    codebook: int,
-    log: Callable[[str], None] = lambda _: None,
-) -> list[dict[str, Any]]:
-    """The row of a window whose context was given (kept as given)."""
-    n = min(MAX_FRAMES, 3 * frames)
-    codes = test_codes(codebook, n)
-    got = stream_decode(torch_decoder(codec), codes, [(frames, context)], frames,
-                        samples_per_frame)  # fmt: skip
-    row = {"frames": frames, "context": context, "codes": n, "given": True,
-           **score(upstream_decode(codec, codes), got)}  # fmt: skip
-    log(f"codec window {frames} context {context} (given): SNR {row['snr_db']:.1f} "
-        f"dB, log-mel L1 {row['log_mel_l1']:.4f}")  # fmt: skip
-    return [row]
-
-
-def choose(rows: Sequence[dict[str, Any]], frames: int) -> int:
-    """The smallest measured context of ``frames`` that passes; ValueError
-    naming the best one when none does."""
-    mine = [r for r in rows if r["frames"] == frames]
-    ok = [r["context"] for r in mine if passes(r)]
-    if ok:
-        return min(ok)
-    best = min(mine, key=lambda r: r["log_mel_l1"], default=None)
-    raise ValueError(
-        f"codec window {frames}: no left context up to "
-        f"{max(candidates(frames), default=0)} frames reaches log-mel L1 <= "
-        f"{MAX_LOG_MEL_L1} and SNR >= {MIN_SNR_DB} dB (best: {best}); use a "
-        "larger window or give FRAMES:CONTEXT"
-    )
-
-
-def measure_schedule(
-    codec: Any,
-    windows: Sequence[tuple[int, int]],
-    first_frames: int,
-    samples_per_frame: int,
-    codebook: int,
-) -> dict[str, Any]:
-    """The chosen schedule as the engine runs it, vs upstream's decode."""
-    n = min(MAX_FRAMES, 3 * max(f for f, _ in windows))
-    codes = test_codes(codebook, n)
-    got = stream_decode(torch_decoder(codec), codes, windows, first_frames,
-                        samples_per_frame)  # fmt: skip
-    return {"windows": [list(w) for w in windows], "first_frames": first_frames,
-            "codes": n, **score(upstream_decode(codec, codes), got)}  # fmt: skip

@@ -72,3 +72,49 @@ def test_graph_walk_adds_chained_convs_at_their_rate() -> None:
     assert onnx_radius(_conv_stack(), "z") == pytest.approx(4 + 0.75 + 0.5)
     with pytest.raises(ValueError, match="does not depend on"):
         onnx_radius(_conv_stack(), "nothing")
+
+
+def test_qwen3_codec_field_is_where_a_code_stops_reaching() -> None:
+    """A code R frames back changes the last frame's samples, one R + 1 back
+    leaves them bit for bit: R from the config is the decoder's own reach
+    (the tiny codec: 2 layers x 71 frames of sliding window and the convs)."""
+    pytest.importorskip("torch")
+    from tests.qwen3_fixtures import require_qwen_tts
+
+    require_qwen_tts()
+    import numpy as np
+    import torch
+
+    from scripts.common.receptive_field import qwen3_codec_context, qwen3_codec_field
+    from scripts.qwen3.tts.tiny_codec import build_codec
+
+    dec = build_codec(0).decoder
+    r = qwen3_codec_context(dec.config)
+    assert qwen3_codec_field(dec.config)[1] == 0.0  # causal: no right context
+    assert r == 154
+    n = r + 4
+    codes = torch.from_numpy(np.random.default_rng(0).integers(0, 128, (1, 16, n)))
+    with torch.no_grad():
+        base = dec(codes)[0, 0, -1920:]
+        for back, reaches in ((r, True), (r + 1, False)):
+            other = codes.clone()
+            other[0, :, n - 1 - back] = (other[0, :, n - 1 - back] + 1) % 128
+            changed = bool((dec(other)[0, 0, -1920:] != base).any())
+            assert changed == reaches, back
+
+
+def test_qwen3_codec_field_of_the_released_codec() -> None:
+    """Qwen3-TTS-Tokenizer-12Hz's decoder config (upstream's defaults): 8
+    layers x 71 frames of sliding window + 2 of pre_conv + 9.4 of convs."""
+    from types import SimpleNamespace
+
+    from scripts.common.receptive_field import qwen3_codec_context, qwen3_codec_field
+
+    real = SimpleNamespace(
+        num_hidden_layers=8,
+        sliding_window=72,
+        upsampling_ratios=(2, 2),
+        upsample_rates=(8, 5, 4, 3),
+    )
+    left, right = qwen3_codec_field(real)
+    assert right == 0.0 and 579 < left < 580 and qwen3_codec_context(real) == 580

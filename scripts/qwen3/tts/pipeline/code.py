@@ -22,6 +22,9 @@ _MODEL: Final = (
 ROOTS: Final[dict[str, tuple[str, ...]]] = {
     "windows": (
         "scripts/qwen3/tts/windows.py",
+        "scripts/qwen3/tts/codec_plan.py",
+        "scripts/qwen3/tts/graphs/floor.py",  # the float64 decode
+        "scripts/common/receptive_field.py",
         "scripts/common/parity.py",
         "daemon/engines/qwen3tts/stream.py",  # the schedule measured
         *_MODEL,
@@ -48,6 +51,9 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
               *_MODEL),  # fmt: skip
     "gates": (
         "scripts/qwen3/tts/graphs/gates.py",
+        "scripts/qwen3/tts/graphs/floor.py",
+        "scripts/qwen3/tts/codec_plan.py",
+        "scripts/common/receptive_field.py",
         "scripts/qwen3/tts/windows.py",
         "daemon/engines/qwen3tts/stream.py",
         "scripts/qwen3/tts/pipeline/gating.py",

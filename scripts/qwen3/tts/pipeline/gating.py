@@ -10,7 +10,8 @@ CPU: text_proj; every (prefill, decode) pair covering each bucket, fp32 (rel
 error, argmax, h) and with the NPU's fp16 K/V (argmax); cp_step teacher-forced
 on every frame (fp32 and fp16 K/V); every codec window at two lengths (full and
 right-padded) and codec_325 in upstream's 300 + 25 chunking against upstream's
-``decode`` (>= 90 dB); every speaker bucket (Base).  Simulator: the binaries
+``decode`` (each against upstream cast to float64, bound by upstream float32's
+own SNR there, graphs/floor.py); every speaker bucket (Base).  Simulator: the binaries
 vs the fp32 graphs on the CPU backend, on a few steps, one frame and the
 smallest codec window (the simulator takes seconds per codec call).
 """
@@ -25,10 +26,11 @@ from typing import Any, Final
 import numpy as np
 
 from daemon.engines.qwen3tts import params as layout
-from scripts.common.parity import snr_db
 from scripts.qwen3.asr.gates import GateResult, sim_gate
+from scripts.qwen3.tts import codec_plan
 from scripts.qwen3.tts import windows as codec_windows
 from scripts.qwen3.tts.graphs import gates
+from scripts.qwen3.tts.graphs.floor import snr_gate
 from scripts.qwen3.tts.pipeline.context import BuildContext
 from scripts.qwen3.tts.pipeline.trajectory import GateInputs, gate_inputs
 
@@ -74,8 +76,9 @@ def _pairs(ctx: BuildContext) -> list[tuple[int, int]]:
 def windows(
     ctx: BuildContext, asked: Sequence[codec_windows.Window], first_frames: int
 ) -> dict[str, Any]:
-    """Measure each window's left context on the model's own codec; the
-    chosen {frames, context} and first_frames are params.codec's."""
+    """Each window's left context from the codec's receptive field (or as
+    given), the schedule measured on the model's own codec (codec_plan.py);
+    the {frames, context}, first_frames and the measured SNR are params.codec's."""
     from scripts.qwen3.tts.upstream import torch_threads
 
     with torch_threads(1):  # tiny ops: one thread beats a contended pool
@@ -86,31 +89,30 @@ def _windows(
     ctx: BuildContext, asked: Sequence[codec_windows.Window], first_frames: int
 ) -> dict[str, Any]:
     spf, book = ctx.src.codec.decode_upsample_rate, ctx.src.predictor.vocab_size
-    measured = [w.frames for w in asked if w.context is None]
-    rows = codec_windows.measure(ctx.codec, measured, spf, book, _LOGGER.info)
-    for w in asked:
-        if w.context is not None:  # given: measured once, kept as given
-            rows += codec_windows.measure_given(ctx.codec, w.frames, w.context, spf,
-                                                book, _LOGGER.info)  # fmt: skip
-    chosen = [
-        (w.frames, w.context if w.context is not None
-         else codec_windows.choose(rows, w.frames))
-        for w in asked
-    ]  # fmt: skip
-    sched = codec_windows.measure_schedule(ctx.codec, chosen, first_frames, spf, book)
-    _LOGGER.info("codec schedule %s, first %d frames: SNR %.1f dB, log-mel L1 %.4f",
-                 chosen, first_frames, sched["snr_db"], sched["log_mel_l1"])
-    if not codec_windows.passes(sched):
+    chosen = codec_plan.plan(asked, codec_windows.decoder_config(ctx.codec))
+    sched = codec_plan.measure(ctx.codec, chosen, first_frames, spf, book)
+    _LOGGER.info(
+        "codec schedule %s, first %d frames (receptive field %d frames): %s, SNR "
+        "%.1f dB vs upstream's decode (upstream float32 vs float64: %.1f dB), "
+        "%.2f frames computed per frame kept (%.2f steady), first audio %.3f s",
+        chosen, first_frames, sched["receptive_field"],
+        "exact" if sched["exact"] else "APPROXIMATE", sched["snr_db"],
+        sched["upstream_floor_db"], sched["frames_per_kept"],
+        sched["steady_frames_per_kept"], sched["first_audio_s"],
+    )  # fmt: skip
+    if not sched["exact"]:
         _LOGGER.warning(
-            "the codec schedule misses log-mel L1 <= %g / SNR >= %g dB against "
-            "upstream's decode (contexts given on the command line are kept)",
-            codec_windows.MAX_LOG_MEL_L1, codec_windows.MIN_SNR_DB,
+            "the codec schedule's contexts are shorter than the decoder's receptive "
+            "field (%d frames): streamed audio differs from upstream's decode "
+            "(measured above; the bundle says so)", sched["receptive_field"],
         )  # fmt: skip
     return {
-        "rows": rows,
         "schedule": sched,
-        "codec": {"windows": [{"frames": f, "context": c} for f, c in chosen],
-                  "first_frames": first_frames},  # fmt: skip
+        "codec": {
+            "windows": [{"frames": f, "context": c} for f, c in chosen],
+            "first_frames": first_frames,
+            "stream_snr_db": sched["snr_db"],
+        },
     }
 
 
@@ -159,7 +161,8 @@ def cpu_gates(ctx: BuildContext) -> dict:
 
 def _upstream_chunking(ctx: BuildContext) -> GateResult:
     """codec_325 driven in upstream's chunking (300 new frames, 25 of context)
-    over more than one chunk, against upstream's own ``decode``."""
+    over more than one chunk, against upstream's own ``decode`` cast to
+    float64, bound by upstream float32's own ``decode`` there."""
     from scripts.gsv.verify.runtime import cpu_runner
 
     w = codec_windows
@@ -169,12 +172,10 @@ def _upstream_chunking(ctx: BuildContext) -> GateResult:
     spf = ctx.src.codec.decode_upsample_rate
     got = w.stream_decode(decode, codes, [(frames, w.UPSTREAM_CONTEXT)],
                           w.UPSTREAM_CHUNK, spf)  # fmt: skip
-    want = w.upstream_decode(ctx.codec, codes)
-
-    metric = f"SNR dB in upstream's {w.UPSTREAM_CHUNK}+{w.UPSTREAM_CONTEXT} chunking"
-    return GateResult(layout.codec_key(frames), metric,
-                      snr_db(reference=want, test=got), w.MIN_UPSTREAM_SNR_DB,
-                      True)  # fmt: skip
+    want32 = w.upstream_decode(ctx.codec, codes)
+    want64 = w.upstream_decode(ctx.codec, codes, float64=True)
+    what = f"decode, in upstream's {w.UPSTREAM_CHUNK}+{w.UPSTREAM_CONTEXT} chunking"
+    return snr_gate(layout.codec_key(frames), what, want64, want32, got)
 
 
 def graph_decoder(runner: Any, frames: int) -> codec_windows.Decode:

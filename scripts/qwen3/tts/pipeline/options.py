@@ -18,9 +18,13 @@ from scripts.qwen3.tts.windows import Window
 #: paragraph's; 1024 KV rows are ~80 s of audio at 12.5 frames/s
 PREFILL_BUCKETS: Final = (64, 256)
 KV_BUCKETS: Final = (1024,)
-#: codec graphs (frames per call, context measured): a 40-frame graph for the
-#: first audio and the ramp, a 100-frame steady window (windows.py: why)
-CODEC_WINDOWS: Final = (Window(40), Window(100))
+#: codec graphs (frames per call, contexts from the receptive field): 40 and
+#: 100 frames for the first audio and the ramp, then upstream's own 325-frame
+#: call, which holds any chunk's whole left context, so streamed audio is
+#: upstream's decode (measured, codec_plan.py: exact, 2.1 frames computed per
+#: frame kept over 400 frames, 1.1 steady; the old 40:12, 100:8 ramp cost 1.1
+#: and was 21 dB from upstream's decode on the tiny codec)
+CODEC_WINDOWS: Final = (Window(40), Window(100), Window(325))
 #: frames before the first audio leaves: 0.64 s of speech, decoded with no
 #: context (nothing precedes it) in the smallest codec graph that holds it
 FIRST_FRAMES: Final = 8

@@ -102,6 +102,29 @@ def test_audio_streams_per_codec_window(custom: LocalEngine) -> None:
     assert np.abs(audio(chunks)).max() > 1e-3  # not silence
 
 
+def test_audio_is_the_codecs_own_without_fades(custom: LocalEngine) -> None:
+    """Upstream fades nothing: the engine's samples are its codec schedule's,
+    bit for bit, first 10 ms and last 40 ms included."""
+    from daemon.engines.qwen3tts.stream import decode
+
+    e = custom.engine
+    m = e.model
+    codes = m.greedy(TEXT, greedy(voice="aiden"))
+    want = decode(m.p, m.codec, np.asarray(codes), "streaming")
+    got = audio(list(e.synthesize(TEXT, greedy(voice="aiden"))))
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_voices_say_how_close_streamed_audio_is(custom: LocalEngine) -> None:
+    snr = custom.engine.model.p.codec.stream_snr_db
+    assert snr is not None
+    for v in custom.engine.voices():
+        assert f"streamed audio {snr:.1f} dB SNR from upstream's decode" in (
+            v.description or ""
+        )
+
+
 def test_a_seed_gives_the_same_bytes(custom: LocalEngine) -> None:
     e = custom.engine
 

@@ -100,7 +100,7 @@ def test_chunking_with_context_matches_chunked_decode(opened, codec) -> None:  #
     p, dec = opened
     c = frames(30, p.predictor.vocab, seed=5)
     t = dec.sizes[-1] if dec.sizes[-1] != 325 else dec.sizes[-2]
-    ours = decode(p, dec, c, Schedule(t - 4, t, ((t, 4),)))
+    ours = decode(p, dec, c, Schedule(t - 4, t, ((t, 4),), t - 4, 4))
     ref = oracle_audio.decode_chunked(codec, c, t - 4, 4)
     assert snr_db(ref, ours) >= MIN_SNR_DB
 

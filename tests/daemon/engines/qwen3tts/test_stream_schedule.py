@@ -47,11 +47,27 @@ def test_streaming_ramps_then_repeats_the_last_window() -> None:
 
 
 def test_context_is_clipped_to_the_frames_that_exist() -> None:
-    """upstream: context_size = left if start - left > 0 else start."""
+    """upstream: context_size = left if start - left > 0 else start; the new
+    frames fill the rest of the graph."""
     p = params([{"frames": 16, "context": 12}], first=3)
-    got = calls(streaming(p.codec), 12)
-    assert got == [Window(0, 3, 0, 16), Window(3, 7, 3, 16), Window(7, 11, 7, 16),
-                   Window(11, 12, 11, 16)]  # fmt: skip
+    got = calls(streaming(p.codec), 30)
+    assert got == [Window(0, 3, 0, 16), Window(3, 16, 3, 16), Window(16, 20, 12, 16),
+                   Window(20, 24, 12, 16), Window(24, 28, 12, 16),
+                   Window(28, 30, 12, 16)]  # fmt: skip
+
+
+def test_windows_keep_to_upstreams_chunks() -> None:
+    """A window never crosses upstream's chunk end (300) and reaches back no
+    further than upstream's own call for the chunk (275): the same frames as
+    upstream's decode, so a context of the receptive field is exact."""
+    p = params([{"frames": 40, "context": 30}, {"frames": 200, "context": 150}],
+               first=8)  # fmt: skip
+    s = streaming(p.codec)
+    got = calls(s, 700)
+    assert Window(250, 300, 150, 200) in got  # cut at the chunk end
+    assert Window(300, 475, 25, 200) in got  # upstream's 25 frames, graph filled
+    assert Window(475, 525, 150, 200) in got
+    assert [s.origin(x) for x in (0, 299, 300, 599, 600)] == [0, 0, 275, 275, 575]
 
 
 def test_first_window_takes_the_smallest_graph_that_holds_it() -> None:
@@ -74,11 +90,11 @@ def test_upstream_is_chunked_decode_300_25() -> None:
 def test_schedule_names() -> None:
     p = params([{"frames": 8, "context": 4}], first=4)
     assert schedule_of(p.codec, "upstream") == upstream(p.codec)
-    custom = Schedule(12, 16, ((16, 4),))
+    custom = Schedule(12, 16, ((16, 4),), 300, 25)
     assert schedule_of(p.codec, custom) is custom
     with pytest.raises(ValueError, match="'streaming' or 'upstream'"):
         schedule_of(p.codec, "fast")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="first window of 20 frames in codec_16"):
-        Schedule(20, 16, ((16, 4),))
+        Schedule(20, 16, ((16, 4),), 300, 25)
     with pytest.raises(ValueError, match="bad windows"):
-        Schedule(4, 16, ((16, 16),))
+        Schedule(4, 16, ((16, 16),), 300, 25)

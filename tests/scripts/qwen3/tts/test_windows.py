@@ -1,6 +1,6 @@
 """Codec windows (scripts/qwen3/tts/windows.py): the engine's schedule as
-measured, the streaming decode through upstream's codec, the log-mel, the
-choice of left context and the command line's window syntax."""
+measured, the streaming decode through upstream's codec, the log-mel and the
+command line's window syntax (the contexts: test_codec_plan.py)."""
 
 from __future__ import annotations
 
@@ -54,20 +54,12 @@ def test_the_schedule_is_the_engines_ramp():
     # upstream's chunking: 300 new frames per 325-frame call, 25 of context
     assert w.schedule(700, [(325, 25)], 300) == [
         (325, 0, 0, 300), (325, 300, 25, 600), (325, 600, 25, 700)]  # fmt: skip
-
-
-def test_choose_takes_the_smallest_passing_context_or_says_why():
-    rows = [
-        {"frames": 16, "context": 0, "snr_db": 12.0, "log_mel_l1": 0.2},
-        {"frames": 16, "context": 8, "snr_db": 30.0, "log_mel_l1": 0.04},
-        {"frames": 16, "context": 12, "snr_db": 40.0, "log_mel_l1": 0.01},
-        {"frames": 16, "context": 4, "snr_db": 15.0, "log_mel_l1": 0.03},  # SNR
-    ]
-    assert w.choose(rows, 16) == 8
-    why = r"codec window 16: no left context up to 12 frames reaches log-mel L1"
-    with pytest.raises(ValueError, match=why + r" <= 0.05 and SNR >= 20"):
-        w.choose(rows[:1] + rows[3:], 16)
-    assert w.candidates(16) == [0, 2, 4, 8, 12]  # 4 of 16 frames stay new
+    # windows stop at upstream's chunk ends and reach back no further than
+    # upstream's call for the chunk (frame 275 for chunk 300..600)
+    calls = w.schedule(420, [(40, 30), (100, 75), (200, 150)], 8)
+    assert calls[:4] == [(40, 0, 0, 8), (40, 8, 8, 40), (100, 40, 40, 100),
+                         (200, 100, 100, 200)]  # fmt: skip
+    assert (200, 250, 150, 300) in calls and (200, 300, 25, 420) in calls
 
 
 @pytest.fixture(scope="module")
@@ -108,33 +100,3 @@ def test_a_window_with_all_its_history_is_upstreams_decode(codec: Any):
     assert full.shape == want.shape and snr_db(want, full) >= 90
     short = w.stream_decode(dec, codes, [(8, 2)], 4, SPF)
     assert short.shape == want.shape and snr_db(want, short) < 40
-
-
-def test_measure_stops_at_the_first_passing_context(codec: Any, monkeypatch):
-    monkeypatch.setattr(w, "MAX_LOG_MEL_L1", 10.0)
-    monkeypatch.setattr(w, "MIN_SNR_DB", -100.0)
-    lines: list[str] = []
-    rows = w.measure(codec, [8], SPF, 128, lines.append)
-    assert [(r["frames"], r["context"], r["codes"]) for r in rows] == [(8, 0, 24)]
-    assert lines == [f"codec window 8 context 0: SNR {rows[0]['snr_db']:.1f} dB, "
-                     f"log-mel L1 {rows[0]['log_mel_l1']:.4f}"]  # fmt: skip
-    assert w.choose(rows, 8) == 0
-
-
-def test_a_window_without_a_context_stops_the_build_before_the_export(
-    tiny_tts_custom: Path, tmp_path: Path, capsys
-):
-    """The tiny random codec needs far more context than 8 frames allow: the
-    build measures, refuses naming the window and the best row, exits 1, and
-    never exported (the windows step runs first)."""
-    require_qwen_tts()
-    out = tmp_path / "b"
-    code = build_tts([str(tiny_tts_custom), "--target", "simulator", "--out", str(out),
-                      "--codec-windows", "8", "--first-frames", "4"])  # fmt: skip
-    err = capsys.readouterr().err
-    assert code == 1
-    assert ("error: codec window 8: no left context up to 4 frames reaches log-mel "
-            "L1 <= 0.05 and SNR >= 20.0 dB (best: {'frames': 8") in err  # fmt: skip
-    assert "use a larger window or give FRAMES:CONTEXT" in err
-    assert "[1/" in err and "export ..." not in err
-    assert not (tmp_path / "b.work" / "onnx").exists()

@@ -14,6 +14,10 @@ from scripts.gsv.verify.runtime import cpu_runner
 from scripts.qwen3.tts.graphs import codec, gates
 from tests.scripts.qwen3.tts.conftest import CODEC_FRAMES
 
+#: the rewritten pre-transformer against upstream's (float32 both; the tiny
+#: codec's own float32 floor is 115 dB)
+MIN_SNR_DB = 90.0
+
 
 def _codes(model: Any, frames: int, seed: int) -> np.ndarray:
     bins = codec.decoder_of(model).config.codebook_size
@@ -83,7 +87,7 @@ def test_sliding_window_from_position_zero_equals_upstream(tts_codec: Any) -> No
         want = short(inputs_embeds=x).last_hidden_state[0].numpy()
         got = codec.SlidingTransformer(short, 12)(x[0]).numpy()
         wide = codec.SlidingTransformer(full, 12)(x[0]).numpy()
-    assert snr_db(want, got) >= gates.CODEC_MIN_SNR_DB
+    assert snr_db(want, got) >= MIN_SNR_DB
     assert snr_db(want, wide) < 60
 
 
