@@ -282,6 +282,9 @@ class _Api:
                 "name": v.name,
                 "languages": list(v.languages),
                 "cloned": v.print is not None,
+                # what the engine says of the voice, e.g. Qwen3-TTS's measured
+                # SNR of streamed audio against upstream's decode
+                "description": v.description,
             }
             for v in self.host.voices.values()
             if v.task == "tts"  # the speech endpoint's voices, not ASR models

@@ -98,6 +98,10 @@ def test_clone_speak_restart_remove(daemon: Daemon, setup):
     (tts,) = info(daemon).tts
     wy = {v.name: v for v in tts.voices}
     assert "anna" in wy and "en" in wy["anna"].languages
+    # Each bundle voice says how close its streamed audio is to upstream's.
+    with daemon.http_client() as c:
+        listed = {v["name"]: v for v in c.get("/v1/audio/voices").json()["voices"]}
+    assert "dB SNR from upstream's decode" in listed[base.name]["description"]
 
     # Restarted: the stored print speaks exactly as before.
     assert daemon.stop() == 0, daemon.stderr()

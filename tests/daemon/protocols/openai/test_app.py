@@ -365,6 +365,7 @@ def test_discovery_endpoints(daemon: Daemon, test_voice):
                 "name": test_voice.name,
                 "languages": ["en_US"],
                 "cloned": False,
+                "description": "test tones",
             }
         ]
         health = c.get("/health")
