@@ -7,7 +7,13 @@ codes int32 [1,16,T] → wav f32 [1,1,1920·T], written for the HTP:
   (upstream `EuclideanCodebook.decode`: embedding_sum / clamp(cluster_usage,
   1e-5), precomputed here) are stacked, each group's codes offset into its own
   rows; the first group and the 15 others then take their own `output_proj`
-  (k1 convs, as MatMuls), as `SplitResidualVectorQuantizer.decode`.
+  (k1 convs, as MatMuls), as `SplitResidualVectorQuantizer.decode`. A table
+  and its projection are scaled by a power of two s (table / s, W · s: exact,
+  the product unchanged) that puts both near the geometric mean of their
+  largest magnitudes: a codebook row whose usage is near zero is huge
+  (embedding_sum / 1e-5) while its projection is tiny, and unscaled the fp16
+  table held inf (max 65504) and the projection fp16 subnormals, which took
+  such a codec to -5.7 dB on the HTP simulator from the lookup on.
 - SnakeBeta is x + c·(s·s), s = sin(x·a), with a = exp(α) and
   c = 1/(exp(β) + 1e-9) folded to constants: `Pow(sin(x), 2)` returned −4.0
   for small negative sines on the HTP fp16 simulator and took the codec to 4 dB
@@ -26,6 +32,7 @@ samples unchanged: a partial window runs in the same graph.
 from __future__ import annotations
 
 import copy
+import math
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +47,7 @@ OUTPUTS = ("wav",)
 #: additive mask outside the sliding window: exp underflows to exactly 0 in
 #: fp32 and fp16 alike (upstream masks with the dtype's minimum); finite, so an
 #: fp16 graph never adds infinities
-_MASKED = -1.0e4
+MASKED = -1.0e4
 
 
 def decoder_of(codec: Any) -> nn.Module:
@@ -87,12 +94,18 @@ class Dequantize(nn.Module):
         tables = [_table(vq) for vq in (*first.vq.layers, *rest.vq.layers)]
         bins = tables[0].shape[0]
         self.first = int(quantizer.n_q_semantic)
+        # Conv1d k1 without bias: [out, in, 1] → x @ W.T
+        w_first, w_rest = _k1(first.output_proj), _k1(rest.output_proj)
+        s_first = fp16_balance(tables[: self.first], w_first)
+        s_rest = fp16_balance(tables[self.first :], w_rest)
+        tables = [t / s_first for t in tables[: self.first]] + [
+            t / s_rest for t in tables[self.first :]
+        ]
         self.register_buffer("table", torch.cat(tables), persistent=False)
         offsets = torch.arange(len(tables), dtype=torch.int32) * bins
         self.register_buffer("offsets", offsets.reshape(-1, 1), persistent=False)
-        # Conv1d k1 without bias: [out, in, 1] → x @ W.T
-        self.register_buffer("w_first", _k1(first.output_proj), persistent=False)
-        self.register_buffer("w_rest", _k1(rest.output_proj), persistent=False)
+        self.register_buffer("w_first", w_first * s_first, persistent=False)
+        self.register_buffer("w_rest", w_rest * s_rest, persistent=False)
 
     def forward(self, codes: Tensor) -> Tensor:
         rows = torch.index_select(self.table, 0, (codes + self.offsets).reshape(-1))
@@ -108,6 +121,17 @@ def _table(vq: nn.Module) -> Tensor:
         raise ValueError("codebook with a project_out: not the 12 Hz codec's layout")
     usage = book.cluster_usage.detach().clamp(min=book.epsilon)[:, None]
     return book.embedding_sum.detach() / usage
+
+
+def fp16_balance(tables: list[Tensor], weight: Tensor) -> float:
+    """The power of two s for table / s and weight · s (module docstring): the
+    geometric mean of their largest magnitudes, so both sit near it (exact in
+    float32, so the CPU graph's samples do not move)."""
+    big_t = max(float(t.abs().max()) for t in tables)
+    big_w = float(weight.abs().max())
+    if big_t == 0.0 or big_w == 0.0:
+        return 1.0
+    return float(2.0 ** round(0.5 * math.log2(big_t / big_w)))
 
 
 def _k1(conv: nn.Module) -> Tensor:
@@ -142,7 +166,7 @@ class SlidingTransformer(nn.Module):
         q, k = pos[:, None], pos[None, :]
         window = int(config.sliding_window)
         allowed = (k <= q) & (k > q - window)
-        mask = torch.zeros(frames, frames).masked_fill(~allowed, _MASKED)
+        mask = torch.zeros(frames, frames).masked_fill(~allowed, MASKED)
         self.register_buffer("mask", mask, persistent=False)
 
     def _attend(self, attn: nn.Module, h: Tensor) -> Tensor:
