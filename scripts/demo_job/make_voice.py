@@ -24,9 +24,11 @@ from scripts.piper.convert import TARGETS, ConvertOptions, read_config
 
 STEPS = 3
 #: A quick-to-warm-up variant for the demo on the (slow) x86 simulator: ordinary
-#: sentences (≤ 256 phoneme ids, ~120 phonemes, hold 10 of the 12 sentences of
-#: tests/daemon/protocols/test_piper_parity.py whole; the CPU backend takes any
+#: sentences whole (≤ 256 phoneme ids, ~120 phonemes or ~20 words: every sentence
+#: of tests/daemon/protocols/test_piper_parity.py; the CPU backend takes any
 #: length), ≤ 256 frames per flow call (longer ones run in overlapped windows).
+#: The 256 bucket costs one more compile (~3 s) and warm-up call (2-3x the 128
+#: bucket's: 5-14 s on the simulator, by load).
 # One decoder window (no first/tail sizes): on the simulator every decoder graph
 # costs a compile and a warm-up call of seconds, and the demo's sentence is short.
 SMALL_BUCKETS = {
