@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from daemon.engines.qwen3tts.params import TtsParams
 
 XVECTOR: Final = "xvector"
-#: the longest clip taken (s); the encoder sees its first largest-bucket
-#: seconds, so this only bounds the resampling work and the upload
+#: the longest clip taken (s); the encoder sees its loudest largest-bucket
+#: span, so this only bounds the resampling work and the upload
 MAX_CLIP_SECONDS: Final = 60.0
 #: rates a clip may come at (telephone to studio)
 MIN_RATE: Final = 8000
@@ -95,9 +95,10 @@ class Cloner:
 
     @property
     def capability(self) -> Cloning:
-        """``Capabilities.cloning``: clips from the smallest bucket's length
-        (rounded up to the ms, so a clip of that many seconds fits) to
-        MAX_CLIP_SECONDS; no transcript."""
+        """``Capabilities.cloning``: clips from the shortest the encoder
+        takes (``XVector.min_seconds``, upstream's own limit, rounded up to the
+        ms so a clip of that many seconds fits) to MAX_CLIP_SECONDS; no
+        transcript."""
         low = math.ceil(self.xvector.min_seconds * 1000) / 1000
         return Cloning(self.model_id, low, MAX_CLIP_SECONDS, "unused")
 

@@ -48,8 +48,14 @@ def codec_io(p: TtsParams, frames: int) -> Shapes:
 
 
 def speaker_io(p: TtsParams, frames: int) -> Shapes:
-    assert p.xvector is not None
-    return {"mel": (1, frames, p.xvector.n_mels), "xvec": (1, p.xvector.dim)}
+    x = p.xvector
+    assert x is not None and x.reflect_pad is not None
+    return {
+        "mel": (1, frames, x.n_mels),
+        "valid": (1, frames),
+        "reflect": (frames + 2 * x.reflect_pad,),
+        "xvec": (1, x.dim),
+    }
 
 
 def graph_needs(p: TtsParams) -> dict[str, Mapping[str, tuple[int, ...] | None]]:

@@ -19,7 +19,8 @@ head_dim, D speaker embedding)::
     cp_step              x [1,1,Ht], k_cache/v_cache [Lc,Khc,G,hdc], mask [1,1,1,G],
                          cos/sin [1,1,hdc], head int32 [1] -> logits [1,Vc], k_new/v_new
     codec_<T>            codes int32 [1,G,T] -> wav [1,1,samples_per_frame*T]
-    speaker_<F>          mel [1,F,n_mels] -> xvec [1,D]          (base only)
+    speaker_<F>          mel [1,F,n_mels], valid [1,F], reflect int32 [F+2P]
+                         -> xvec [1,D]   (base only; P xvector.reflect_pad)
 """
 
 from __future__ import annotations
@@ -207,11 +208,24 @@ class XVectorParams:
     fmax: Positive
     frame_buckets: Sizes
     dim: Count
+    #: P: the speaker graphs' reflect input holds F + 2P frame indices (the
+    #: encoder's widest conv padding); absent in bundles whose graphs took a
+    #: clip cut to a bucket's exact length
+    reflect_pad: Count | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(
             self, "frame_buckets", tuple(sorted(set(self.frame_buckets)))
         )
+        if self.reflect_pad is None:
+            raise invalid(
+                "reflect_pad", "the padding of speaker graphs that take any clip "
+                "length (this bundle's graphs predate them: rebuild it with "
+                "scripts/build_tts_qwen3)", "none", raw=True,
+            )  # fmt: skip
+        if self.frame_buckets[0] <= self.reflect_pad:
+            raise invalid("frame_buckets", f"buckets above reflect_pad "
+                          f"{self.reflect_pad}", list(self.frame_buckets))  # fmt: skip
         if self.fmax <= self.fmin or 2 * self.fmax > self.sample_rate:
             raise invalid("fmax", f"in ({self.fmin}, sample_rate/2]", self.fmax)
 

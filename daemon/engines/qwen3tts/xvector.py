@@ -11,12 +11,16 @@ at build time so the runtime needs no librosa), natural log of clamp(1e-5);
 then the speaker encoder on [1, frames, 128].  The same steps here in numpy
 (float64; upstream runs float32 torch, which this equals within its rounding).
 
-The graphs have fixed frame counts, and ECAPA's reflect-padded convs and
-attentive pooling make padding inexact, so the clip is cut instead: to the
-largest bucket F <= its frames, i.e. F * hop samples (with center False and
-that padding, n samples make n // hop frames), which gives exactly upstream's
-embedding of the same cut clip.  The cut is the loudest such span (on hop
-steps), so a recording's leading or trailing silence is what goes, not speech.
+A ``speaker_<F>`` graph takes any clip of 1 + reflect_pad .. F frames: the
+mel of the whole clip (upstream's frames, its reflect padding at the clip's
+true end included) zero-padded to F, ``valid`` marking its frames and
+``reflect`` the frames upstream's reflect-padded convs read past either end
+(scripts/qwen3/tts/graphs/speaker.py), which gives upstream's embedding of the
+clip itself.  The bucket is the smallest that holds the clip.  A clip longer
+than the largest bucket is cut to that bucket's F * hop samples (with center
+False and that padding, n samples make n // hop frames): the loudest such span
+(on hop steps), so a recording's leading or trailing silence is what goes,
+not speech; the embedding is upstream's of that span.
 """
 
 from __future__ import annotations
@@ -62,18 +66,45 @@ def frames_of(samples: int, x: XVectorParams) -> int:
     return max(0, (padded - x.n_fft) // x.hop + 1) if padded >= x.n_fft else 0
 
 
+def min_frames(x: XVectorParams) -> int:
+    """The shortest mel the graphs take: torch's reflect padding of the
+    widest conv needs more frames than it pads (upstream raises below)."""
+    assert x.reflect_pad is not None
+    return x.reflect_pad + 1
+
+
 def bucket_of(samples: int, x: XVectorParams) -> int:
-    """The largest frame bucket a 24 kHz clip of ``samples`` fills;
-    ValueError naming the shortest clip when it fills none."""
+    """The smallest frame bucket holding a 24 kHz clip of ``samples`` (the
+    largest when none does: the clip is cut to it); ValueError naming the
+    shortest clip when it is too short for the encoder."""
     frames = frames_of(samples, x)
-    fits = [f for f in x.frame_buckets if f <= frames]
-    if not fits:
-        shortest = x.frame_buckets[0] * x.hop / x.sample_rate
+    if frames < min_frames(x):
+        shortest = min_frames(x) * x.hop / x.sample_rate
         raise ValueError(
-            f"qwen3-tts: the clip is {samples / x.sample_rate:.2f} s; cloning "
-            f"needs at least {shortest:.2f} s of speech"
+            f"qwen3-tts: the clip is {samples / x.sample_rate:.3f} s; cloning "
+            f"needs at least {shortest:.3f} s"
         )
-    return fits[-1]
+    return next((f for f in x.frame_buckets if f >= frames), x.frame_buckets[-1])
+
+
+def reflect_index(frames: int, bucket: int, pad: int) -> np.ndarray:
+    """int32 [bucket + 2 pad]: entry j is the frame torch's reflect padding
+    puts at frame j - pad of a ``frames``-long input; past frames + pad (read
+    by padded frames only) any valid frame."""
+    t = np.abs(np.arange(-pad, bucket + pad))
+    t = np.where(t > frames - 1, 2 * (frames - 1) - t, t)
+    return np.clip(t, 0, frames - 1).astype(np.int32)
+
+
+def speaker_feeds(mel: np.ndarray, bucket: int, pad: int) -> dict[str, np.ndarray]:
+    """speaker_<bucket>'s inputs for a log-mel [n, n_mels], n <= bucket: the
+    mel zero-padded, ``valid`` 1 on its n frames, ``reflect``."""
+    n = len(mel)
+    padded = np.zeros((1, bucket, mel.shape[1]), np.float32)
+    padded[0, :n] = mel
+    valid = np.zeros((1, bucket), np.float32)
+    valid[0, :n] = 1.0
+    return {"mel": padded, "valid": valid, "reflect": reflect_index(n, bucket, pad)}
 
 
 def loudest(pcm: np.ndarray, length: int, step: int) -> int:
@@ -142,8 +173,8 @@ class XVector:
 
     @property
     def min_seconds(self) -> float:
-        """The shortest clip: the smallest bucket's frames."""
-        return self.buckets[0] * self.x.hop / self.x.sample_rate
+        """The shortest clip the encoder takes (min_frames)."""
+        return min_frames(self.x) * self.x.hop / self.x.sample_rate
 
     @property
     def max_seconds(self) -> float:
@@ -154,13 +185,17 @@ class XVector:
         return bucket_of(samples, self.x)
 
     def prepare(self, audio: np.ndarray, sample_rate: int) -> np.ndarray:
-        """The 24 kHz mono float32 clip, cut to its bucket's samples."""
+        """The 24 kHz mono float32 clip, cut to the largest bucket if longer."""
         return self.cut(audio, sample_rate)[0]
 
     def cut(self, audio: np.ndarray, sample_rate: int) -> tuple[np.ndarray, int]:
-        """(the 24 kHz mono float32 cut, its first sample in the 24 kHz clip)."""
+        """(the 24 kHz mono float32 clip, whole or its loudest largest-bucket
+        span, and that span's first sample in the 24 kHz clip)."""
         pcm = resample(mono(audio), sample_rate, self.x.sample_rate)
-        n = self.bucket(len(pcm)) * self.x.hop
+        bucket = self.bucket(len(pcm))
+        if frames_of(len(pcm), self.x) <= bucket:
+            return pcm, 0
+        n = bucket * self.x.hop
         start = loudest(pcm, n, self.x.hop)
         return pcm[start : start + n], start
 
@@ -182,16 +217,20 @@ class XVector:
     def embed_mel(
         self, mel: np.ndarray, cancel: CancelToken | None = None
     ) -> np.ndarray:
-        """float32 [D] of a log-mel [F, n_mels] whose F is a bucket."""
-        frames = len(mel)
-        graph = self._graphs.get(frames)
-        if graph is None:
-            raise ValueError(f"qwen3-tts: {frames} mel frames is not a bucket "
-                             f"{list(self.buckets)}")  # fmt: skip
+        """float32 [D] of a log-mel [n, n_mels], min_frames <= n <= the
+        largest bucket: run in the smallest bucket holding it."""
+        n, x = len(mel), self.x
+        if not min_frames(x) <= n <= self.buckets[-1]:
+            raise ValueError(f"qwen3-tts: {n} mel frames; the speaker graphs take "
+                             f"{min_frames(x)}..{self.buckets[-1]}")  # fmt: skip
+        frames = next(f for f in self.buckets if f >= n)
+        graph = self._graphs[frames]
         if cancel is not None:
             cancel.check()
         b = graph.bind()
-        b["mel"][0] = mel
+        assert x.reflect_pad is not None
+        for name, value in speaker_feeds(mel, frames, x.reflect_pad).items():
+            b[name][...] = value
         graph.execute()
         self.calls += 1
         return np.array(b["xvec"][0], np.float32)

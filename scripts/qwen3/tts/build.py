@@ -89,7 +89,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--first-frames", type=int, default=FIRST_FRAMES,
                    help="frames before the first audio (default 8)")  # fmt: skip
     p.add_argument("--xvector-seconds", type=_seconds, default=XVECTOR_SECONDS,
-                   help="Base: reference clip buckets (default 3,5,8,10)")  # fmt: skip
+                   help="Base: reference clip buckets, the largest the longest clip "
+                        "taken whole (default 3,5,8,10)")  # fmt: skip
     p.add_argument("--cp-weights", choices=CP_WEIGHTS, default="fp16",
                    help="code-predictor weights on the NPU (opt-in w8a16)")  # fmt: skip
     p.add_argument("--upstream-codec", action="store_true",

@@ -12,9 +12,9 @@ References are full upstream forwards, which equal upstream's cached `generate`
 causal forward of the same 16 rows): the talker's over prompt + step rows
 (`talker.model` + `codec_head`), the predictor's over its 16 rows per frame
 (`code_predictor.model`, `lm_head[k]` on row k+1), the codec decoder's plain
-forward, the speaker encoder's forward. The graphs are driven here with plain
-numpy caches (prefill padded to its bucket, one decode call per step); the
-engine's own loop is gated against upstream by the parity tests
+forward (the speaker encoder's gates: speaker_gate.py). The graphs are driven
+here with plain numpy caches (prefill padded to its bucket, one decode call per
+step); the engine's own loop is gated against upstream by the parity tests
 (tests/daemon/engines/qwen3tts/test_parity_upstream.py).
 """
 
@@ -32,7 +32,6 @@ from scripts.qwen3.asr.gates import GateResult
 from scripts.qwen3.tts.graphs import codec as codec_graph
 from scripts.qwen3.tts.graphs.floor import argmax_gate, in_float64, rel_gate, snr_gate
 from scripts.qwen3.tts.graphs.predictor import predictor_of, predictor_rope
-from scripts.qwen3.tts.graphs.speaker import encoder_of
 from scripts.qwen3.tts.graphs.talker import talker_of, talker_rope
 
 #: the fixed relative-error bound, widened to upstream float32's own where
@@ -297,18 +296,3 @@ def gate_codec(codec: Any, window: Runner, codes: np.ndarray) -> GateResult:
     want32, want64 = _both(ref, dec)
     got = _run(window, {"codes": padded})["wav"][..., : want32.shape[-1]]
     return snr_gate(f"codec_{t}", f"forward ({n} of {t} frames)", want64, want32, got)
-
-
-# ------------------------------------------------------------------ speaker
-def gate_speaker(model: Any, runner: Runner, mel: np.ndarray) -> GateResult:
-    """speaker_<F> on mel [F, 128] against upstream's speaker encoder."""
-    x = torch.from_numpy(np.ascontiguousarray(mel[None], np.float32))
-    enc = encoder_of(model)
-
-    def ref(m: torch.Tensor) -> np.ndarray:
-        with torch.no_grad():
-            return enc(m).numpy()
-
-    want = _both(ref, enc, x)
-    got = _run(runner, {"mel": mel[None].astype(np.float32)})["xvec"]
-    return _rel(f"speaker_{mel.shape[0]}", want, got)

@@ -44,6 +44,7 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
     # the params (the prompt, ids, schema) feed the gates and the bundle
     "tables": (
         "scripts/qwen3/tts/pipeline/prompt.py",
+        "scripts/qwen3/tts/graphs/speaker.py",  # reflect_pad
         "daemon/engines/qwen3tts/params.py",
         *_MODEL,
     ),
@@ -54,6 +55,8 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
         "scripts/qwen3/tts/graphs/floor.py",
         "scripts/qwen3/tts/codec_plan.py",
         "scripts/common/receptive_field.py",
+        "scripts/qwen3/tts/graphs/speaker_gate.py",
+        "daemon/engines/qwen3tts/xvector.py",  # the speaker graphs' feeds
         "scripts/qwen3/tts/windows.py",
         "daemon/engines/qwen3tts/stream.py",
         "scripts/qwen3/tts/pipeline/gating.py",

@@ -11,9 +11,10 @@ error, argmax, h) and with the NPU's fp16 K/V (argmax); cp_step teacher-forced
 on every frame (fp32 and fp16 K/V); every codec window at two lengths (full and
 right-padded) and codec_325 in upstream's 300 + 25 chunking against upstream's
 ``decode`` (each against upstream cast to float64, bound by upstream float32's
-own SNR there, graphs/floor.py); every speaker bucket (Base).  Simulator: the binaries
-vs the fp32 graphs on the CPU backend, on a few steps, one frame and the
-smallest codec window (the simulator takes seconds per codec call).
+own SNR there, graphs/floor.py); every speaker bucket at three clip lengths (Base,
+graphs/speaker_gate.py).  Simulator: the binaries vs the fp32 graphs on the
+CPU backend, on a few steps, one frame, the smallest codec window (the
+simulator takes seconds per codec call) and each speaker bucket at one length.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from daemon.engines.qwen3tts import params as layout
 from scripts.qwen3.asr.gates import GateResult, sim_gate
 from scripts.qwen3.tts import codec_plan
 from scripts.qwen3.tts import windows as codec_windows
-from scripts.qwen3.tts.graphs import gates
+from scripts.qwen3.tts.graphs import gates, speaker_gate
 from scripts.qwen3.tts.graphs.floor import snr_gate
 from scripts.qwen3.tts.pipeline.context import BuildContext
 from scripts.qwen3.tts.pipeline.trajectory import GateInputs, gate_inputs
@@ -151,10 +152,10 @@ def cpu_gates(ctx: BuildContext) -> dict:
         _record(out, [key], [gates.gate_codec(codec, run, codes),
                              gates.gate_codec(codec, run, half)])  # fmt: skip
     _record(out, [ctx.gate_codec().stem], [_upstream_chunking(ctx)])
-    for f in ctx.xvector_buckets:
-        key = layout.speaker_key(f)
-        _record(out, [key], [gates.gate_speaker(m, cpu_runner(ctx.onnx(key)),
-                                                x.mel[:f])])  # fmt: skip
+    speakers = {f: cpu_runner(ctx.onnx(layout.speaker_key(f)))
+                for f in ctx.xvector_buckets}  # fmt: skip
+    for f, res in speaker_gate.cpu_gates(m, speakers, x.mel).items():
+        _record(out, [layout.speaker_key(f)], res)
     return {"gates": out, "prompt": len(x.prompt), "steps": len(x.steps),
             "frames": len(x.codes)}  # fmt: skip
 
@@ -248,14 +249,14 @@ def sim_gates(
             ref = graph_decoder(cpu_runner(ctx.onnx(key)), t)(codes)
             _record(out, [key], sim_gate("codec", [ref], [got], False))
             _seconds(secs, key, run)
-        if ctx.xvector_buckets:
-            f = min(ctx.xvector_buckets)
+        for f in ctx.xvector_buckets:  # one clip length per bucket
             key = layout.speaker_key(f)
             run = sim.runner(ctx.bin_path(key), key)
-            feeds = {"mel": np.ascontiguousarray(x.mel[None, :f], np.float32)}
-            got, ref = (r.run(feeds)[r.output_index["xvec"]]
-                        for r in (run, cpu_runner(ctx.onnx(key))))  # fmt: skip
-            _record(out, [key], sim_gate("speaker", [ref], [got], False))
+            gate, report = speaker_gate.sim_gates(
+                m, run, cpu_runner(ctx.onnx(key)), x.mel, f, ctx.xvector_buckets
+            )
+            _record(out, [key], gate)
+            _record(out, [key], report, fatal=False)
             _seconds(secs, key, run)
     finally:
         sim.close()

@@ -28,8 +28,8 @@ CODEC_WINDOWS: Final = (Window(40), Window(100), Window(325))
 #: frames before the first audio leaves: 0.64 s of speech, decoded with no
 #: context (nothing precedes it) in the smallest codec graph that holds it
 FIRST_FRAMES: Final = 8
-#: Base: reference clip buckets in seconds (speaker_<F> graphs); the engine
-#: trims a clip to the largest bucket it fills, so 3 s is the shortest clip
+#: Base: reference clip buckets in seconds (speaker_<F> graphs); a clip runs
+#: padded in the smallest bucket holding it, one over 10 s is cut to 10 s
 XVECTOR_SECONDS: Final = (3.0, 5.0, 8.0, 10.0)
 CP_WEIGHTS: Final = ("fp16", "w8a16")
 

@@ -231,5 +231,7 @@ def _xvector(ctx: Build) -> dict[str, Any] | None:
             f"expected {XVECTOR_MEL['n_mels']} (upstream's extract_speaker_embedding "
             f"mel), found {enc.mel_dim}"
         )
+    from scripts.qwen3.tts.graphs.speaker import reflect_pad
+
     return {**XVECTOR_MEL, "frame_buckets": list(ctx.xvector_buckets),
-            "dim": enc.enc_dim}  # fmt: skip
+            "dim": enc.enc_dim, "reflect_pad": reflect_pad(ctx.model)}  # fmt: skip

@@ -62,6 +62,7 @@ CUSTOM: dict[str, Any] = {
 XVECTOR: dict[str, Any] = {
     "sample_rate": 24000, "n_fft": 1024, "hop": 256, "win": 1024, "pad": 384,
     "n_mels": 128, "fmin": 0, "fmax": 12000, "frame_buckets": [300, 150], "dim": 64,
+    "reflect_pad": 4,
 }  # fmt: skip
 
 
@@ -169,6 +170,16 @@ def test_defaults_are_upstream_ones() -> None:
             changed("xvector.dim", 32, base()),
             "xvector.dim: expected the talker hidden 64, found 32",
         ),
+        (  # a bundle built when the speaker graphs took clips cut to a bucket
+            changed("xvector.reflect_pad", None, base()),
+            "xvector.reflect_pad: expected the padding of speaker graphs that "
+            "take any clip length (this bundle's graphs predate them: rebuild "
+            "it with scripts/build_tts_qwen3), found none",
+        ),
+        (
+            changed("xvector.frame_buckets", [4, 300], base()),
+            "xvector.frame_buckets: expected buckets above reflect_pad 4",
+        ),
         (
             changed("sampling.suppress", [100, 1152]),
             "sampling.suppress: expected [start, stop] within",
@@ -219,5 +230,6 @@ def test_graph_needs_cover_every_graph_the_engine_runs() -> None:
     assert cp["head"] == (1,) and cp["x"] == (1, 1, 64)
     assert needs["codec_16"] == {"codes": (1, 16, 16), "wav": (1, 1, 16 * 1920)}
     b = graph_needs(TtsParams.from_mapping(base()))
-    assert b["speaker_150"] == {"mel": (1, 150, 128), "xvec": (1, 64)}
+    assert b["speaker_150"] == {"mel": (1, 150, 128), "valid": (1, 150),
+                                "reflect": (158,), "xvec": (1, 64)}  # fmt: skip
     assert "speaker_300" in b

@@ -44,7 +44,8 @@ def params_of(model_dir: Path) -> TtsParams:
     base = c["tts_model_type"] == "base"
     xvector = {"sample_rate": 24000, "n_fft": 1024, "hop": 256, "win": 1024,
                "pad": 384, "n_mels": 128, "fmin": 0, "fmax": 12000,
-               "frame_buckets": [100], "dim": t["hidden_size"]}  # fmt: skip
+               "frame_buckets": [100], "dim": t["hidden_size"],
+               "reflect_pad": 4}  # fmt: skip
     return TtsParams.from_mapping({
         "kind": c["tts_model_type"],
         "talker": shape(t),

@@ -15,7 +15,10 @@ from daemon.engines.qwen3tts.xvector import (
     bucket_of,
     frames_of,
     loudest,
+    min_frames,
     mono,
+    reflect_index,
+    speaker_feeds,
 )
 from scripts.qwen3.tts.upstream import import_qwen_tts
 
@@ -25,7 +28,7 @@ UPSTREAM_MEL = dict(n_fft=1024, num_mels=128, sampling_rate=RATE, hop_size=256,
                     win_size=1024, fmin=0, fmax=12000)  # fmt: skip
 X = XVectorParams(sample_rate=RATE, n_fft=1024, hop=256, win=1024, pad=384,
                   n_mels=128, fmin=0, fmax=12000, frame_buckets=(282, 94, 188),
-                  dim=64)  # fmt: skip
+                  dim=64, reflect_pad=4)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -115,16 +118,45 @@ def test_frames_of_counts_upstreams_frames(n: int) -> None:
     assert frames_of(n, X) == len(upstream_mel(broadband(n))) == n // 256
 
 
-def test_bucket_is_the_largest_that_fits() -> None:
+def test_bucket_is_the_smallest_that_holds_the_clip() -> None:
+    assert bucket_of(5 * 256, X) == 94  # the encoder's shortest clip
     assert bucket_of(94 * 256, X) == 94
-    assert bucket_of(188 * 256 - 1, X) == 94
+    assert bucket_of(94 * 256 + 255, X) == 94  # still 94 frames
+    assert bucket_of(95 * 256, X) == 188
+    assert bucket_of(188 * 256 - 1, X) == 188
     assert bucket_of(188 * 256, X) == 188
-    assert bucket_of(RATE * 60, X) == 282
+    assert bucket_of(RATE * 60, X) == 282  # cut to the largest
 
 
 def test_too_short_clip_names_the_minimum() -> None:
-    with pytest.raises(ValueError, match=r"0\.50 s; cloning needs at least 1\.00 s"):
-        bucket_of(RATE // 2, X)
+    """5 frames: the widest conv reflects 4 frames (upstream raises below)."""
+    assert min_frames(X) == 5
+    bucket_of(5 * 256, X)
+    with pytest.raises(ValueError, match=r"0\.053 s; cloning needs at least 0\.053 s"):
+        bucket_of(5 * 256 - 1, X)
+
+
+@pytest.mark.parametrize("frames", [5, 6, 9, 50, 94])
+def test_reflect_index_is_torchs_reflect_padding(frames: int) -> None:
+    """Every conv's window over the index is torch's reflect pad of the clip."""
+    bucket, pad = 94, 4
+    index = reflect_index(frames, bucket, pad)
+    assert index.dtype == np.int32 and index.shape == (bucket + 2 * pad,)
+    assert index.min() >= 0 and index.max() < frames
+    x = torch.arange(frames, dtype=torch.float64)[None, None]
+    for p in (1, 2, 3, 4):
+        want = torch.nn.functional.pad(x, (p, p), mode="reflect")[0, 0].numpy()
+        window = index[pad - p : pad + frames + p]
+        assert np.array_equal(window, want.astype(np.int32)), p
+
+
+def test_speaker_feeds_pad_and_mark_the_clip() -> None:
+    mel = np.random.default_rng(0).normal(size=(50, 128)).astype(np.float32)
+    feeds = speaker_feeds(mel, 94, 4)
+    assert feeds["mel"].shape == (1, 94, 128) and feeds["mel"].dtype == np.float32
+    assert np.array_equal(feeds["mel"][0, :50], mel) and not feeds["mel"][0, 50:].any()
+    assert feeds["valid"].tolist() == [[1.0] * 50 + [0.0] * 44]
+    assert np.array_equal(feeds["reflect"], reflect_index(50, 94, 4))
 
 
 def test_bad_mel_basis_is_a_bundle_error() -> None:

@@ -184,6 +184,12 @@ def test_gates_passed_and_are_recorded(
     assert 100 < up["threshold"] <= up["value"]
     assert set(sim) >= {"text_proj", f"talker_decode_{L}", "cp_step"}
     assert ("codec_4" in sim) == (which == "custom")  # the same codec: gated once
+    for f in (93, 187) if which == "base" else ():
+        # three clip lengths on the CPU; one on the simulator, its rel reported
+        assert len(cpu[f"speaker_{f}"]) == 3
+        metrics = [g["metric"] for g in sim[f"speaker_{f}"]]
+        assert metrics[0] == "simulator cosine (min)"
+        assert metrics[1].startswith("simulator rel error vs upstream")
     assert {g["metric"] for g in sim[f"talker_decode_{L}"]} >= {
         "simulator cosine (min)"
     }
