@@ -4,7 +4,8 @@
 simulator with the smallest buckets the tests use (prefill 128, KV 192), cached
 by content under the ``qnn_cache`` directory (scripts/qwen3/asr/pipeline/
 cache.py), so later sessions reuse it.  It has both the fp32 ONNX graphs (the
-CPU backend) and the simulator binaries.
+CPU backend) and the simulator binaries.  ``tiny_asr_eos_bundle``: the same
+build of ``tiny_asr_eos_model``.
 
 ``tiny_tts_custom_bundle`` / ``tiny_tts_base_bundle``: the real
 build_tts_qwen3 on ``tiny_tts_custom`` / ``tiny_tts_base`` for the simulator
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 TINY_PREFILL: Final = (128,)
 TINY_KV: Final = (192,)
 BUNDLES_DIR: Final = "qwen3-asr-bundles"
+EOS_BUNDLES_DIR: Final = "qwen3-asr-eos-bundles"
 
 
 def tiny_options() -> BuildOptions:
@@ -55,6 +57,22 @@ def tiny_asr_bundle(tiny_asr_model: Path, qnn_cache: Path) -> Path:
 
     opts = replace(tiny_options(), qnn_cache=qnn_cache)
     bundle, _ = cached_build(tiny_asr_model, qnn_cache / BUNDLES_DIR, opts)
+    return bundle
+
+
+@pytest.fixture(scope="session")
+def tiny_asr_eos_bundle(tiny_asr_eos_model: Path, qnn_cache: Path) -> Path:
+    """The bundle of ``tiny_asr_eos_model``: the tiny bundle's options without
+    the simulator gates (the tiny bundle runs them), in its own cache root (the
+    tiny bundle's root keeps only a few keys)."""
+    pytest.importorskip("onnxruntime_qnn")
+    from dataclasses import replace
+
+    from scripts.qwen3.asr.pipeline.cache import cached_build
+
+    opts = replace(tiny_options(), qnn_cache=qnn_cache, sim_gates=False)
+    root = qnn_cache / EOS_BUNDLES_DIR
+    bundle, _ = cached_build(tiny_asr_eos_model, root, opts)
     return bundle
 
 

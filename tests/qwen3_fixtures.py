@@ -1,6 +1,7 @@
 """Qwen3-ASR and Qwen3-TTS test fixtures (a pytest plugin, listed in tests/conftest.py).
 
-``tiny_asr_model``: the tiny random checkpoint of scripts/qwen3/asr/tiny.py;
+``tiny_asr_model``: the tiny random checkpoint of scripts/qwen3/asr/tiny.py
+(``tiny_asr_eos_model``: the same of ``EOS_SEED``, whose greedy runs stop);
 ``tiny_tts_custom`` / ``tiny_tts_base``: those of scripts/qwen3/tts/tiny.py. Each
 is written once per content key under the ``qnn_cache`` directory, so later runs
 (and the other engineers' sessions sharing the cache) reuse it.
@@ -20,6 +21,9 @@ import pytest
 
 #: The seed of the suite's tiny checkpoint.
 TINY_SEED: Final = 0
+#: A checkpoint seed whose greedy runs stop by themselves after 8-60 tokens
+#: on many clips (seed 0's never emit EOS: scripts/qwen3/asr/tiny.py).
+EOS_SEED: Final = 1
 #: What the written bytes depend on besides tiny.py itself.
 _KEY_PACKAGES: Final = (
     "qwen-asr",
@@ -138,3 +142,11 @@ def tiny_asr_model(qnn_cache: Path) -> Path:
     pytest.importorskip("torch")
     pytest.importorskip("qwen_asr")
     return cached_tiny_model(qnn_cache)
+
+
+@pytest.fixture(scope="session")
+def tiny_asr_eos_model(qnn_cache: Path) -> Path:
+    """The tiny Qwen3-ASR checkpoint of ``EOS_SEED`` (same layout and dims)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("qwen_asr")
+    return cached_tiny_model(qnn_cache, seed=EOS_SEED)

@@ -11,7 +11,6 @@ teacher forcing alone hides prompt and stop bugs).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,10 +30,7 @@ from tests.daemon.engines.qwen3asr.test_parity_upstream import (  # noqa: E402
     _noise,
     _tone,
 )
-from tests.qwen3_fixtures import cached_tiny_model  # noqa: E402
 
-#: The checkpoint seed whose greedy runs stop by themselves.
-EOS_SEED: Final = 1
 #: A cap well past every case's stop (the KV bucket 192 holds prompt + it).
 MAX_NEW: Final = 72
 SR: Final = oracle.SAMPLE_RATE
@@ -59,25 +55,14 @@ CASES: Final = {
 
 
 @pytest.fixture(scope="module")
-def eos_model(qnn_cache: Path) -> Path:
-    return cached_tiny_model(qnn_cache, seed=EOS_SEED)
-
-
-@pytest.fixture(scope="module")
-def eos_cpu(eos_model: Path, qnn_cache: Path) -> Iterator[LocalEngine]:
-    from scripts.qwen3.asr.pipeline.cache import cached_build
-    from tests.qwen3_bundles import tiny_options
-
-    # its own cache root: the tiny bundle's root keeps only a few keys
-    opts = replace(tiny_options(), qnn_cache=qnn_cache, sim_gates=False)
-    bundle, _ = cached_build(eos_model, qnn_cache / "qwen3-asr-eos-bundles", opts)
-    with open_engine(bundle, "cpu") as loaded:
+def eos_cpu(tiny_asr_eos_bundle: Path) -> Iterator[LocalEngine]:
+    with open_engine(tiny_asr_eos_bundle, "cpu") as loaded:
         yield loaded
 
 
 @pytest.fixture(scope="module")
-def upstream(eos_model: Path) -> tuple[Any, Any]:
-    return oracle.load(eos_model)
+def upstream(tiny_asr_eos_model: Path) -> tuple[Any, Any]:
+    return oracle.load(tiny_asr_eos_model)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
