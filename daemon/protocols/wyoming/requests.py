@@ -5,12 +5,15 @@
 
 The event data is read by the one typed reader (types only); the host checks
 the request once, against the voice's capabilities, before queueing
-(``daemon.engine.requests``).  Wyoming carries no speed, seed or format: those
-stay at their defaults.
+(``daemon.engine.requests``).  Wyoming carries no speed or format: those stay
+at their defaults.  A ``synthesize`` event may carry a ``seed`` beside its text
+(not Wyoming's: hexvoice's, as HTTP's ``seed``), so a sampling engine says the
+same thing twice; without one each request draws its own.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Final
 
 import msgspec
@@ -55,6 +58,8 @@ class VoiceData(msgspec.Struct, frozen=True):
 class SynthesizeData(msgspec.Struct, frozen=True):
     text: str
     voice: VoiceData | None = None
+    #: not Wyoming's: reproducible sampling (its range: the one request check)
+    seed: int | None = None
 
 
 class StartData(msgspec.Struct, frozen=True):
@@ -121,7 +126,7 @@ def chunk_samples(opened: AudioFormat, got: AudioFormat, payload: bytes) -> np.n
 def synthesize_request(data: dict[str, Any]) -> SynthesisRequest:
     """A ``synthesize`` event's data as a request (``BadRequest`` if mistyped)."""
     d = decode(data, SynthesizeData)
-    return _request(d.text, d.voice)
+    return replace(_request(d.text, d.voice), seed=d.seed)
 
 
 def stream_request(data: dict[str, Any]) -> SynthesisRequest:

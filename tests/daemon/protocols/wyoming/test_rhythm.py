@@ -1,11 +1,12 @@
 """Wyoming with the real Piper joe voice (CPU backend): rhythm, sentences, framing.
 
-Wyoming carries no seed, so the service runs a copy of the joe bundle whose noise
-scales are 0: its audio is a pure function of the text.  The same text must then
-give the same samples, the same total length and the same silences whether it
-arrives as one ``synthesize`` or as a ``synthesize-start``/``-chunk``/``-stop``
-stream cut like an LLM's tokens: the voice's own sentence silence (piper's
-default, none; a second copy asks for some in its voice.yaml) in both.
+A Wyoming stream carries no seed, so the service runs a copy of the joe bundle
+whose noise scales are 0: its audio is a pure function of the text.  The same
+text must then give the same samples, the same total length and the same
+silences whether it arrives as one ``synthesize`` or as a
+``synthesize-start``/``-chunk``/``-stop`` stream cut like an LLM's tokens: the
+voice's own sentence silence (piper's default, none; a second copy asks for
+some in its voice.yaml) in both.
 """
 
 from __future__ import annotations
