@@ -1,11 +1,12 @@
 """One table of bad requests, run against both protocols on the running service.
 
 Each row is one mistake, written in each protocol's own wire form (``None``
-where that protocol has no such field: Wyoming carries no speed, seed or
-format; OpenAI's speech API no speaker or language).  Both protocols must
-answer it with the same code and the same "expected ..., found ..." message,
-the field named by its wire path; nothing may be queued (no graph call, no
-``ok`` outcome, the queue empty) and the next good request must be served.
+where that protocol has no such field: Wyoming carries no speed or format
+(its ``seed`` is hexvoice's); OpenAI's speech API no speaker or language).
+Both protocols must answer it with the same code and the same "expected ...,
+found ..." message, the field named by its wire path; nothing may be queued
+(no graph call, no ``ok`` outcome, the queue empty) and the next good request
+must be served.
 The same rows also run straight against ``requests.check``.
 """
 
@@ -115,10 +116,10 @@ ROWS = [
         f"expected {SPEED_RANGE}, found 9"),
     Bad("speed 'fast'", None, {"speed": "fast"}, "invalid_type", ("", "speed"),
         "expected an integer or a number, found 'fast'"),
-    Bad("negative seed", None, {"seed": -1}, "invalid_value", ("", "seed"),
-        "expected a non-negative integer, found -1"),
-    Bad("fractional seed", None, {"seed": 1.5}, "invalid_type", ("", "seed"),
-        "expected an integer or null, found 1.5"),
+    Bad("negative seed", {"text": "hi", "seed": -1}, {"seed": -1}, "invalid_value",
+        ("seed", "seed"), "expected a non-negative integer, found -1"),
+    Bad("fractional seed", {"text": "hi", "seed": 1.5}, {"seed": 1.5},
+        "invalid_type", ("seed", "seed"), "expected an integer or null, found 1.5"),
     Bad("unsupported format", None, {"response_format": "aac"}, "unsupported_format",
         ("", "response_format"),
         f"expected one of {sorted(encoders.available_formats())}, found 'aac'"),
