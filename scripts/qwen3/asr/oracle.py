@@ -86,11 +86,13 @@ def windowed_attention(model: Any) -> Iterator[None]:
 
 
 def encode(model: Any, mel: np.ndarray, windowed: bool = True) -> np.ndarray:
-    """Upstream audio_tower output [N, D] for one utterance's mel [M, F]."""
+    """Upstream audio_tower output [N, D] for one utterance's mel [M, F], in
+    the tower's dtype."""
     import torch
 
     tower = model.thinker.audio_tower
-    feats = torch.from_numpy(np.ascontiguousarray(mel, dtype=np.float32))
+    dtype = next(tower.parameters()).dtype  # float64 for the floor's reference
+    feats = torch.from_numpy(np.ascontiguousarray(mel, dtype=np.float32)).to(dtype)
     lens = torch.tensor([feats.shape[1]], dtype=torch.long)
     with torch.no_grad():
         if windowed:

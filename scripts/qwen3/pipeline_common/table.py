@@ -17,6 +17,7 @@ HEADER: Final = ("graph", "bucket", "bin MB", "compile s", "CPU gate", "sim gate
 SHORT: Final = (
     ("rel error", "rel", ".2g"),
     ("teacher-forced argmax agreement (fp16 K/V)", "argmax16", ".3g"),
+    ("teacher-forced argmax agreement vs float64 (fp16 K/V)", "argmax16", ".3g"),
     ("teacher-forced argmax", "argmax", ".3g"),
     ("simulator cosine", "cos", ".6f"),
     ("simulator top-1", "top1", ".3g"),

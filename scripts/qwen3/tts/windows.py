@@ -123,7 +123,7 @@ def upstream_decode(codec: Any, codes: np.ndarray, float64: bool = False) -> np.
     reference; cast back after, exactly)."""
     import torch
 
-    from scripts.qwen3.tts.graphs.floor import in_float64
+    from scripts.common.floor import in_float64
 
     dec = _decoder(codec)
     x = torch.from_numpy(np.ascontiguousarray(codes, np.int64))[None].clamp(min=0)

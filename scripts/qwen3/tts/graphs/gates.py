@@ -1,9 +1,10 @@
 """CPU gates of the Qwen3-TTS graphs (issue 13, must-have 1): each fp32 ONNX
 graph, run through a Runner (daemon/engine/graphs.py; `cpu_runner` for the
 bundle's CPU backend), against upstream's torch modules cast to float64, each
-bound by how close upstream's own float32 comes on the same inputs (floor.py):
-relative error < max(1e-4, upstream's), teacher-forced argmax agreement at
-least upstream float32's, codec SNR at least upstream float32's less 3 dB.
+bound by how close upstream's own float32 comes on the same inputs
+(scripts/common/floor.py): relative error < max(1e-4, upstream's),
+teacher-forced argmax agreement at least upstream float32's, codec SNR at
+least upstream float32's less 3 dB.
 Rows are scripts/qwen3/asr/gates.py `GateResult`s (the same report the ASR
 build prints).
 
@@ -28,14 +29,14 @@ import torch
 
 from daemon.engine.ar.rope import rope_tables
 from daemon.engine.graphs import Runner
+from scripts.common.floor import argmax_gate, in_float64, rel_gate, snr_gate
 from scripts.qwen3.asr.gates import GateResult
 from scripts.qwen3.tts.graphs import codec as codec_graph
-from scripts.qwen3.tts.graphs.floor import argmax_gate, in_float64, rel_gate, snr_gate
 from scripts.qwen3.tts.graphs.predictor import predictor_of, predictor_rope
 from scripts.qwen3.tts.graphs.talker import talker_of, talker_rope
 
 #: the fixed relative-error bound, widened to upstream float32's own where
-#: that misses it (floor.py)
+#: that misses it (scripts/common/floor.py)
 CPU_MAX_REL_ERR = 1e-4
 #: the runtime's additive mask (params.mask_value)
 MASK = -100.0

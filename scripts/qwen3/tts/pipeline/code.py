@@ -23,7 +23,7 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
     "windows": (
         "scripts/qwen3/tts/windows.py",
         "scripts/qwen3/tts/codec_plan.py",
-        "scripts/qwen3/tts/graphs/floor.py",  # the float64 decode
+        "scripts/common/floor.py",  # the float64 decode
         "scripts/common/receptive_field.py",
         "scripts/common/parity.py",
         "daemon/engines/qwen3tts/stream.py",  # the schedule measured
@@ -52,7 +52,8 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
               *_MODEL),  # fmt: skip
     "gates": (
         "scripts/qwen3/tts/graphs/gates.py",
-        "scripts/qwen3/tts/graphs/floor.py",
+        "scripts/common/floor.py",
+        "scripts/common/gate_result.py",
         "scripts/qwen3/tts/codec_plan.py",
         "scripts/common/receptive_field.py",
         "scripts/qwen3/tts/graphs/speaker_gate.py",

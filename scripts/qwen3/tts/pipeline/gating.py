@@ -11,9 +11,9 @@ error, argmax, h) and with the NPU's fp16 K/V (argmax); cp_step teacher-forced
 on every frame (fp32 and fp16 K/V); every codec window at two lengths (full and
 right-padded) and codec_325 in upstream's 300 + 25 chunking against upstream's
 ``decode`` (each against upstream cast to float64, bound by upstream float32's
-own SNR there, graphs/floor.py); every speaker bucket at three clip lengths (Base,
-graphs/speaker_gate.py).  Simulator: the binaries vs the fp32 graphs on the
-CPU backend, on a few steps, one frame, the smallest codec window (the
+own SNR there, scripts/common/floor.py); every speaker bucket at three clip
+lengths (Base, graphs/speaker_gate.py).  Simulator: the binaries vs the fp32
+graphs on the CPU backend, on a few steps, one frame, the smallest codec window (the
 simulator takes seconds per codec call) and each speaker bucket at one length.
 """
 
@@ -27,11 +27,11 @@ from typing import Any, Final
 import numpy as np
 
 from daemon.engines.qwen3tts import params as layout
+from scripts.common.floor import snr_gate
 from scripts.qwen3.asr.gates import GateResult, sim_gate
 from scripts.qwen3.tts import codec_plan
 from scripts.qwen3.tts import windows as codec_windows
 from scripts.qwen3.tts.graphs import gates, speaker_gate
-from scripts.qwen3.tts.graphs.floor import snr_gate
 from scripts.qwen3.tts.pipeline.context import BuildContext
 from scripts.qwen3.tts.pipeline.trajectory import GateInputs, gate_inputs
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from scripts.common.floor import FLOOR_MARGIN_DB
 from scripts.qwen3.tts import codec_plan
 from scripts.qwen3.tts import windows as w
-from scripts.qwen3.tts.graphs.floor import FLOOR_MARGIN_DB
 from scripts.qwen3.tts.pipeline.options import CODEC_WINDOWS, FIRST_FRAMES
 from tests.qwen3_fixtures import require_qwen_tts
 

@@ -1,6 +1,7 @@
-"""Codec gates relative to upstream's own float32 floor (graphs/floor.py): an
-ill-conditioned codec built with upstream's classes, whose float32 decode is
-only ~70 dB from its float64 one, passes; a graph with one weight off does not."""
+"""Gates relative to upstream's own float32 floor (scripts/common/floor.py): an
+ill-conditioned Qwen3-TTS codec built with upstream's classes, whose float32
+decode is only ~70 dB from its float64 one, passes; a graph with one weight off
+does not; the rules themselves on plain arrays."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ import pytest
 import torch
 from onnx import numpy_helper
 
+from scripts.common import floor
 from scripts.gsv.verify.runtime import cpu_runner
 from scripts.qwen3.tts import tiny_codec
-from scripts.qwen3.tts.graphs import export, floor, gates
+from scripts.qwen3.tts.graphs import export, gates
 from tests.qwen3_fixtures import require_qwen_tts
 
 FRAMES: Final = 8
@@ -102,3 +104,39 @@ def test_float64_round_trip_is_exact() -> None:
         assert lin.weight.dtype == torch.float64
     assert all(torch.equal(a, b) for a, b in zip(before, lin.parameters()))
     assert lin.weight.dtype == torch.float32
+
+
+def test_a_fixed_snr_bar_only_widens() -> None:
+    rng = np.random.default_rng(0)
+    exact = rng.standard_normal(4000)
+    up = exact + 1e-6 * rng.standard_normal(4000)  # ~120 dB
+    got = exact + 1e-4 * rng.standard_normal(4000)  # ~80 dB
+    assert not floor.snr_gate("g", "w", exact, up, got).passed  # 117 dB asked
+    widened = floor.snr_gate("g", "w", exact, up, got, bound=75.0)
+    assert widened.passed and widened.threshold == 75.0
+    worse = exact + 1e-3 * rng.standard_normal(4000)  # ~60 dB: below both
+    assert not floor.snr_gate("g", "w", exact, up, worse, bound=75.0).passed
+
+
+def test_an_argmax_miss_inside_upstreams_own_error_is_a_tie() -> None:
+    """Row 0's best two are 1e-4 apart, upstream float32 errs by 1e-3 there:
+    the graph's other pick is a tie; row 1's pick is 1.0 off: a miss."""
+    exact = np.zeros((2, 5))
+    exact[:, 0], exact[0, 1], exact[1, 1] = 2.0, 2.0 - 1e-4, 1.0
+    up = exact.copy()
+    up[:, 4] += 1e-3
+    got = exact.copy()
+    got[0, 1] = 2.1
+    tie = floor.argmax_gate("g", exact, up, got)
+    assert tie.passed and tie.value == 1.0 and tie.threshold == 1.0
+    got[1, 1] = 2.1
+    assert floor.argmax_gate("g", exact, up, got).value == 0.5
+
+
+def test_index_agreement_is_bound_by_upstreams() -> None:
+    exact = np.array([3, 1, 4, 1, 5])
+    up = np.array([3, 1, 4, 1, 9])  # upstream float32 flips one
+    assert floor.index_gate("t", "tokens", exact, up, up).passed
+    assert floor.index_gate("t", "tokens", exact, up, exact).value == 1.0
+    refused = floor.index_gate("t", "tokens", exact, up, [3, 1, 0, 0, 5])
+    assert not refused.passed and refused.threshold == 0.8
