@@ -7,6 +7,8 @@ the HTP), so the NPU schedule is checked without the slow simulator.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,11 @@ onnx = pytest.importorskip("onnx")
 
 from daemon.engine.bundles.manifest import Bundle  # noqa: E402
 from daemon.engine.graphs import CpuRunner, GraphHost  # noqa: E402
-from daemon.engines.piper.cpu import DurationPredictor  # noqa: E402
+from daemon.engines.piper.cpu import (  # noqa: E402
+    DurationPredictor,
+    durations,
+    expand_prior,
+)
 from daemon.engines.piper.engine import PiperEngine  # noqa: E402
 from daemon.engines.piper.params import PiperParams, Scales  # noqa: E402
 from daemon.engines.piper.pipeline import PiperGraphs  # noqa: E402
@@ -24,8 +30,25 @@ from scripts.common.parity import snr_db  # noqa: E402
 from scripts.piper.oracle import SENTENCES  # noqa: E402
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir, voice_path  # noqa: E402
 
-# Windowed vs whole decodes agree to float rounding (windows.py module doc).
+# Windowed vs whole graphs on the same input agree to float rounding (windows.py
+# module doc); measured: flow windows bitwise, decoder windows 127.7 dB, the
+# encoder's padded bucket vs the real length 130.7-142.9 dB per output.
 EXACT_DB = 100.0
+# End to end the schedules differ by the encoder's rounding alone (m_p 132.5 dB
+# apart), which the flow and decoder amplify ~36 dB: a 1-ulp change of z_p alone
+# gives 112-116 dB of audio. So two float32 runs cannot agree to EXACT_DB; the
+# bar follows float32's own floor instead (the project's rule: at most
+# FLOOR_MARGIN_DB worse than the reference float32 is from float64). Measured on
+# this sentence against torch float64 runs of the same ONNX graphs: the
+# any-length graphs' float32 audio is 100.1 dB from float64, the static
+# schedule's 98.2 dB; static vs any-length 96.3 dB (onnxruntime 1.30.0, 1.31.1
+# and 1.32.0 alike: not a version change). A real windowing defect costs far
+# more: decoder overlap 8 frames gives 65.9 dB, flow context 16 gives 46.9 dB.
+ANY_LENGTH_FLOOR_DB = 100.1
+FLOOR_MARGIN_DB = 3.0
+# The triangle bound: the static run's error at most 10^(margin/20) times the
+# any-length run's, so they are apart by at most (1 + that) times it (92.4 dB).
+SAME_AUDIO_DB = ANY_LENGTH_FLOOR_DB - 20 * math.log10(1 + 10 ** (FLOOR_MARGIN_DB / 20))
 DETERMINISTIC = Scales(noise_scale=0.0, length_scale=1.0, noise_w=0.0)
 
 
@@ -104,7 +127,25 @@ def test_static_and_any_length_schedules_give_the_same_audio(both) -> None:  # t
         np.concatenate(list(g.stream(ids, DETERMINISTIC, np.random.default_rng(0))))
         for g in (static, fit)
     )
-    assert a.shape == b.shape and snr_db(a, b) >= EXACT_DB
+    assert a.shape == b.shape and snr_db(a, b) >= SAME_AUDIO_DB
+
+
+def test_static_windows_equal_the_whole_graphs_on_the_same_input(both) -> None:  # type: ignore[no-untyped-def]
+    """Each stage alone, fed the same input both ways, so no rounding of an
+    earlier stage is amplified: the bucket encoder, the F256 flow windows and
+    the decoder windows equal the any-length graphs to float rounding."""
+    static, _, fit, ids = both
+    for got, want in zip(static.encode(ids), fit.encode(ids), strict=True):
+        assert snr_db(want, got) >= EXACT_DB
+    m_p, logs_p, cond = fit.encode(ids)
+    mask = np.ones(m_p.shape[1], np.float32)
+    no_noise = np.zeros((2, mask.size), np.float32)
+    per_phoneme = durations(fit.sdp.logw(cond, mask, no_noise), mask, 1.0)
+    z_p = expand_prior(m_p, logs_p, per_phoneme, None, 0.0)
+    z = fit.flow(z_p)
+    assert z.shape[1] == 371 and snr_db(z, static.flow(z_p)) >= EXACT_DB
+    a, b = (np.concatenate(list(g.decode(z))) for g in (static, fit))
+    assert a.shape == b.shape and snr_db(b, a) >= EXACT_DB
 
 
 def test_only_static_buckets_cut_a_sentence_and_only_past_the_largest(
