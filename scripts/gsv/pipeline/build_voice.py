@@ -58,6 +58,8 @@ CODE_ROOTS = tuple(
         "scripts/common/bundling.py",
         "scripts/common/weight_sharing.py",
         "scripts/common/onnx_int32.py",  # the g2pw body's index path
+        "scripts/common/floor.py",  # the gates' bounds from float32's own error
+        "scripts/common/gate_result.py",
         "daemon/engines/gptsovits/layout.py",
         # the T2S gates run the engine's driver on the toolkit and its runners
         "daemon/engines/gptsovits/t2s.py",

@@ -6,7 +6,10 @@ UNPADDED clip + 9600 zeros, then ssl_proj and the nearest codebook entry
 runtime's PromptTokens (daemon/engines/gptsovits/reference/prompt.py), i.e.
 padded to the static window with the runtime's masks.
 
-CPU (onnxruntime fp32): hidden rel error < 1e-4 (issue 14) and tokens identical.
+CPU (onnxruntime fp32), against upstream cast to float64 and bound by upstream
+float32's own distance to it (scripts/common/floor.py): hidden rel error <
+max(1e-4, 1.41 x float32's) and at least as many tokens equal to float64's as
+float32's (all of them for a well-conditioned checkpoint).
 Simulator (fp16 HTP) vs those CPU graphs: hidden cosine >= 0.999; token
 agreement is measured and returned (fp16 may move a near-tie to the
 neighbouring code).
@@ -25,9 +28,10 @@ import torch
 from daemon.engines.gptsovits import layout
 from daemon.engines.gptsovits.reference.params import PROMPT_ZEROS, ReferenceParams
 from daemon.engines.gptsovits.reference.prompt import PromptTokens, conv_lengths
-from scripts.common.parity import cosine, rel_error
-from scripts.gsv.models.hubert import reference_tokens
-from scripts.gsv.verify.cpu import _check
+from scripts.common.floor import in_float64, index_gate, rel_gate
+from scripts.common.parity import cosine
+from scripts.gsv.models.hubert import reference_codes
+from scripts.gsv.verify.cpu import _check, enforce
 from scripts.gsv.verify.runtime import Simulator, cpu_runner
 from scripts.gsv.verify.sim import SimResult
 
@@ -38,6 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: the fixed bound, widened to upstream float32's own error where that misses it
 HUBERT_MAX_REL_ERR = 1e-4
 SIM_MIN_COSINE = 0.999
 #: the clip the gates use: a 3.5 s voiced sweep (within upstream's 3..10 s)
@@ -57,10 +62,14 @@ def gate_clip(seconds: float = GATE_SECONDS, seed: int = 0) -> np.ndarray:
 def _upstream(
     hubert: HubertModel, sovits: SovitsModel, clip: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
+    """Hidden [ssl, T] and tokens of upstream's HubertModel + extract_latent on
+    the clip and its zeros (scripts/gsv/models/hubert.py reference_tokens), in
+    the modules' dtype."""
     wav = torch.from_numpy(np.concatenate([clip, np.zeros(PROMPT_ZEROS, np.float32)]))
+    wav = wav.to(next(hubert.parameters()).dtype)
     with torch.no_grad():
-        hidden = hubert(wav[None])["last_hidden_state"].transpose(1, 2)[0].numpy()
-    return hidden, reference_tokens(hubert, sovits, wav).numpy()
+        hidden = hubert(wav[None])["last_hidden_state"].transpose(1, 2)
+        return hidden[0].numpy(), reference_codes(sovits, hidden).numpy()
 
 
 def _run(
@@ -87,18 +96,20 @@ def gate_hubert_cpu(
     """Graphs on onnxruntime CPU vs upstream on the unpadded clip."""
     clip = gate_clip() if clip is None else clip
     want_h, want_t = _upstream(hubert, sovits, clip)
+    with in_float64(hubert), in_float64(sovits):
+        exact_h, exact_t = _upstream(hubert, sovits, clip)
     runners = {
         "hubert": cpu_runner(hubert_onnx),
         "ssl_quant": cpu_runner(ssl_quant_onnx),
     }
     hidden, tokens, _ = _run(runners, rp, _codebook(sovits), clip)
-    err = rel_error(want_h, hidden[:, : want_h.shape[1]])
-    _check("hubert", "CPU rel error vs HubertModel (unpadded)", err,
-           err < HUBERT_MAX_REL_ERR, f"< {HUBERT_MAX_REL_ERR:g}")  # fmt: skip
-    agree = _agreement(tokens, want_t)
-    _check("ssl_quant", "CPU prompt tokens equal to upstream's", agree,
-           agree == 1.0, "== 1")  # fmt: skip
-    return {"hubert": err, "ssl_quant": agree}
+    got_h = hidden[:, : want_h.shape[1]]
+    err = rel_gate("hubert", HUBERT_MAX_REL_ERR, exact_h, want_h, got_h)
+    agree = index_gate("ssl_quant", "CPU prompt tokens", exact_t, want_t, tokens)
+    return {
+        "hubert": enforce(err, "HubertModel hidden (unpadded)"),
+        "ssl_quant": enforce(agree),
+    }
 
 
 def gate_hubert_sim(

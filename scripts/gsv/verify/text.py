@@ -1,10 +1,13 @@
 """CPU parity gates of the two text graphs (bert, g2pw) against the originals.
 
 - bert: the static graph (padded to T tokens, additive mask) vs transformers'
-  hidden_states[-3] at the exact length: relative error < 1e-4.
+  hidden_states[-3] at the exact length cast to float64: relative error <
+  max(1e-4, 1.41 x transformers' own float32 error) (scripts/common/floor.py).
 - g2pw: the static body (8 rows, padded) + the numpy head vs the unsplit g2pW
   ONNX model run per query at its exact length: body relative error < 1e-4 and
-  the predicted reading identical for every query.
+  the predicted reading identical for every query. Upstream here is a float32
+  ONNX file, with no float64 form to measure its own floor by: the fixed bar
+  stays.
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from daemon.engines.gptsovits.frontend import (
     G2pwResolver,
     G2pwTables,
 )
+from scripts.common.floor import in_float64, rel_gate
 from scripts.common.parity import rel_error
 from scripts.gsv.export.bert import bert_inputs, reference_hidden
 from scripts.gsv.export.g2pw import hidden_probe
-from scripts.gsv.verify.cpu import _check, cpu_session
+from scripts.gsv.verify.cpu import _check, cpu_session, enforce
 
+#: the fixed bound, widened to transformers' own float32 error where that misses it
 BERT_MAX_REL_ERR = 1e-4
 G2PW_MAX_REL_ERR = 1e-4
 # Sentences with polyphones (the test voice's g2pW knows 行 長 好 看 還 重).
@@ -46,16 +51,11 @@ def gate_bert(
     for text in BERT_SENTENCES:
         ids = [vocab.cls, *vocab.encode(text), vocab.sep]
         (hidden,) = run(bert_inputs(ids, tokens))
-        worst = max(
-            worst, rel_error(reference_hidden(bert, ids), hidden[0, : len(ids)])
-        )
-    _check(
-        "bert",
-        "hidden_states[-3] relative error",
-        worst,
-        worst < BERT_MAX_REL_ERR,
-        f"< {BERT_MAX_REL_ERR:g}",
-    )
+        want = reference_hidden(bert, ids)
+        with in_float64(bert):
+            exact = reference_hidden(bert, ids)
+        gate = rel_gate("bert", BERT_MAX_REL_ERR, exact, want, hidden[0, : len(ids)])
+        worst = max(worst, enforce(gate, f"hidden_states[-3] ({len(ids)} ids)"))
     return {"bert_rel_err": worst}
 
 

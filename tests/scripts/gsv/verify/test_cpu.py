@@ -59,7 +59,7 @@ def test_gate_failure_names_graph_metric_threshold(
         other.enc_p.proj.weight.mul_(1.01)
     with pytest.raises(
         verify.GateError,
-        match=r"vits_enc \(speed 1\): z relative error = .* < 0\.0001",
+        match=r"vits_enc \(speed 1\): z rel error vs float64 .* = .* < 0\.0001",
     ):
         verify.gate_vits_enc(other, tiny_graphs["vits_enc"].path, TINY)
 

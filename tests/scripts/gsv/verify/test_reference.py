@@ -28,7 +28,8 @@ def graphs(sovits_model, tmp_path_factory):  # type: ignore[no-untyped-def]
 def test_another_sv_model_fails_the_cpu_gate(graphs, sovits_model) -> None:  # type: ignore[no-untyped-def]
     _, ref_onnx, sv_onnx, rp = graphs
     with pytest.raises(
-        GateError, match=r"sv: CPU rel error = .* fails the gate < 0\.0001"
+        GateError,
+        match=r"sv: rel error vs float64 \(CPU fp32\) = .* fails the gate < 0\.0001",
     ):
         gates.gate_reference_cpu(
             sovits_model, random_sv(1), ref_onnx, sv_onnx, rp, PROBE_SECONDS
