@@ -5,7 +5,8 @@ simulator with the smallest buckets the tests use (prefill 128, KV 192), cached
 by content under the ``qnn_cache`` directory (scripts/qwen3/asr/pipeline/
 cache.py), so later sessions reuse it.  It has both the fp32 ONNX graphs (the
 CPU backend) and the simulator binaries.  ``tiny_asr_eos_bundle``: the same
-build of ``tiny_asr_eos_model``.
+build of ``tiny_asr_eos_model``; ``tiny_asr_odd_bundle``: of
+``tiny_asr_odd_model`` (odd dims, padded vocabulary, moved special ids).
 
 ``tiny_tts_custom_bundle`` / ``tiny_tts_base_bundle``: the real
 build_tts_qwen3 on ``tiny_tts_custom`` / ``tiny_tts_base`` for the simulator
@@ -29,6 +30,7 @@ TINY_PREFILL: Final = (128,)
 TINY_KV: Final = (192,)
 BUNDLES_DIR: Final = "qwen3-asr-bundles"
 EOS_BUNDLES_DIR: Final = "qwen3-asr-eos-bundles"
+ODD_BUNDLES_DIR: Final = "qwen3-asr-odd-bundles"
 
 
 def tiny_options() -> BuildOptions:
@@ -60,34 +62,47 @@ def tiny_asr_bundle(tiny_asr_model: Path, qnn_cache: Path) -> Path:
     return bundle
 
 
-@pytest.fixture(scope="session")
-def tiny_asr_eos_bundle(tiny_asr_eos_model: Path, qnn_cache: Path) -> Path:
-    """The bundle of ``tiny_asr_eos_model``: the tiny bundle's options without
-    the simulator gates (the tiny bundle runs them), in its own cache root (the
-    tiny bundle's root keeps only a few keys)."""
+def _cpu_gated_bundle(model: Path, qnn_cache: Path, root: str) -> Path:
+    """The tiny bundle's options without the simulator gates (the tiny bundle
+    runs them), in its own cache root (the tiny bundle's keeps only a few keys)."""
     pytest.importorskip("onnxruntime_qnn")
     from dataclasses import replace
 
     from scripts.qwen3.asr.pipeline.cache import cached_build
 
     opts = replace(tiny_options(), qnn_cache=qnn_cache, sim_gates=False)
-    root = qnn_cache / EOS_BUNDLES_DIR
-    bundle, _ = cached_build(tiny_asr_eos_model, root, opts)
+    bundle, _ = cached_build(model, qnn_cache / root, opts)
     return bundle
+
+
+@pytest.fixture(scope="session")
+def tiny_asr_eos_bundle(tiny_asr_eos_model: Path, qnn_cache: Path) -> Path:
+    """The bundle of ``tiny_asr_eos_model`` (CPU gates only)."""
+    return _cpu_gated_bundle(tiny_asr_eos_model, qnn_cache, EOS_BUNDLES_DIR)
+
+
+@pytest.fixture(scope="session")
+def tiny_asr_odd_bundle(tiny_asr_odd_model: Path, qnn_cache: Path) -> Path:
+    """The bundle of ``tiny_asr_odd_model`` (CPU gates only)."""
+    return _cpu_gated_bundle(tiny_asr_odd_model, qnn_cache, ODD_BUNDLES_DIR)
 
 
 # --- Qwen3-TTS (issue 13) -------------------------------------------------------
 #: The tiny Qwen3-TTS bundles' options: a sentence's non-streaming prompt fits
 #: 64 rows; two KV buckets (the talker grows from 96 to 192 rows mid-utterance);
-#: codec windows <= 16 frames with contexts given (the tiny random codec never
-#: reaches log-mel L1 0.05 at these sizes: measured and reported), the smallest
-#: of 4 frames (the one the simulator runs: seconds per frame); Base clips of 1
-#: or 2 s, codec_325 for the engine's upstream schedule, and no simulator codec
-#: gate (its codec is the CustomVoice bundle's: the same tiny codec, gated there).
+#: streaming codec windows <= 16 frames with contexts given (approximate: 6.9
+#: dB from upstream's decode, said in the manifest; the simulator takes ~4 s
+#: per codec frame), the simulator gating only the smallest, of 4 frames;
+#: codec_325 beside them (upstream's chunk and context: a request that is not
+#: streamed decodes as upstream does at any length; on the CPU backend one
+#: call is 0.16 s; both bundles' codec_325 are one compiled binary, the same
+#: tiny codec); Base clips of 1 or 2 s, and no simulator codec gate (its codec
+#: is the CustomVoice bundle's, gated there).
 TTS_PREFILL: Final = (64,)
 TTS_KV: Final = (96, 192)
 TTS_WINDOWS: Final = "4:2,8:4,16:6"
 TTS_FIRST_FRAMES: Final = 4
+TTS_SIM_CODEC_WINDOWS: Final = (4,)
 TTS_XVECTOR_SECONDS: Final = (1.0, 2.0)
 TTS_BUNDLES_DIR: Final = "qwen3-tts-bundles"
 
@@ -108,8 +123,9 @@ def tiny_tts_options(kind: str) -> Any:
         first_frames=TTS_FIRST_FRAMES,
         xvector_seconds=TTS_XVECTOR_SECONDS,
         name=f"qwen3-tts-tiny-{kind.replace('_', '-')}",
-        upstream_codec=kind == "base",
+        upstream_codec=True,
         sim_codec=kind != "base",
+        sim_codec_windows=TTS_SIM_CODEC_WINDOWS,
     )
 
 
@@ -133,5 +149,5 @@ def tiny_tts_custom_bundle(tiny_tts_custom: Path, qnn_cache: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_tts_base_bundle(tiny_tts_base: Path, qnn_cache: Path) -> Path:
-    """The tiny Base bundle (x-vector speaker graphs, codec_325 as well)."""
+    """The tiny Base bundle (x-vector speaker graphs)."""
     return _tts_bundle(tiny_tts_base, "base", qnn_cache)

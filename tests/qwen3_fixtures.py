@@ -1,7 +1,8 @@
 """Qwen3-ASR and Qwen3-TTS test fixtures (a pytest plugin, listed in tests/conftest.py).
 
 ``tiny_asr_model``: the tiny random checkpoint of scripts/qwen3/asr/tiny.py
-(``tiny_asr_eos_model``: the same of ``EOS_SEED``, whose greedy runs stop);
+(``tiny_asr_eos_model``: the same of ``EOS_SEED``, whose greedy runs stop;
+``tiny_asr_odd_model``: the writer's ODD shape, of ``ODD_SEED``);
 ``tiny_tts_custom`` / ``tiny_tts_base``: those of scripts/qwen3/tts/tiny.py. Each
 is written once per content key under the ``qnn_cache`` directory, so later runs
 (and the other engineers' sessions sharing the cache) reuse it.
@@ -15,15 +16,21 @@ import importlib.util
 import shutil
 from importlib import metadata
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import pytest
+
+if TYPE_CHECKING:
+    from scripts.qwen3.asr.tiny import Shape
 
 #: The seed of the suite's tiny checkpoint.
 TINY_SEED: Final = 0
 #: A checkpoint seed whose greedy runs stop by themselves after 8-60 tokens
 #: on many clips (seed 0's never emit EOS: scripts/qwen3/asr/tiny.py).
 EOS_SEED: Final = 1
+#: The seed of the ODD-shaped checkpoint (a third draw: the project's tiny
+#: models come from several seeds); its greedy runs pick padded rows.
+ODD_SEED: Final = 2
 #: What the written bytes depend on besides tiny.py itself.
 _KEY_PACKAGES: Final = (
     "qwen-asr",
@@ -34,27 +41,30 @@ _KEY_PACKAGES: Final = (
 )
 
 
-def tiny_model_key(seed: int = TINY_SEED) -> str:
-    """Content key of the tiny checkpoint: its writer's source, seed, versions."""
+def tiny_model_key(seed: int = TINY_SEED, shape: Shape | None = None) -> str:
+    """Content key of the tiny checkpoint: its writer's source, seed, shape
+    (by name: the source holds its values), versions."""
     from scripts.qwen3.asr import tiny
 
     h = hashlib.sha256(Path(tiny.__file__).read_bytes())
-    h.update(f"seed={seed}".encode())
+    h.update(f"seed={seed}|shape={(shape or tiny.TINY).name}".encode())
     for name in _KEY_PACKAGES:
         h.update(f"|{name}={metadata.version(name)}".encode())
     return h.hexdigest()[:16]
 
 
-def cached_tiny_model(root: Path, seed: int = TINY_SEED) -> Path:
+def cached_tiny_model(
+    root: Path, seed: int = TINY_SEED, shape: Shape | None = None
+) -> Path:
     """``root/qwen3-asr-tiny/<key>``, written by write_tiny_model when missing.
 
     Written into a sibling and renamed under a lock: concurrent sessions share
     the cache and must never see a half-written directory."""
-    from scripts.qwen3.asr.tiny import write_tiny_model
+    from scripts.qwen3.asr.tiny import TINY, write_tiny_model
 
     base = root / "qwen3-asr-tiny"
     base.mkdir(parents=True, exist_ok=True)
-    out = base / tiny_model_key(seed)
+    out = base / tiny_model_key(seed, shape)
     with open(base / "lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
@@ -62,7 +72,7 @@ def cached_tiny_model(root: Path, seed: int = TINY_SEED) -> Path:
                 part = base / f"{out.name}.part"
                 shutil.rmtree(part, ignore_errors=True)
                 shutil.rmtree(out, ignore_errors=True)
-                write_tiny_model(part, seed)
+                write_tiny_model(part, seed, shape or TINY)
                 part.rename(out)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
@@ -150,3 +160,13 @@ def tiny_asr_eos_model(qnn_cache: Path) -> Path:
     pytest.importorskip("torch")
     pytest.importorskip("qwen_asr")
     return cached_tiny_model(qnn_cache, seed=EOS_SEED)
+
+
+@pytest.fixture(scope="session")
+def tiny_asr_odd_model(qnn_cache: Path) -> Path:
+    """The tiny Qwen3-ASR checkpoint of the writer's ODD shape, ``ODD_SEED``."""
+    pytest.importorskip("torch")
+    pytest.importorskip("qwen_asr")
+    from scripts.qwen3.asr.tiny import ODD
+
+    return cached_tiny_model(qnn_cache, seed=ODD_SEED, shape=ODD)

@@ -9,11 +9,18 @@ only: it imports qwen_asr (the ``oracle`` extra), never the board runtime.
 
 Greedy runs of seed 0 give varied tokens but never EOS (cap max_new_tokens);
 those of seed 1 stop by themselves after 8-60 tokens on many clips.
+
+``Shape`` is the writer's parameters: ``TINY`` the contract's, ``ODD`` an
+unfriendly one upstream's config still accepts (odd widths, text hidden 45 not
+heads x head_dim, RoPE halves of 7, 97 mels, 3-chunk windows, the special
+tokens at ids 8..0, and embedding / LM-head rows past the tokenizer's, as the
+real checkpoints' 151,936 rows outnumber their tokenizers' tokens).
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -111,7 +118,58 @@ HEAD_GAIN: Final = 4.0
 EMBED_STD: Final = 1.0
 
 
-def train_tokenizer() -> Any:
+@dataclass(frozen=True)
+class Shape:
+    """The writer's parameters: dims, vocabulary size and where ids sit."""
+
+    name: str
+    audio: dict[str, Any] = field(default_factory=lambda: dict(AUDIO_DIMS))
+    text: dict[str, Any] = field(default_factory=lambda: dict(TEXT_DIMS))
+    bpe_vocab: int = BPE_VOCAB
+    #: config vocab_size rows past the tokenizer's (the tokenizer never gives them)
+    vocab_padding: int = 0
+    #: the special tokens in id order ...
+    specials: tuple[str, ...] = SPECIAL_TOKENS
+    #: ... at ids 0.. before the byte symbols, or (False) after the merges
+    specials_first: bool = False
+
+
+TINY: Final = Shape("tiny")
+#: Rows past the tokenizer's in ODD: odd, and a few percent of its vocabulary,
+#: so greedy runs of random weights pick some of them.
+ODD_PADDING: Final = 7
+ODD: Final = Shape(
+    "odd",
+    audio={
+        **AUDIO_DIMS,
+        "num_mel_bins": 97,
+        "encoder_layers": 3,
+        "encoder_attention_heads": 3,
+        "encoder_ffn_dim": 75,
+        "d_model": 42,  # even: upstream's sinusoid table needs it
+        "downsample_hidden_size": 15,
+        "n_window_infer": 300,  # a multiple of the 100-frame chunks
+        "output_dim": 45,
+    },
+    text={
+        **TEXT_DIMS,
+        "hidden_size": 45,
+        "intermediate_size": 53,
+        "num_hidden_layers": 3,
+        "num_attention_heads": 3,
+        "num_key_value_heads": 1,
+        "head_dim": 14,
+        "rope_scaling": {**TEXT_DIMS["rope_scaling"], "mrope_section": [3, 2, 2]},
+    },
+    bpe_vocab=397,
+    vocab_padding=ODD_PADDING,
+    specials=SPECIAL_TOKENS[::-1],
+    specials_first=True,
+)
+SHAPES: Final = {s.name: s for s in (TINY, ODD)}
+
+
+def train_tokenizer(shape: Shape = TINY) -> Any:
     """The tiny byte-level BPE in Qwen2TokenizerFast, with upstream's extras."""
     from qwen_asr.inference.utils import SUPPORTED_LANGUAGES
     from tokenizers import (
@@ -135,14 +193,17 @@ def train_tokenizer() -> Any:
         ]
     )
     bpe.decoder = decoders.ByteLevel()
+    specials = [AddedToken(t, special=True) for t in shape.specials]
     trainer = trainers.BpeTrainer(
-        vocab_size=BPE_VOCAB,
+        vocab_size=shape.bpe_vocab,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
+        # the trainer gives its special tokens the first ids, in this order
+        special_tokens=specials if shape.specials_first else [],
     )
     corpus = [*_CORPUS, *(f"language {name}" for name in SUPPORTED_LANGUAGES)]
     bpe.train_from_iterator(corpus, trainer=trainer)
-    bpe.add_special_tokens([AddedToken(t, special=True) for t in SPECIAL_TOKENS])
+    bpe.add_special_tokens(specials)  # appended unless the trainer placed them
     bpe.add_tokens([AddedToken(ASR_TEXT_TAG, special=False)])
     return Qwen2TokenizerFast(
         tokenizer_object=bpe,
@@ -178,7 +239,7 @@ def _perturb(model: Any, seed: int) -> None:
                 p.copy_(gain * noise / fan_in**0.5)
 
 
-def build(seed: int = 0) -> tuple[Any, Any]:
+def build(seed: int = 0, shape: Shape = TINY) -> tuple[Any, Any]:
     """The tiny (model, processor), fp32 and eval, not yet saved."""
     from qwen_asr.core.transformers_backend import (
         Qwen3ASRConfig,
@@ -188,12 +249,12 @@ def build(seed: int = 0) -> tuple[Any, Any]:
     from qwen_asr.inference.utils import SUPPORTED_LANGUAGES
     from transformers import WhisperFeatureExtractor
 
-    tok = train_tokenizer()
+    tok = train_tokenizer(shape)
     ids = {t: tok.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
-    text = {**TEXT_DIMS, "vocab_size": len(tok)}
+    text = {**shape.text, "vocab_size": len(tok) + shape.vocab_padding}
     config = Qwen3ASRConfig(
         thinker_config={
-            "audio_config": dict(AUDIO_DIMS),
+            "audio_config": dict(shape.audio),
             "text_config": text,
             "audio_token_id": ids["<|audio_pad|>"],
             "audio_start_token_id": ids["<|audio_start|>"],
@@ -206,18 +267,18 @@ def build(seed: int = 0) -> tuple[Any, Any]:
     eos = [ids["<|im_end|>"], ids["<|endoftext|>"]]
     gen = model.generation_config
     gen.eos_token_id, gen.pad_token_id, gen.do_sample = eos, eos[1], False
-    fe = WhisperFeatureExtractor(feature_size=AUDIO_DIMS["num_mel_bins"])
+    fe = WhisperFeatureExtractor(feature_size=shape.audio["num_mel_bins"])
     processor = Qwen3ASRProcessor(
         feature_extractor=fe, tokenizer=tok, chat_template=CHAT_TEMPLATE
     )
     return model, processor
 
 
-def write_tiny_model(out: Path | str, seed: int = 0) -> Path:
+def write_tiny_model(out: Path | str, seed: int = 0, shape: Shape = TINY) -> Path:
     """Write the tiny checkpoint directory ``out`` and return it."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    model, processor = build(seed)
+    model, processor = build(seed, shape)
     model.save_pretrained(out, safe_serialization=True)
     processor.save_pretrained(out)
     return out
@@ -227,8 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="the model directory to write")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--shape", choices=sorted(SHAPES), default=TINY.name)
     args = parser.parse_args(argv)
-    out = write_tiny_model(args.out, args.seed)
+    out = write_tiny_model(args.out, args.seed, SHAPES[args.shape])
     for path in sorted(out.iterdir()):
         print(f"{path.stat().st_size:>10}  {path}")
     return 0

@@ -1,7 +1,9 @@
 """Qwen3-ASR at the wire against upstream's own ``Qwen3ASRModel.transcribe``.
 
-The tiny checkpoints (seed 0, which never stops by itself, and ``EOS_SEED``,
-which does) served by ``hexvoice serve --backend cpu``, asked through the
+The tiny checkpoints (seed 0, which never stops by itself, ``EOS_SEED``,
+which does, and ``ODD_SEED`` of the writer's unfriendly ``ODD`` shape: odd
+widths, special tokens at other ids, LM-head rows past the tokenizer's)
+served by ``hexvoice serve --backend cpu``, asked through the
 ``openai`` SDK (httpx over the Unix socket: ``json`` and ``verbose_json``)
 and the ``wyoming`` library (transcribe, audio-start, chunks, audio-stop), for
 WAV files at 8, 16, 22.05 and 44.1 kHz, mono and stereo, of odd lengths.
@@ -31,11 +33,17 @@ steps are too small to share, and two threads beside a busy service took 20x
 as long (measured: 53 steps 0.3 s on one thread, 5-6 s on two, 2 cores).
 
 Lengths: Wyoming carries no ``max_new_tokens`` and the tiny bundle's KV bucket
-holds fewer rows than upstream's default 512 new tokens, so both models are
+holds fewer rows than upstream's default 512 new tokens, so the models are
 served as copies whose ``max_new_tokens`` (the default and bound) is ``STEPS``
-(seed 0) and ``EOS_CAP`` (EOS_SEED), and upstream's ``Qwen3ASRModel`` the
-same ``max_new_tokens`` (its ``from_pretrained`` argument).  The EOS_SEED
-model stops by itself on the ``stops`` clips, before that cap, on both sides.
+(seed 0), ``EOS_CAP`` (EOS_SEED) and ``ODD_CAP`` (ODD), and upstream's
+``Qwen3ASRModel`` the same ``max_new_tokens`` (its ``from_pretrained``
+argument).  The EOS_SEED model stops by itself on the ``stops`` clips, before
+that cap, on both sides.
+
+The ODD model is asked only the ``odd`` clips (time: its build is a third).
+On them upstream's greedy runs pick padded ids, past the tokenizer's tokens
+(``test_upstream_picks_padded_rows_on_the_odd_clips``): they decode to
+nothing and are embedded as any other id.
 """
 
 from __future__ import annotations
@@ -63,7 +71,6 @@ from scripts.qwen3.asr import oracle  # noqa: E402
 from tests.daemon.conftest import Daemon, ServiceVoice, copy_voice  # noqa: E402
 from tests.daemon.voice_clients import bundle_name, sdk, serving  # noqa: E402
 from tests.qwen3_bundles import TINY_KV  # noqa: E402
-from tests.qwen3_fixtures import EOS_SEED  # noqa: E402
 
 #: New tokens at most of the served seed-0 copy and of upstream for it
 #: (the seed-0 model never stops by itself).
@@ -71,6 +78,9 @@ STEPS: Final = 16
 #: The same for the EOS_SEED model: past the stops of the ``stops`` clips,
 #: and within the KV rows every clip's prompt leaves.
 EOS_CAP: Final = 60
+#: The same for the ODD model: past its stop on "22k" (measured: after 44
+#: tokens) and within the KV rows the ``odd`` clips' prompts leave.
+ODD_CAP: Final = 60
 #: The peak of the float WAV clip (upstream divides a peak above 1 out).
 LOUD_PEAK: Final = 1.6
 #: The KV rows of the tiny bundle: prompt + generated tokens fit in these.
@@ -100,18 +110,28 @@ class Clip:
     #: the EOS_SEED model stops by itself on it within EOS_CAP (measured);
     #: only these are asked of that model (the others would run to the cap)
     stops: bool = False
+    #: asked of the ODD model too
+    odd: bool = False
 
 
 #: 8 kHz to 44.1 kHz, stereo, a forced language (code and name), a peak > 1,
 #: and two clips past one encoder window.  The tiny prefill bucket (128 rows)
 #: holds ~8 s of audio; every clip stays below, so neither side cuts it.  The
 #: ``stops`` ones: the EOS_SEED model's EOS after 26, 17, 41 and 53 tokens.
+#: The ``odd`` ones: forced English of a loud float WAV (HTTP only), a
+#: 22.05 kHz clip past one of the ODD model's 3 s windows that it stops on by
+#: itself (after 44 tokens), and stereo forced Chinese; its greedy ids hold 2,
+#: 1 and 1 padded ids on them (measured).
 CLIPS: Final = {
     "8k": Clip(8000, 18_961, "tone+noise", seed=1, stops=True),
-    "16k-loud-en": Clip(16000, 45_011, language="en", named="English", loud=True),
-    "22k": Clip(22050, 68_357, seed=3),
+    "16k-loud-en": Clip(
+        16000, 45_011, language="en", named="English", loud=True, odd=True
+    ),
+    "22k": Clip(22050, 68_357, seed=3, odd=True),
     "44k-stereo": Clip(44100, 151_213, channels=2, seed=4),
-    "44k-stereo-zh": Clip(44100, 98_003, "quiet", 2, "zh", "Chinese", stops=True),
+    "44k-stereo-zh": Clip(
+        44100, 98_003, "quiet", 2, "zh", "Chinese", stops=True, odd=True
+    ),
     "22k-two-windows": Clip(22050, 117_613, "noise", seed=6, stops=True),
     "8k-two-windows": Clip(
         8000, 44_327, "tone", language="eNGLISH", named="English", stops=True
@@ -169,6 +189,7 @@ class Said:
     language: str
     steps: int = 0  # upstream's generated tokens (its LM-head calls)
     prompt: int = 0  # upstream's prompt ids
+    padded: int = 0  # upstream's generated ids past the tokenizer's tokens
 
 
 class Upstream:
@@ -182,7 +203,15 @@ class Upstream:
         self.window_s = _window_s(model_dir)
         # the EOS tokens at this vocabulary's ids (module doc: Stops)
         eos = oracle.eos_ids(self.asr.processor)
-        self.asr.model.generate = partial(self.asr.model.generate, eos_token_id=eos)
+        generate = partial(self.asr.model.generate, eos_token_id=eos)
+        self.sequences: list[Any] = []
+
+        def kept(*args: Any, **kwargs: Any) -> Any:
+            out = generate(*args, **kwargs)
+            self.sequences.append(out.sequences[0])
+            return out
+
+        self.asr.model.generate = kept
 
     def transcribe(self, path: Path, clip: Clip, max_new_tokens: int) -> Said:
         """``transcribe(path)``; windowed attention past one window."""
@@ -208,7 +237,10 @@ class Upstream:
             hook.remove()
         x16k = oracle.normalize(*sf.read(path, dtype="float32"))
         prompt = oracle.inputs(self.asr.processor, x16k, language=language)
-        return Said(out.text, out.language, len(calls), prompt["input_ids"].shape[1])
+        n = prompt["input_ids"].shape[1]
+        ids = self.sequences[-1][n:]
+        padded = int((ids >= len(self.asr.processor.tokenizer)).sum())
+        return Said(out.text, out.language, len(calls), n, padded)
 
 
 @pytest.fixture(scope="module")
@@ -221,24 +253,41 @@ def files(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-#: (served name, new tokens at most) of each model, by checkpoint seed
-SERVED: Final = {0: ("tiny-asr-seed0", STEPS), EOS_SEED: ("tiny-asr-eos", EOS_CAP)}
+#: (served name, new tokens at most) of each model
+SERVED: Final = {
+    "seed0": ("tiny-asr-seed0", STEPS),
+    "eos": ("tiny-asr-eos", EOS_CAP),
+    "odd": ("tiny-asr-odd", ODD_CAP),
+}
 
 
 @pytest.fixture(scope="module")
-def upstream(tiny_asr_model: Path, tiny_asr_eos_model: Path) -> dict[int, Upstream]:
-    return {0: Upstream(tiny_asr_model), EOS_SEED: Upstream(tiny_asr_eos_model)}
+def checkpoints(
+    tiny_asr_model: Path, tiny_asr_eos_model: Path, tiny_asr_odd_model: Path
+) -> dict[str, Path]:
+    return {"seed0": tiny_asr_model, "eos": tiny_asr_eos_model,
+            "odd": tiny_asr_odd_model}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def upstream(checkpoints: dict[str, Path]) -> dict[str, Upstream]:
+    return {model: Upstream(path) for model, path in checkpoints.items()}
 
 
 @pytest.fixture(scope="module")
 def daemon(
-    tmp_path_factory, tiny_asr_bundle: Path, tiny_asr_eos_bundle: Path
+    tmp_path_factory,
+    tiny_asr_bundle: Path,
+    tiny_asr_eos_bundle: Path,
+    tiny_asr_odd_bundle: Path,
 ) -> Iterator[Daemon]:
-    """Both models, copies renamed and with their ``max_new_tokens``."""
+    """The models, copies renamed and with their ``max_new_tokens``."""
     root = tmp_path_factory.mktemp("wire_asr_d")
     served = []
-    for seed, bundle in ((0, tiny_asr_bundle), (EOS_SEED, tiny_asr_eos_bundle)):
-        name, cap = SERVED[seed]
+    bundles = {"seed0": tiny_asr_bundle, "eos": tiny_asr_eos_bundle,
+               "odd": tiny_asr_odd_bundle}  # fmt: skip
+    for model, bundle in bundles.items():
+        name, cap = SERVED[model]
         built = ServiceVoice(bundle, bundle_name(bundle), oracle.SAMPLE_RATE, {})
         served.append(copy_voice(built, root / name, name, max_new_tokens=cap))
     sections = {
@@ -250,29 +299,32 @@ def daemon(
 
 
 @pytest.fixture(scope="module")
-def said(upstream, files) -> Callable[[str, int], Said]:
-    """Upstream's transcription of (clip, seed), each made once."""
+def said(upstream, files) -> Callable[[str, str], Said]:
+    """Upstream's transcription of (clip, model), each made once."""
 
     @cache
-    def heard(name: str, seed: int) -> Said:
-        got = upstream[seed].transcribe(files[name], CLIPS[name], SERVED[seed][1])
-        print(f"\n{name} seed {seed}: upstream {got.steps} steps (prompt "
-              f"{got.prompt}) {got.language!r} {got.text[:32]!r}")  # fmt: skip
+    def heard(name: str, model: str) -> Said:
+        got = upstream[model].transcribe(files[name], CLIPS[name], SERVED[model][1])
+        print(f"\n{name} {model}: upstream {got.steps} steps (prompt "
+              f"{got.prompt}, {got.padded} padded) {got.language!r} "
+              f"{got.text[:32]!r}")  # fmt: skip
         return got
 
     return heard
 
 
-def _seeds(name: str) -> list[int]:
-    """The models a clip is asked of: seed 0, and EOS_SEED where it stops."""
-    return [0, EOS_SEED] if CLIPS[name].stops else [0]
+def _models(name: str) -> list[str]:
+    """The models a clip is asked of: seed 0, EOS_SEED where it stops, ODD
+    where it is an ``odd`` clip."""
+    c = CLIPS[name]
+    return ["seed0", *(["eos"] if c.stops else []), *(["odd"] if c.odd else [])]
 
 
-def _want(said, name: str, seed: int) -> Said:
-    want = said(name, seed)
-    cap = SERVED[seed][1]
+def _want(said, name: str, model: str) -> Said:
+    want = said(name, model)
+    cap = SERVED[model][1]
     assert want.prompt + cap <= KV_ROWS  # the bucket never cut the engine short
-    if seed == EOS_SEED:  # it stops by itself before the cap
+    if model == "eos":  # it stops by itself before the cap
         assert want.steps < cap, want.steps
     return want
 
@@ -314,12 +366,12 @@ def test_http_transcriptions_equal_upstreams_transcribe(
 ) -> None:
     """``json``: the text; ``verbose_json``: the text and upstream's language
     name ("" where upstream names none)."""
-    for seed in _seeds(name):
-        model, want = SERVED[seed][0], _want(said, name, seed)
-        got = _http(daemon, model, files[name], CLIPS[name], "json")
-        assert got.text == want.text, seed
-        got = _http(daemon, model, files[name], CLIPS[name], "verbose_json")
-        assert (got.text, got.language) == (want.text, want.language), seed
+    for model in _models(name):
+        served, want = SERVED[model][0], _want(said, name, model)
+        got = _http(daemon, served, files[name], CLIPS[name], "json")
+        assert got.text == want.text, model
+        got = _http(daemon, served, files[name], CLIPS[name], "verbose_json")
+        assert (got.text, got.language) == (want.text, want.language), model
 
 
 #: Wyoming carries 16-bit samples: no peak above 1 (the loud clip's is 1.6).
@@ -332,7 +384,14 @@ def test_wyoming_transcripts_equal_upstreams_transcribe(
 ) -> None:
     """The ``transcript`` event's text and language (absent where upstream
     names none)."""
-    for seed in _seeds(name):
-        model, want = SERVED[seed][0], _want(said, name, seed)
-        got = asyncio.run(_wyoming(daemon, model, files[name], CLIPS[name]))
-        assert (got.text, got.language) == (want.text, want.language), seed
+    for model in _models(name):
+        served, want = SERVED[model][0], _want(said, name, model)
+        got = asyncio.run(_wyoming(daemon, served, files[name], CLIPS[name]))
+        assert (got.text, got.language) == (want.text, want.language), model
+
+
+def test_upstream_picks_padded_rows_on_the_odd_clips(said) -> None:
+    """The parity above covers padded ids: upstream's greedy runs of the ODD
+    model pick LM-head rows past the tokenizer's tokens on these clips."""
+    picked = {name: said(name, "odd").padded for name, c in CLIPS.items() if c.odd}
+    assert all(picked.values()), picked

@@ -187,3 +187,26 @@ def test_the_board_target_keeps_one_decoder_weight_copy(fresh: list[str]):
     assert set(decoder.values()) == {f"graphs/shared_{KEYS[1]}.bin"}
     assert bundle.graphs["encoder"].file == "graphs/encoder.bin"
     assert verify_bundle(bundle) == []
+
+
+def test_the_odd_bundle_takes_the_checkpoints_vocab_and_ids(
+    tiny_asr_odd_bundle: Path, tiny_asr_odd_model: Path
+):
+    """The padded vocabulary and the moved special ids come from the
+    checkpoint: config.json's rows and the tokenizer's ids."""
+    from scripts.qwen3.asr import oracle
+
+    model, processor = oracle.load(tiny_asr_odd_model)
+    p = AsrParams.from_mapping(Bundle.load(tiny_asr_odd_bundle).params)
+    text = model.config.thinker_config.text_config
+    assert (p.hidden, p.layers, p.kv_heads, p.head_dim) == (45, 3, 1, 14)
+    assert p.vocab == text.vocab_size > len(processor.tokenizer)
+    assert np.load(tiny_asr_odd_bundle / EMBED_TOKENS).shape == (p.vocab, p.hidden)
+    tok = processor.tokenizer.convert_tokens_to_ids
+    t = p.tokens
+    assert (t.audio_pad, t.audio_start, t.audio_end, t.im_start, t.im_end) == (
+        tok("<|audio_pad|>"), tok("<|audio_start|>"), tok("<|audio_end|>"),
+        tok("<|im_start|>"), tok("<|im_end|>"),
+    )  # fmt: skip
+    assert t.eos == (tok("<|im_end|>"), tok("<|endoftext|>")) == (6, 8)
+    assert p.mel.n_mels == 97 and p.mel.window_chunks == 3

@@ -93,3 +93,27 @@ def test_the_same_seed_writes_the_same_bytes(
     again = write_tiny_model(tmp_path / "again", seed=0)
     for path in sorted(tiny_asr_model.iterdir()):
         assert (again / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+def test_the_odd_shape_loads_in_upstream_padded_and_with_moved_ids(
+    tiny_asr_odd_model: Path,
+) -> None:
+    """ODD: odd widths upstream's config takes, the special tokens first and
+    reversed, and LM-head rows the tokenizer never gives."""
+    from scripts.qwen3.asr import oracle
+    from scripts.qwen3.asr.tiny import ODD, ODD_PADDING, SPECIAL_TOKENS
+
+    model, processor = oracle.load(tiny_asr_odd_model)
+    tok, thinker = processor.tokenizer, model.config.thinker_config
+    text = thinker.text_config
+    assert (text.hidden_size, text.intermediate_size, text.head_dim) == (45, 53, 14)
+    assert text.num_attention_heads * text.head_dim != text.hidden_size
+    assert thinker.audio_config.num_mel_bins == ODD.audio["num_mel_bins"] == 97
+    assert text.vocab_size == len(tok) + ODD_PADDING
+    assert model.thinker.lm_head.weight.shape[0] == text.vocab_size
+    ids = [tok.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS]
+    assert ids == list(range(len(SPECIAL_TOKENS)))[::-1]
+    assert thinker.audio_token_id == ids[SPECIAL_TOKENS.index("<|audio_pad|>")]
+    sample = "language Chinese<asr_text>今天天气很好 the quick brown fox<|im_end|>"
+    assert max(tok.encode(sample)) < len(tok)
+    assert tok.decode(tok.encode(sample), skip_special_tokens=True) == sample[:-10]
