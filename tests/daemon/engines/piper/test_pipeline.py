@@ -26,6 +26,7 @@ from daemon.engines.piper.cpu import (  # noqa: E402
 from daemon.engines.piper.engine import PiperEngine  # noqa: E402
 from daemon.engines.piper.params import PiperParams, Scales  # noqa: E402
 from daemon.engines.piper.pipeline import PiperGraphs  # noqa: E402
+from scripts.common.floor import FLOOR_MARGIN_DB  # noqa: E402
 from scripts.common.parity import snr_db  # noqa: E402
 from scripts.piper.oracle import SENTENCES  # noqa: E402
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir, voice_path  # noqa: E402
@@ -37,15 +38,14 @@ EXACT_DB = 100.0
 # End to end the schedules differ by the encoder's rounding alone (m_p 132.5 dB
 # apart), which the flow and decoder amplify ~36 dB: a 1-ulp change of z_p alone
 # gives 112-116 dB of audio. So two float32 runs cannot agree to EXACT_DB; the
-# bar follows float32's own floor instead (the project's rule: at most
-# FLOOR_MARGIN_DB worse than the reference float32 is from float64). Measured on
+# bar follows float32's own floor instead (scripts/common/floor.py's rule: at
+# most FLOOR_MARGIN_DB worse than the reference float32 is from float64). Measured on
 # this sentence against torch float64 runs of the same ONNX graphs: the
 # any-length graphs' float32 audio is 100.1 dB from float64, the static
 # schedule's 98.2 dB; static vs any-length 96.3 dB (onnxruntime 1.30.0, 1.31.1
 # and 1.32.0 alike: not a version change). A real windowing defect costs far
 # more: decoder overlap 8 frames gives 65.9 dB, flow context 16 gives 46.9 dB.
 ANY_LENGTH_FLOOR_DB = 100.1
-FLOOR_MARGIN_DB = 3.0
 # The triangle bound: the static run's error at most 10^(margin/20) times the
 # any-length run's, so they are apart by at most (1 + that) times it (92.4 dB).
 SAME_AUDIO_DB = ANY_LENGTH_FLOOR_DB - 20 * math.log10(1 + 10 ** (FLOOR_MARGIN_DB / 20))
