@@ -98,6 +98,9 @@ def parser() -> argparse.ArgumentParser:
     cli.add_output_args(p)
     p.add_argument("--no-sim-codec", dest="sim_codec", action="store_false",
                    help="skip the codec's simulator gate (slow)")  # fmt: skip
+    p.add_argument("--sim-codec-windows", type=_sizes,
+                   help="codec windows (frames) the simulator gate runs "
+                        "(default: every one; seconds per frame)")  # fmt: skip
     cli.add_no_onnx(p)
     return p
 
@@ -111,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         codec_windows=a.codec_windows, first_frames=a.first_frames,
         xvector_seconds=a.xvector_seconds, name=a.name, work=a.work,
         qnn_cache=a.qnn_cache, sim_gates=a.sim_gates, sim_codec=a.sim_codec,
+        sim_codec_windows=a.sim_codec_windows,
         onnx=a.onnx,
         cp_weights=a.cp_weights, upstream_codec=a.upstream_codec,
     )  # fmt: skip

@@ -52,6 +52,8 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
               *_MODEL),  # fmt: skip
     "gates": (
         "scripts/qwen3/tts/graphs/gates.py",
+        "scripts/qwen3/tts/graphs/codec_sim.py",
+        "scripts/qwen3/tts/graphs/codec.py",  # the mask codec_sim leaves out
         "scripts/common/floor.py",
         "scripts/common/gate_result.py",
         "scripts/qwen3/tts/codec_plan.py",

@@ -11,10 +11,12 @@ error, argmax, h) and with the NPU's fp16 K/V (argmax); cp_step teacher-forced
 on every frame (fp32 and fp16 K/V); every codec window at two lengths (full and
 right-padded) and codec_325 in upstream's 300 + 25 chunking against upstream's
 ``decode`` (each against upstream cast to float64, bound by upstream float32's
-own SNR there, scripts/common/floor.py); every speaker bucket at three clip
+own SNR there, scripts/common/floor.py), and the fp16 range of every tensor of
+every codec window (graphs/codec_sim.py); every speaker bucket at three clip
 lengths (Base, graphs/speaker_gate.py).  Simulator: the binaries vs the fp32
-graphs on the CPU backend, on a few steps, one frame, the smallest codec window (the
-simulator takes seconds per codec call) and each speaker bucket at one length.
+graphs on the CPU backend, on a few steps, one frame, every codec window whole
+(graphs/codec_sim.py: the simulator takes seconds per frame, so a build may
+list fewer, ``--sim-codec-windows``) and each speaker bucket at one length.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from scripts.common.floor import snr_gate
 from scripts.qwen3.asr.gates import GateResult, sim_gate
 from scripts.qwen3.tts import codec_plan
 from scripts.qwen3.tts import windows as codec_windows
-from scripts.qwen3.tts.graphs import gates, speaker_gate
+from scripts.qwen3.tts.graphs import codec_sim, gates, speaker_gate
 from scripts.qwen3.tts.pipeline.context import BuildContext
 from scripts.qwen3.tts.pipeline.trajectory import GateInputs, gate_inputs
 
@@ -149,8 +151,9 @@ def cpu_gates(ctx: BuildContext) -> dict:
         codes = codec_windows.test_codes(ctx.src.predictor.vocab_size, t)
         # two lengths: a full window and a right-padded partial one
         half = codes[:, : t // 2 + 1]
+        fp16 = codec_sim.fp16_range_gate(ctx.onnx(key), ctx.src.predictor.vocab_size)
         _record(out, [key], [gates.gate_codec(codec, run, codes),
-                             gates.gate_codec(codec, run, half)])  # fmt: skip
+                             gates.gate_codec(codec, run, half), fp16])  # fmt: skip
     _record(out, [ctx.gate_codec().stem], [_upstream_chunking(ctx)])
     speakers = {f: cpu_runner(ctx.onnx(layout.speaker_key(f)))
                 for f in ctx.xvector_buckets}  # fmt: skip
@@ -197,13 +200,14 @@ def sim_gates(
     ctx: BuildContext,
     params: dict[str, Any],
     quantized: bool = False,
-    codec: bool = True,
+    codec: Sequence[int] | None = None,
 ) -> dict:
     """The compiled binaries on the x86 HTP simulator against the fp32 graphs
     on the CPU backend: graph key -> its gate results (+ seconds per call).
     A w8a16 cp_step (``quantized``) is measured and reported, not gated: the
-    option is opt-in until its parity holds.  ``codec``: gate the smallest
-    codec window (seconds per frame on the simulator)."""
+    option is opt-in until its parity holds.  ``codec``: the codec windows
+    (frames) gated, each whole (seconds per frame on the simulator); None:
+    every one."""
     from scripts.gsv.verify.runtime import Simulator, cpu_runner
 
     x = gate_inputs(ctx)
@@ -240,14 +244,12 @@ def sim_gates(
             res = [_renamed(r, "w8a16, reported") for r in res]
         _record(out, [key], res, fatal=not quantized)
         _seconds(secs, key, run)
-        if codec:
-            t = min(ctx.codec_frames)
+        for t in ctx.codec_frames if codec is None else sorted(codec):
             key = layout.codec_key(t)
             run = sim.runner(ctx.bin_path(key), key)
-            codes = codec_windows.test_codes(ctx.src.predictor.vocab_size, t)
-            got = graph_decoder(run, t)(codes)
-            ref = graph_decoder(cpu_runner(ctx.onnx(key)), t)(codes)
-            _record(out, [key], sim_gate("codec", [ref], [got], False))
+            cpu = cpu_runner(ctx.onnx(key))
+            book = ctx.src.predictor.vocab_size
+            _record(out, [key], codec_sim.sim_codec_gate(run, cpu, book))
             _seconds(secs, key, run)
         for f in ctx.xvector_buckets:  # one clip length per bucket
             key = layout.speaker_key(f)

@@ -21,7 +21,6 @@ from scripts.common.steps import BuildReport, Steps, hash_path
 from scripts.qwen3.pipeline_common import bundle
 from scripts.qwen3.pipeline_common.bundle import BuildError
 from scripts.qwen3.pipeline_common.compiling import compile_steps
-from scripts.qwen3.tts import windows as codec_windows
 from scripts.qwen3.tts.pipeline import code, finish, gating, quant, tables
 from scripts.qwen3.tts.pipeline.context import BuildContext, xvector_frames
 from scripts.qwen3.tts.pipeline.source import SAMPLE_RATE, read_model_dir
@@ -38,16 +37,13 @@ def context(opts: BuildOptions) -> BuildContext:
     """The checked directories and the work layout of ``opts``."""
     src = read_model_dir(opts.model, opts.codec)
     work = Path(opts.work or opts.out.with_name(opts.out.name + ".work"))
-    frames = {w.frames for w in opts.codec_windows}
-    if opts.upstream_codec:
-        frames.add(codec_windows.UPSTREAM_CHUNK + codec_windows.UPSTREAM_CONTEXT)
     buckets = sorted({xvector_frames(s, SAMPLE_RATE) for s in opts.xvector_seconds})
     return BuildContext(
         src,
         work,
         tuple(sorted(set(opts.prefill_buckets))),
         tuple(sorted(set(opts.kv_buckets))),
-        tuple(sorted(frames)),
+        opts.codec_frames,
         tuple(buckets),
     )
 
@@ -126,10 +122,11 @@ def _run(opts: BuildOptions, ctx: BuildContext) -> BuildReport:
             "gates_sim",
             {"code": sources["gates"], "model": model, "bins": ctx.bin_dir,
              "onnx": ctx.onnx_dir, "shape": shape, "cp_weights": opts.cp_weights,
-             "codec": opts.sim_codec, "params": res["tables"]["params"]},  # fmt: skip
+             "codec": list(opts.sim_codec_frames),
+             "params": res["tables"]["params"]},  # fmt: skip
             [],
             lambda: gating.sim_gates(ctx, res["tables"]["params"], quantized,
-                                     opts.sim_codec),  # fmt: skip
+                                     opts.sim_codec_frames),  # fmt: skip
         )
     name = opts.name or src.root.name
     tar = opts.out.with_name(opts.out.name + ".tar")

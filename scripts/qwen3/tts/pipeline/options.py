@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Final
 
 from scripts.qwen3.pipeline_common import cli
-from scripts.qwen3.tts.windows import Window
+from scripts.qwen3.tts.windows import UPSTREAM_CHUNK, UPSTREAM_CONTEXT, Window
 
 #: qwen3.md §4: one bucket per role until weight sharing lands (each copies the
 #: talker's 0.88 GB): 64 rows hold a sentence's non-streaming prompt, 256 a
@@ -50,9 +50,13 @@ class BuildOptions:
     qnn_cache: Path | None = None
     #: None: on for --target simulator, off for a board target
     sim_gates: bool | None = None
-    #: the simulator gate of the smallest codec window (a tiny 4-frame call
-    #: takes ~20 s on the simulator; a bundle sharing another's codec skips it)
+    #: the simulator gate of the codec windows (a bundle sharing another's
+    #: codec skips it)
     sim_codec: bool = True
+    #: the codec windows (frames) that gate runs, each whole; None: every one.
+    #: The simulator takes ~4 s per frame of the tiny codec (measured: codec_4
+    #: 18 s, codec_8 33 s, codec_16 53 s), so a test bundle lists its smallest
+    sim_codec_windows: tuple[int, ...] | None = None
     #: the fp32 graphs in onnx/ for the CPU backend (a board bundle can leave
     #: them out: at full size the talker graphs are ~3.5 GB each)
     onnx: bool = True
@@ -77,6 +81,27 @@ class BuildOptions:
                              f"{self.xvector_seconds}")  # fmt: skip
         if self.cp_weights not in CP_WEIGHTS:
             raise ValueError(f"--cp-weights must be one of {CP_WEIGHTS}")
+        unknown = set(self.sim_codec_windows or ()) - set(self.codec_frames)
+        if unknown or self.sim_codec_windows == ():
+            raise ValueError(
+                "--sim-codec-windows: expected frames of the codec graphs "
+                f"{list(self.codec_frames)}, found {list(self.sim_codec_windows or ())}"
+            )
+
+    @property
+    def codec_frames(self) -> tuple[int, ...]:
+        """Every codec graph's frames: the windows, and codec_325 if asked."""
+        frames = {w.frames for w in self.codec_windows}
+        if self.upstream_codec:
+            frames.add(UPSTREAM_CHUNK + UPSTREAM_CONTEXT)
+        return tuple(sorted(frames))
+
+    @property
+    def sim_codec_frames(self) -> tuple[int, ...]:
+        """The codec graphs the simulator gate runs."""
+        if not self.sim_codec:
+            return ()
+        return tuple(sorted(set(self.sim_codec_windows or self.codec_frames)))
 
     @property
     def run_sim_gates(self) -> bool:

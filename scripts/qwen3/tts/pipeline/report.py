@@ -14,12 +14,15 @@ from scripts.qwen3.pipeline_common.table import HEADER
 
 #: short names of the gates' metrics: the fp16 argmax before the fp32 one and
 #: the codec's SNR in upstream's chunking before the plain one (the more
-#: specific first), then the shared ones
+#: specific first), then the shared ones; a codec window's fp16 range share
+#: and its simulator SNR (graphs/codec_sim.py)
 _SHORT: Final = (
     ("teacher-forced argmax agreement vs float64 (fp16 K/V)", "argmax16", ".3g"),
     *table.SHORT,
     ("SNR dB vs float64 decode", "SNRup", ".1f"),
     ("SNR dB", "SNR", ".1f"),
+    ("fp16 range share", "fp16", ".2g"),
+    ("simulator SNR dB", "simSNR", ".1f"),
 )
 
 

@@ -35,8 +35,10 @@ CUSTOM_KEYS = (
     "codec_4",
     "codec_8",
     "codec_16",
+    "codec_325",
 )
-BASE_KEYS = (*CUSTOM_KEYS, "codec_325", "speaker_93", "speaker_187")
+BASE_KEYS = (*CUSTOM_KEYS, "speaker_93", "speaker_187")
+CODECS = [k for k in CUSTOM_KEYS if k.startswith("codec_")]
 
 
 def _config(model: Path) -> dict:
@@ -174,7 +176,9 @@ def test_gates_passed_and_are_recorded(
     state = json.loads((root.parent / "work" / STATE_FILE).read_text())
     cpu = state["gates_cpu"]["result"]["gates"]
     sim = state["gates_sim"]["result"]["gates"]
-    assert set(cpu) == {*keys, "codec_325"}
+    assert set(cpu) == set(keys)
+    for key in CODECS:  # every window's fp16 range, on the CPU
+        assert any(g["metric"].startswith("fp16 range share") for g in cpu[key])
     for gates in (*cpu.values(), *sim.values()):
         assert gates and all(g["passed"] for g in gates)
     up = cpu["codec_325"][-1]
@@ -183,7 +187,13 @@ def test_gates_passed_and_are_recorded(
                                    "300+25 chunking (upstream float32: ")  # fmt: skip
     assert 100 < up["threshold"] <= up["value"]
     assert set(sim) >= {"text_proj", f"talker_decode_{L}", "cp_step"}
-    assert ("codec_4" in sim) == (which == "custom")  # the same codec: gated once
+    # the same codec: gated once, and only the window the fixture lists
+    assert [k for k in sim if k in CODECS] == (["codec_4"] if which == "custom" else [])
+    if which == "custom":
+        assert {g["metric"] for g in sim["codec_4"]} == {
+            "simulator cosine (min)",
+            "simulator SNR dB (whole window)",
+        }
     for f in (93, 187) if which == "base" else ():
         # three clip lengths on the CPU; one on the simulator, its rel reported
         assert len(cpu[f"speaker_{f}"]) == 3

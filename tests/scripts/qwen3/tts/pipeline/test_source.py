@@ -167,8 +167,11 @@ def test_build_exits_1_naming_the_problem(model_copy: Path, tmp_path, capsys):
         (["--codec", "{tmp}/nope"], "{tmp}/nope: not a directory (the codec"),
         (["--prefill-buckets", "256", "--kv-buckets", "192"],
          "--kv-buckets: the largest (192) must exceed"),
-        (["--first-frames", "101"], "--first-frames: expected 1..100 (the largest "
-         "codec window), found 101"),
+        # the default windows are 40, 100 and 325 frames
+        (["--first-frames", "326"], "--first-frames: expected 1..325 (the largest "
+         "codec window), found 326"),
+        (["--sim-codec-windows", "100,7"], "--sim-codec-windows: expected frames "
+         "of the codec graphs [40, 100, 325], found [100, 7]"),
     ],
 )  # fmt: skip
 def test_options_and_dirs_are_checked_before_anything_runs(
