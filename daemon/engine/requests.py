@@ -145,6 +145,8 @@ class SynthesisRequest:
     piece: bool = False
     #: engine-specific knobs, passed through to ``SynthesisOptions.extra``
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: ``SynthesisOptions.streamed``: set by the protocol that knows
+    streamed: bool = True
 
     def options(
         self, voice: str | None, voice_print: VoicePrint | None = None
@@ -159,6 +161,7 @@ class SynthesisRequest:
             seed=self.seed,
             speed=self.speed,
             language=self.language,
+            streamed=self.streamed,
             extra=self.extra,
         )
 

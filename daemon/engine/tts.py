@@ -53,6 +53,12 @@ class SynthesisOptions:
     #: a cloned voice: what its engine computed from the clip (cloning.py);
     #: ``voice`` is then the engine's own voice it speaks through
     voice_print: VoicePrint | None = None
+    #: the client hears the audio as it is yielded; False: it takes the audio
+    #: whole once synthesis is over (HTTP ``"stream": false`` and the formats
+    #: encoded after synthesis, Wyoming ``synthesize``), so an engine may
+    #: trade first-audio latency for exactness (Qwen3-TTS decodes the whole
+    #: utterance as upstream does)
+    streamed: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

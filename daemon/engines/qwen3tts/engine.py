@@ -6,13 +6,19 @@ windows and (Base) the speaker encoder (params.py), the CPU tables and the
 tokenizer.  A request's text is cut into pieces the graphs hold (text.py); each
 piece's prompt is built as upstream's ``generate`` (prompt.py), its frames come
 one per talker step (generator.py) and go to the codec stream, whose windows
-leave as audio while the talker goes on (stream.py).  A CustomVoice bundle's
+leave as audio while the talker goes on (stream.py); a request that is not
+streamed (``SynthesisOptions.streamed``) has each piece's frames decoded once
+they are all there, as upstream decodes them (``stream.whole``: exact when
+the bundle's largest codec graph holds upstream's chunk and its context, as
+the default codec_325 does; else exact up to that graph's frames, and the
+voices' descriptions and the log say so).  A CustomVoice bundle's
 voices are its speakers; a Base bundle is one voice that speaks in cloned
 voices (``clone``, clone.py).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Final
@@ -31,7 +37,7 @@ from daemon.engines.qwen3tts.graphio import graph_needs
 from daemon.engines.qwen3tts.model import Model, load_model
 from daemon.engines.qwen3tts.options import Request
 from daemon.engines.qwen3tts.params import ENGINE_ID, TtsParams
-from daemon.engines.qwen3tts.stream import CodecStream
+from daemon.engines.qwen3tts.stream import CodecStream, exact_frames, whole
 from daemon.engines.qwen3tts.text import pieces
 from daemon.text.languages import code_of
 
@@ -39,6 +45,7 @@ if TYPE_CHECKING:
     from daemon.engine.bundles.needs import GraphNeeds
     from daemon.engine.graphs import Runner
 
+_LOGGER = logging.getLogger(__name__)
 ATTRIBUTION: Final = ("Qwen3-TTS", "https://github.com/QwenLM/Qwen3-TTS")
 #: a piece that ends like this ends a sentence (the longer pause after it)
 _SENTENCE_END: Final = re.compile(r"[.!?。！？…]['\"”’)）]*$")
@@ -60,6 +67,8 @@ class Qwen3TtsEngine:
     def __init__(self) -> None:
         self._bundle: Bundle | None = None
         self._model: Model | None = None
+        #: a non-streamed utterance past the bundle's exact decode was logged
+        self._said_inexact = False
 
     @classmethod
     def requirements(cls, bundle: Bundle) -> GraphNeeds:
@@ -99,11 +108,19 @@ class Qwen3TtsEngine:
         return tuple(dict.fromkeys([*spellings, "auto"]))
 
     def _exactness(self) -> str:
-        """What the build measured of streamed audio against upstream's decode."""
-        snr = self.model.p.codec.stream_snr_db
-        if snr is None:
-            return ""
-        return f"; streamed audio {snr:.1f} dB SNR from upstream's decode"
+        """What the build measured of streamed audio against upstream's decode,
+        and how far a request that is not streamed is upstream's decode."""
+        c = self.model.p.codec
+        said = ""
+        if c.stream_snr_db is not None:
+            snr = c.stream_snr_db
+            said = f"; streamed audio {snr:.1f} dB SNR from upstream's decode"
+        limit = exact_frames(c, self.model.codec.sizes)
+        if limit is None:
+            return f"{said}; not streamed: upstream's decode"
+        seconds = limit * c.samples_per_frame / c.sample_rate
+        return (f"{said}; not streamed: upstream's decode up to {seconds:.2f} s "
+                f"({limit} frames), close to it past that")  # fmt: skip
 
     def voices(self) -> list[VoiceInfo]:
         assert self._bundle is not None
@@ -157,10 +174,15 @@ class Qwen3TtsEngine:
         parts = pieces(text, lambda piece: m.fits(piece, request))
         if not parts:
             raise ValueError(f"{ENGINE_ID}: no text to speak")
-        return self._stream(parts, request, cancel)
+        streamed = options is None or options.streamed
+        return self._stream(parts, request, streamed, cancel)
 
     def _stream(
-        self, parts: list[str], request: Request, cancel: CancelToken | None
+        self,
+        parts: list[str],
+        request: Request,
+        streamed: bool,
+        cancel: CancelToken | None,
     ) -> Iterator[AudioChunk]:
         rate = self.sample_rate
         for index, piece in enumerate(parts):
@@ -168,9 +190,12 @@ class Qwen3TtsEngine:
             pause = 0.0 if last else self._pause(piece)
             # upstream's samples as decoded: no fades (upstream has none), the
             # pause between pieces is hexvoice's own cut
-            for audio in self._audio(piece, request, cancel):
-                if audio.size:
-                    yield AudioChunk(audio, rate, segment=index)
+            audio = self._audio if streamed else self._whole
+            for samples in audio(piece, request, cancel):
+                if samples.size:
+                    yield AudioChunk(samples, rate, segment=index)
+            # the talker's caches and the codec's graphs hold nothing of the
+            # piece now: other requests may run here
             tail = np.zeros(round(pause * rate), np.float32)
             yield AudioChunk(tail, rate, index, end_of_segment=True)
 
@@ -183,6 +208,38 @@ class Qwen3TtsEngine:
         for frame in m.generator.frames(prompt, request, cancel):
             yield from stream.push(frame)
         yield from stream.finish()
+
+    def _whole(
+        self, piece: str, request: Request, cancel: CancelToken | None
+    ) -> Iterator[np.ndarray]:
+        """Every frame of the piece first, then upstream's decode of them."""
+        m = self.model
+        prompt = m.prompt(piece, request, cancel)
+        frames = list(m.generator.frames(prompt, request, cancel))
+        if not frames:
+            return
+        self._check_exact(len(frames))
+        stream = CodecStream(m.p, m.codec, whole(m.p.codec, m.codec.sizes), cancel)
+        yield from stream.push(np.stack(frames))
+        yield from stream.finish()
+
+    def _check_exact(self, frames: int) -> None:
+        """Log once that the bundle decodes an utterance this long only close
+        to upstream's decode."""
+        m = self.model
+        limit = exact_frames(m.p.codec, m.codec.sizes)
+        if limit is None or frames <= limit or self._said_inexact:
+            return
+        self._said_inexact = True
+        _LOGGER.warning(
+            "%s: a %d-frame utterance not streamed is longer than the %d frames "
+            "its largest codec graph (codec_%d) decodes as upstream does; past "
+            "them it is close to upstream's decode, not equal (a bundle with "
+            "codec_%d, upstream's chunk and context, decodes any length: "
+            "scripts/build_tts_qwen3's default windows)",
+            self._bundle.name if self._bundle else ENGINE_ID, frames, limit,
+            max(m.codec.sizes), m.p.codec.chunk_frames + m.p.codec.left_context,
+        )  # fmt: skip
 
     @staticmethod
     def _pause(piece: str) -> float:

@@ -21,7 +21,11 @@ audio leaves after ``codec.first_frames`` frames:
 - at :meth:`CodecStream.finish` the partial last window runs right-padded.
 
 The ``"upstream"`` schedule is chunked_decode itself (chunk_frames /
-left_context from params, in graph ``codec_<chunk + context>``).  Overlap-and-
+left_context from params, in graph ``codec_<chunk + context>``); :func:`whole`
+is the schedule of an utterance whose frames are all known (a request that is
+not streamed): upstream's chunking in the bundle's largest graph, each window
+in the smallest graph that holds it, exact for every length when that graph
+holds a chunk and its context, else for the first ``exact_frames``.  Overlap-and-
 crop windows (daemon/engine/audio/windows.py, Piper and GPT-SoVITS) do not fit
 here: they need frames on both sides of what they keep, while this codec is
 causal and only needs the past.
@@ -29,9 +33,10 @@ causal and only needs the past.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Final, Literal
 
 import numpy as np
 
@@ -41,6 +46,11 @@ if TYPE_CHECKING:
     from daemon.engines.qwen3tts.params import CodecParams, TtsParams
 
 ScheduleName = Literal["streaming", "upstream"]
+#: a whole utterance's window past what its largest graph decodes exactly
+#: keeps this share of its frames new (the build's rule for a context it
+#: measures, scripts/qwen3/tts/windows.py MIN_NEW_SHARE): more context costs
+#: a graph call per few frames
+WHOLE_MIN_NEW_SHARE: Final = 0.25
 
 
 @dataclass(frozen=True)
@@ -59,13 +69,16 @@ class Schedule:
     """Window 0 holds ``first`` frames (no context) in ``codec_<first_graph>``;
     window i >= 1 follows ``steady[min(i - 1, last)]`` as (graph T, context
     cap C).  Windows never cross upstream's chunks of ``chunk`` frames, whose
-    calls start ``left`` frames before them (``origin``)."""
+    calls start ``left`` frames before them (``origin``).  With ``fit``, each
+    window runs in the smallest of those graphs that holds its frames instead
+    (the codec is causal: right padding changes none of them)."""
 
     first: int
     first_graph: int
     steady: tuple[tuple[int, int], ...]
     chunk: int
     left: int
+    fit: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if not 0 < self.first <= min(self.first_graph, self.chunk):
@@ -75,6 +88,10 @@ class Schedule:
             )
         if not self.steady or any(c >= t or c < 0 for t, c in self.steady):
             raise ValueError(f"codec schedule: bad windows {self.steady}")
+        own = {self.first_graph, *(t for t, _ in self.steady)}
+        if self.fit and max(self.fit) < max(own):
+            raise ValueError(f"codec schedule: graphs {self.fit} hold no window "
+                             f"of {max(own)} frames")  # fmt: skip
 
     def origin(self, start: int) -> int:
         """Where upstream's call decoding frame ``start`` begins (its chunk's
@@ -85,19 +102,24 @@ class Schedule:
     def window(self, index: int, start: int, available: int) -> Window:
         """Window ``index`` starting at frame ``start``, cut at ``available``."""
         if index == 0:
-            return Window(0, min(self.first, available), 0, self.first_graph)
-        graph, cap = self.steady[min(index - 1, len(self.steady) - 1)]
-        context = min(cap, start - self.origin(start))
-        chunk_end = start - start % self.chunk + self.chunk
-        stop = min(start + graph - context, available, chunk_end)
-        return Window(start, stop, context, graph)
+            w = Window(0, min(self.first, available), 0, self.first_graph)
+        else:
+            graph, cap = self.steady[min(index - 1, len(self.steady) - 1)]
+            context = min(cap, start - self.origin(start))
+            chunk_end = start - start % self.chunk + self.chunk
+            stop = min(start + graph - context, available, chunk_end)
+            w = Window(start, stop, context, graph)
+        if not self.fit:
+            return w
+        held = w.stop - w.start + w.context
+        return replace(w, graph=min(t for t in self.fit if t >= held))
 
     def full(self, index: int, start: int) -> int:
         """The stop of window ``index`` when all of its new frames are there."""
         return self.window(index, start, 1 << 62).stop
 
     def graphs(self) -> set[int]:
-        return {self.first_graph, *(t for t, _ in self.steady)}
+        return {self.first_graph, *(t for t, _ in self.steady), *self.fit}
 
     def plan(self, n: int) -> list[Window]:
         """Every window of an ``n``-frame utterance."""
@@ -128,6 +150,28 @@ def upstream(c: CodecParams) -> Schedule:
         c.chunk_frames, graph, ((graph, c.left_context),), c.chunk_frames,
         c.left_context,
     )  # fmt: skip
+
+
+def whole(c: CodecParams, sizes: Sequence[int]) -> Schedule:
+    """An utterance whose frames are all known, in graphs of ``sizes``: the
+    first min(T, chunk) frames in one call, T the largest; then, where T
+    holds a chunk and its context, upstream's own call per chunk, else
+    windows of T frames keeping WHOLE_MIN_NEW_SHARE of them new."""
+    t = max(sizes)
+    if exact_frames(c, sizes) is None:
+        context = c.left_context
+    else:
+        context = t - max(1, math.ceil(WHOLE_MIN_NEW_SHARE * t))
+    first = min(t, c.chunk_frames)
+    return Schedule(first, t, ((t, context),), c.chunk_frames, c.left_context,
+                    tuple(sorted(set(sizes))))  # fmt: skip
+
+
+def exact_frames(c: CodecParams, sizes: Sequence[int]) -> int | None:
+    """Utterances of at most this many frames :func:`whole` decodes as
+    upstream does (every window upstream's call, or its start); None: any."""
+    t = max(sizes)
+    return None if t >= c.chunk_frames + c.left_context else min(t, c.chunk_frames)
 
 
 def schedule_of(c: CodecParams, name: ScheduleName | Schedule) -> Schedule:

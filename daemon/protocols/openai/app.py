@@ -5,7 +5,8 @@ status line and headers wait for the first chunk, so failures before any audio
 still get a proper OpenAI error (400/429/503/504), and the first audio bytes
 leave with them.  ``flac``/``mp3``/``opus``, and ``wav``/``pcm`` with
 ``"stream": false``, are one file encoded after synthesis; the response header
-``X-Hexvoice-Streaming`` says which (``during-synthesis``/``after-synthesis``).
+``X-Hexvoice-Streaming`` says which (``during-synthesis``/``after-synthesis``),
+and the engine is told (``SynthesisOptions.streamed``).
 ``POST /v1/audio/transcriptions`` is transcriptions.py, ``/v1/voices`` (cloned
 voices) voices.py.  Also ``GET /v1/models``
 (the speech and transcription model ids, and the loaded ASR models' names),
@@ -21,6 +22,7 @@ import logging
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Final
 
 import numpy as np
@@ -143,6 +145,15 @@ def make_app(host: EngineHost) -> web.Application:
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
+def _streams(req: Speech, request: web.Request) -> bool:
+    """Whether the audio leaves as it is synthesized: a streamable format, not
+    ``"stream": false``, and HTTP/1.1 (1.0 has no chunked encoding: such a
+    client gets the whole file)."""
+    fmt = encode.FORMATS.get(req.fmt)
+    streamable = fmt is not None and fmt.streams
+    return streamable and req.stream and request.version >= HttpVersion11
+
+
 @web.middleware
 async def _in_flight(request: web.Request, handler: Handler) -> web.StreamResponse:
     busy, transport = request.app[_IN_FLIGHT], request.transport
@@ -163,7 +174,8 @@ class _Api:
             body = await json_object(request, self.host.cfg.limits.body_timeout_s)
             req = parse_speech(body)
             formats = encode.available_formats()
-            job = self.host.submit(req.request, "http", formats)
+            asked = replace(req.request, streamed=_streams(req, request))
+            job = self.host.submit(asked, "http", formats)
         except (ApiError, BadRequest) as exc:
             self.host.metrics.request("http", "bad_request")
             if isinstance(exc, BadRequest):
@@ -194,8 +206,7 @@ class _Api:
         rate = encode.output_rate(req.fmt, native)
         resampler = encode.resampler(native, req.fmt)
         fmt = encode.FORMATS[req.fmt]
-        # HTTP/1.0 has no chunked encoding: such a client gets the whole file.
-        if not fmt.streams or not req.stream or request.version < HttpVersion11:
+        if not _streams(req, request):
             audio = [resampler.push(first.audio)] if first is not None else []
             try:
                 async for c in chunks:

@@ -124,9 +124,11 @@ def chunk_samples(opened: AudioFormat, got: AudioFormat, payload: bytes) -> np.n
 
 
 def synthesize_request(data: dict[str, Any]) -> SynthesisRequest:
-    """A ``synthesize`` event's data as a request (``BadRequest`` if mistyped)."""
+    """A ``synthesize`` event's data as a request (``BadRequest`` if mistyped).
+    Not streamed: its client takes the audio whole (Home Assistant writes one
+    file of it), unlike a ``synthesize-start`` stream's, played as it comes."""
     d = decode(data, SynthesizeData)
-    return replace(_request(d.text, d.voice), seed=d.seed)
+    return replace(_request(d.text, d.voice), seed=d.seed, streamed=False)
 
 
 def stream_request(data: dict[str, Any]) -> SynthesisRequest:

@@ -1,4 +1,5 @@
-"""Where the codec windows fall: the streaming schedule and upstream's chunking."""
+"""Where the codec windows fall: the streaming schedule, upstream's chunking
+and a whole utterance's (a request that is not streamed)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from daemon.engines.qwen3tts.params import TtsParams
 from daemon.engines.qwen3tts.stream import (
     Schedule,
     Window,
+    exact_frames,
     schedule_of,
     streaming,
     upstream,
+    whole,
 )
 from tests.daemon.engines.qwen3tts.test_params import base
 
@@ -98,3 +101,32 @@ def test_schedule_names() -> None:
         Schedule(20, 16, ((16, 4),), 300, 25)
     with pytest.raises(ValueError, match="bad windows"):
         Schedule(4, 16, ((16, 16),), 300, 25)
+
+
+def test_a_whole_utterance_is_upstreams_chunking_in_fitting_graphs() -> None:
+    """Not streamed, with codec_325 in the bundle: every window is upstream's
+    own call (no context in the first chunk, 25 frames later), each run in the
+    smallest graph that holds it."""
+    p = params([{"frames": 4, "context": 2}, {"frames": 16, "context": 6}], first=4)
+    s = whole(p.codec, (4, 8, 16, 325))
+    assert exact_frames(p.codec, (4, 8, 16, 325)) is None
+    assert calls(s, 3) == [Window(0, 3, 0, 4)]
+    assert calls(s, 24) == [Window(0, 24, 0, 325)]
+    assert calls(s, 310) == [Window(0, 300, 0, 325), Window(300, 310, 25, 325)]
+    assert s.plan(610)[1:] == [Window(300, 600, 25, 325), Window(600, 610, 25, 325)]
+    assert s.graphs() == {4, 8, 16, 325}
+
+
+def test_a_whole_utterance_past_the_largest_graph_is_approximate() -> None:
+    """Without a graph of upstream's chunk and context: exact up to the
+    largest graph's frames (one call from frame 0), then windows of it with
+    three quarters of context (a quarter of each call new)."""
+    p = params([{"frames": 4, "context": 2}, {"frames": 16, "context": 6}], first=4)
+    assert exact_frames(p.codec, (4, 16)) == 16
+    s = whole(p.codec, (4, 16))
+    assert calls(s, 16) == [Window(0, 16, 0, 16)]
+    assert calls(s, 26) == [Window(0, 16, 0, 16), Window(16, 20, 12, 16),
+                            Window(20, 24, 12, 16), Window(24, 26, 12, 16)]  # fmt: skip
+    # a graph longer than a chunk: its first chunk in one call
+    assert exact_frames(p.codec, (4, 310)) == 300
+    assert calls(whole(p.codec, (4, 310)), 400)[0] == Window(0, 300, 0, 310)
