@@ -19,6 +19,7 @@ from wyoming.tts import Synthesize
 from tests.daemon.asr_service import ASR_MODEL, asr_daemon
 from tests.daemon.conftest import Daemon
 from tests.daemon.engine.test_asr import BURST_FINALS, BURSTS
+from tests.daemon.protocols.wyoming.events import connect, until
 from tests.daemon.vad_engine import burst_signal
 
 READ_TIMEOUT_S = 30
@@ -39,23 +40,6 @@ def daemon(tmp_path_factory, test_voice, bins, onnx_dir) -> Iterator[Daemon]:
         onnx_dir,
         limits={"max_audio_s": MAX_AUDIO_S},
     )
-
-
-async def _client(d: Daemon) -> AsyncClient:
-    c = AsyncClient.from_uri(d.uri)
-    c.read_timeout = READ_TIMEOUT_S
-    await c.connect()
-    return c
-
-
-async def _until(c: AsyncClient, *types: str) -> list[Event]:
-    out = []
-    while True:
-        e = await c.read_event()
-        assert e is not None, f"connection closed after {[x.type for x in out]}"
-        out.append(e)
-        if e.type in types:
-            return out
 
 
 def _int16(pcm: np.ndarray) -> bytes:
@@ -90,7 +74,7 @@ async def _cycle(
     await c.write_event(AudioStart(rate, 2, channels).event())
     await _send(c, *(f.event() for f in _frames(pcm, rate, channels)))
     await c.write_event(AudioStop().event())
-    return await _until(c, "transcript-stop", "error")
+    return await until(c, "transcript-stop", "error")
 
 
 def _text(events: list[Event]) -> tuple[str, str]:
@@ -106,9 +90,9 @@ def _text(events: list[Event]) -> tuple[str, str]:
 
 def test_describe_lists_an_asr_program_beside_the_tts_program(daemon):
     async def go() -> Info:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(Describe().event())
-        (e,) = await _until(c, "info")
+        (e,) = await until(c, "info")
         await c.disconnect()
         return Info.from_event(e)
 
@@ -125,7 +109,7 @@ def test_describe_lists_an_asr_program_beside_the_tts_program(daemon):
 
 def test_transcribe_streams_chunks_then_the_transcript(daemon):
     async def go() -> list[Event]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         events = await _cycle(
             c, burst_signal(BURSTS, RATE), transcribe=Transcribe(ASR_MODEL, "en")
         )
@@ -147,7 +131,7 @@ def test_transcribe_streams_chunks_then_the_transcript(daemon):
 @pytest.mark.parametrize("name", [ASR_MODEL, "test-vad"], ids=["model", "program"])
 def test_transcribe_may_name_the_model_or_its_program(daemon, name):
     async def go() -> list[Event]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         events = await _cycle(
             c, burst_signal(BURSTS, RATE), transcribe=Transcribe(name)
         )
@@ -161,13 +145,13 @@ def test_chunks_arrive_while_the_client_still_speaks(daemon):
     pcm = burst_signal(BURSTS, RATE)
 
     async def go() -> list[str]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(AudioStart(RATE, 2, 1).event())  # no transcribe: default
         await _send(c, *(f.event() for f in _frames(pcm[: round(1.5 * RATE)])))
-        early = await _until(c, "transcript-chunk")  # before audio-stop
+        early = await until(c, "transcript-chunk")  # before audio-stop
         await _send(c, *(f.event() for f in _frames(pcm[round(1.5 * RATE) :])))
         await c.write_event(AudioStop().event())
-        rest = await _until(c, "transcript-stop")
+        rest = await until(c, "transcript-stop")
         await c.disconnect()
         return [e.type for e in early], _text(early + rest)
 
@@ -182,7 +166,7 @@ def test_any_rate_and_up_to_8_channels_transcribe_alike(daemon, rate, channels):
     frames = np.repeat(mono[:, None], channels, axis=1) if channels > 1 else mono
 
     async def go() -> list[Event]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         events = await _cycle(c, frames, rate, channels)
         await c.disconnect()
         return events
@@ -197,7 +181,7 @@ def test_any_rate_and_up_to_8_channels_transcribe_alike(daemon, rate, channels):
 )
 def test_empty_audio_and_silence_give_an_empty_transcript(daemon, pcm):
     async def go() -> list[Event]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         events = await _cycle(c, pcm)
         await c.disconnect()
         return events
@@ -278,13 +262,13 @@ def test_bad_audio_is_one_clear_error_and_the_connection_serves_on(daemon, case)
     make, code, text = BAD[case]
 
     async def go() -> tuple[list[Event], list[Event], list[Event]]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await _send(c, *make())
         await c.write_event(AudioStop().event())
-        refused = await _until(c, "error")
+        refused = await until(c, "error")
         again = await _cycle(c, burst_signal(BURSTS, RATE))  # the same connection
         await c.write_event(Synthesize("still speaking").event())
-        spoken = await _until(c, "audio-stop")
+        spoken = await until(c, "audio-stop")
         await c.disconnect()
         return refused, again, spoken
 
@@ -303,13 +287,13 @@ def test_a_client_leaving_mid_stream_cancels_its_session(daemon):
     pcm = burst_signal(BURSTS, RATE)
 
     async def go() -> list[Event]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(AudioStart(RATE, 2, 1).event())
         await _send(c, *(f.event() for f in _frames(pcm[: RATE // 2])))
-        await _until(c, "transcript-start")
+        await until(c, "transcript-start")
         await c.disconnect()  # mid-stream, no audio-stop
         await asyncio.sleep(0.5)
-        other = await _client(daemon)
+        other = await connect(daemon, READ_TIMEOUT_S)
         events = await _cycle(other, pcm)
         await other.disconnect()
         return events

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
-from wyoming.client import AsyncClient
 from wyoming.error import Error
 from wyoming.event import Event
 from wyoming.info import Describe, Info
@@ -25,6 +24,7 @@ from wyoming.ping import Ping
 from tests.daemon.asr_service import ASR_MODEL, asr_daemon
 from tests.daemon.conftest import Daemon
 from tests.daemon.engine.test_asr import BURSTS
+from tests.daemon.protocols.wyoming.events import connect, until
 from tests.daemon.vad_engine import burst_signal
 
 #: Every answer here is due within a step or two of the worker: a hang fails fast.
@@ -52,35 +52,19 @@ def daemon(tmp_path_factory, test_voice, bins, onnx_dir) -> Iterator[Daemon]:
     )
 
 
-async def _client(d: Daemon) -> AsyncClient:
-    c = AsyncClient.from_uri(d.uri, read_timeout=READ_TIMEOUT_S)
-    await c.connect()
-    return c
-
-
-async def _until(c: AsyncClient, *types: str) -> list[Event]:
-    out = []
-    while True:
-        e = await c.read_event()
-        assert e is not None, f"connection closed after {[x.type for x in out]}"
-        out.append(e)
-        if e.type in types:
-            return out
-
-
 async def _exchange(d: Daemon, *events: Event, wait: bool = False) -> list[Event]:
     """What ``events``, then a ping and a silent cycle, are answered with;
     ``wait``: for a transcript-stop before the ping (a transcript is sent as the
     session makes it, so a ping sent at once may overtake it)."""
-    c = await _client(d)
+    c = await connect(d, READ_TIMEOUT_S)
     for e in events:
         await c.write_event(e)
-    out = await _until(c, "transcript-stop") if wait else []
+    out = await until(c, "transcript-stop") if wait else []
     await c.write_event(Ping().event())
-    out += await _until(c, "pong")
+    out += await until(c, "pong")
     for e in (AudioStart(RATE, 2, 1).event(), SILENT, AudioStop().event()):
         await c.write_event(e)
-    out += await _until(c, "transcript-stop", "error")
+    out += await until(c, "transcript-stop", "error")
     await c.disconnect()
     return out
 
@@ -155,9 +139,9 @@ def test_a_refused_transcribe_is_answered_at_once_and_its_audio_stays_silent(
     ask, code, text = REFUSED[case]
 
     async def go() -> tuple[list[Event], list[Event]]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(ask.event())
-        at_once = await _until(c, "error")  # before any audio
+        at_once = await until(c, "error")  # before any audio
         await c.disconnect()
         audio = (_start(), SILENT, AudioStop().event())
         return at_once, await _exchange(daemon, ask.event(), *audio)
@@ -216,7 +200,7 @@ def test_a_refusal_for_the_next_cycle_follows_the_last_transcript(daemon):
 
 async def _half_closed(d: Daemon, *events: Event) -> list[Event]:
     """What ``events`` get once the client shut its writing side."""
-    c = await _client(d)
+    c = await connect(d, READ_TIMEOUT_S)
     for e in events:
         await c.write_event(e)
     assert c._writer is not None  # the library keeps its transport there
@@ -242,7 +226,7 @@ def test_input_ending_after_transcribe_is_one_error(daemon):
 
 def test_a_transcribe_left_idle_is_answered_before_the_connection_closes(daemon):
     async def go() -> list[Event]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(Transcribe().event())
         c.read_timeout = IDLE_S + READ_TIMEOUT_S
         out = []
@@ -263,7 +247,7 @@ def test_a_client_leaving_during_its_transcript_cancels_the_session(daemon):
     second = np.zeros(RATE, "<i2").tobytes()  # 1 s chunks: a long queue to cut
 
     async def go() -> None:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(_start())
         for _ in range(40):
             await c.write_event(AudioChunk(RATE, 2, 1, second).event())
@@ -286,16 +270,16 @@ def tts_only(daemon_factory) -> Daemon:
 @pytest.mark.parametrize("ask", [True, False], ids=["transcribe", "audio-start"])
 def test_a_service_without_asr_says_so_once(tts_only, ask):
     async def go() -> tuple[Info, list[Event]]:
-        c = await _client(tts_only)
+        c = await connect(tts_only, READ_TIMEOUT_S)
         await c.write_event(Describe().event())
-        (info,) = await _until(c, "info")
+        (info,) = await until(c, "info")
         events: list[Event] = []
         if ask:
             await c.write_event(Transcribe().event())
-            events = await _until(c, "error")  # at once, before any audio
+            events = await until(c, "error")  # at once, before any audio
         for e in (_start(), SILENT, AudioStop().event(), Ping().event()):
             await c.write_event(e)
-        events += await _until(c, "pong")
+        events += await until(c, "pong")
         await c.disconnect()
         return Info.from_event(info), events
 

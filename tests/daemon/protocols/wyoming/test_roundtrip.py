@@ -22,6 +22,7 @@ from wyoming.tts import Synthesize, SynthesizeVoice
 from tests.daemon.asr_service import JOE, JOE_RATE
 from tests.daemon.conftest import Daemon
 from tests.daemon.protocols.openai.test_roundtrip import ASR_MODEL, engine_text
+from tests.daemon.protocols.wyoming.events import connect
 
 SENTENCE = "Hello, world. The quick brown fox jumps over the lazy dog."
 READ_TIMEOUT_S = 300
@@ -39,19 +40,12 @@ async def _events(c: AsyncClient, last: str) -> list[Event]:
             return out
 
 
-async def _client(d: Daemon) -> AsyncClient:
-    c = AsyncClient.from_uri(d.uri)
-    c.read_timeout = READ_TIMEOUT_S
-    await c.connect()
-    return c
-
-
 @pytest.fixture(scope="module")
 def wav(speech_service: Daemon) -> bytes:
     """The sentence as Piper speaks it over Wyoming, written as a WAV."""
 
     async def go() -> list[Event]:
-        c = await _client(speech_service)
+        c = await connect(speech_service, READ_TIMEOUT_S)
         await c.write_event(Synthesize(SENTENCE, SynthesizeVoice(JOE)).event())
         events = await _events(c, "audio-stop")
         await c.disconnect()
@@ -76,7 +70,7 @@ def _transcribe(d: Daemon, wav: bytes, language: str | None = None) -> list[Even
         pcm = w.readframes(w.getnframes())
 
     async def go() -> list[Event]:
-        c = await _client(d)
+        c = await connect(d, READ_TIMEOUT_S)
         await c.write_event(Transcribe(ASR_MODEL, language).event())
         await c.write_event(AudioStart(rate, width, channels).event())
         for i in range(0, len(pcm), CHUNK_BYTES):
@@ -92,7 +86,7 @@ def _transcribe(d: Daemon, wav: bytes, language: str | None = None) -> list[Even
 
 def test_the_asr_program_is_described_beside_the_voice(speech_service):
     async def go() -> Info:
-        c = await _client(speech_service)
+        c = await connect(speech_service, READ_TIMEOUT_S)
         await c.write_event(Describe().event())
         (e,) = await _events(c, "info")
         await c.disconnect()

@@ -11,7 +11,6 @@ import time
 
 import pytest
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
-from wyoming.client import AsyncClient
 from wyoming.error import Error
 from wyoming.event import Event
 from wyoming.info import Describe, Info
@@ -28,6 +27,7 @@ from daemon.engine.audio.shaping import SENTENCE_PAUSE_S
 from daemon.protocols.wyoming.playback import SAMPLE_WIDTH, SAMPLES_PER_CHUNK
 from daemon.protocols.wyoming.server import PROJECT_URL
 from tests.daemon.conftest import LONG_WORDS, Daemon, words
+from tests.daemon.protocols.wyoming.events import connect, until
 
 READ_TIMEOUT_S = 30
 
@@ -37,33 +37,15 @@ def daemon(daemon_factory) -> Daemon:
     return daemon_factory("wy", limits={"max_input_chars": 50_000})
 
 
-async def _client(d: Daemon) -> AsyncClient:
-    c = AsyncClient.from_uri(d.uri)
-    c.read_timeout = READ_TIMEOUT_S
-    await c.connect()
-    return c
-
-
-async def _until(c: AsyncClient, *types: str) -> list[Event]:
-    """Events up to and including the first of ``types``."""
-    out = []
-    while True:
-        e = await c.read_event()
-        assert e is not None, f"connection closed after {[x.type for x in out]}"
-        out.append(e)
-        if e.type in types:
-            return out
-
-
 def _run(coro):  # noqa: ANN001, ANN202
     return asyncio.run(coro)
 
 
 def test_describe_lists_voices_and_streaming(daemon: Daemon, test_voice):
     async def go() -> Info:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(Describe().event())
-        (e,) = await _until(c, "info")
+        (e,) = await until(c, "info")
         await c.disconnect()
         return Info.from_event(e)
 
@@ -91,12 +73,12 @@ def test_synthesize_gives_exactly_one_audio_cycle(daemon: Daemon, test_voice):
     text = "one two three four five"
 
     async def go() -> list[Event]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(Synthesize(text, SynthesizeVoice(test_voice.name)).event())
-        events = await _until(c, "audio-stop", "error")
+        events = await until(c, "audio-stop", "error")
         # Nothing else follows the cycle.
         await c.write_event(Ping("after").event())
-        events += await _until(c, "pong")
+        events += await until(c, "pong")
         await c.disconnect()
         return events
 
@@ -116,9 +98,9 @@ def test_synthesize_gives_exactly_one_audio_cycle(daemon: Daemon, test_voice):
 
 def test_same_text_same_audio(daemon: Daemon):
     async def once() -> bytes:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(Synthesize("repeatable audio please").event())
-        ev = await _until(c, "audio-stop")
+        ev = await until(c, "audio-stop")
         await c.disconnect()
         return b"".join(e.payload or b"" for e in ev if e.type == "audio-chunk")
 
@@ -127,14 +109,14 @@ def test_same_text_same_audio(daemon: Daemon):
 
 def test_streaming_one_cycle_per_sentence_then_stopped(daemon: Daemon):
     async def go() -> list[str]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(SynthesizeStart().event())
         for piece in ("One two", " three. Four", " five! ", "Six seven"):
             await c.write_event(SynthesizeChunk(piece).event())
         # The backward-compatible full text is ignored while a stream is open.
         await c.write_event(Synthesize("One two three. Four five! Six seven").event())
         await c.write_event(SynthesizeStop().event())
-        ev = await _until(c, "synthesize-stopped")
+        ev = await until(c, "synthesize-stopped")
         await c.disconnect()
         return [e.type for e in ev]
 
@@ -155,9 +137,9 @@ def _cycle_audio(events: list[Event]) -> list[bytes]:
 
 
 async def _said(d: Daemon, text: str) -> bytes:
-    c = await _client(d)
+    c = await connect(d, READ_TIMEOUT_S)
     await c.write_event(Synthesize(text).event())
-    (audio,) = _cycle_audio(await _until(c, "audio-stop"))
+    (audio,) = _cycle_audio(await until(c, "audio-stop"))
     await c.disconnect()
     return audio
 
@@ -186,12 +168,12 @@ def test_streamed_text_reaches_the_engine_as_whole_sentences(
     # cycle must be exactly what that sentence gives as one synthesize, after
     # the sentence pause for every sentence but the first.
     async def go() -> tuple[list[bytes], list[bytes]]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(SynthesizeStart().event())
         for token in tokens:
             await c.write_event(SynthesizeChunk(token).event())
         await c.write_event(SynthesizeStop().event())
-        cycles = _cycle_audio(await _until(c, "synthesize-stopped"))
+        cycles = _cycle_audio(await until(c, "synthesize-stopped"))
         await c.disconnect()
         return cycles, [await _said(daemon, s) for s in sentences]
 
@@ -204,14 +186,14 @@ def test_audio_chunks_are_fixed_size_but_the_last_of_each_cycle(daemon: Daemon):
     # The tone engine yields 0.12 s (1920 samples) per word: not a multiple of
     # a chunk, so a leftover must carry over to the next word's audio.
     async def go() -> list[list[int]]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(Synthesize(words(12)).event())
         await c.write_event(SynthesizeStart().event())
         await c.write_event(
             SynthesizeChunk(f"{words(7, 'Ab')}. {words(5, 'Cd')}.").event()
         )
         await c.write_event(SynthesizeStop().event())
-        events = await _until(c, "synthesize-stopped")
+        events = await until(c, "synthesize-stopped")
         await c.disconnect()
         sizes: list[list[int]] = []
         for e in events:
@@ -231,13 +213,13 @@ def test_audio_chunks_are_fixed_size_but_the_last_of_each_cycle(daemon: Daemon):
 
 def test_unknown_voice_in_a_stream_is_an_error_then_stopped(daemon: Daemon):
     async def go() -> tuple[list[Event], list[str]]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(SynthesizeStart(voice=SynthesizeVoice("nobody")).event())
         await c.write_event(SynthesizeChunk("Hello there. ").event())
         await c.write_event(SynthesizeStop().event())
-        ev = await _until(c, "synthesize-stopped")
+        ev = await until(c, "synthesize-stopped")
         await c.write_event(Synthesize("still here").event())
-        after = await _until(c, "audio-stop", "error")
+        after = await until(c, "audio-stop", "error")
         await c.disconnect()
         return ev, [e.type for e in after]
 
@@ -250,11 +232,11 @@ def test_unknown_voice_in_a_stream_is_an_error_then_stopped(daemon: Daemon):
 
 def test_empty_stream_still_ends_with_stopped(daemon: Daemon):
     async def go() -> list[str]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(SynthesizeStart().event())
         await c.write_event(SynthesizeChunk("   ").event())
         await c.write_event(SynthesizeStop().event())
-        ev = await _until(c, "synthesize-stopped")
+        ev = await until(c, "synthesize-stopped")
         await c.disconnect()
         return [e.type for e in ev]
 
@@ -263,11 +245,11 @@ def test_empty_stream_still_ends_with_stopped(daemon: Daemon):
 
 def test_unknown_events_are_ignored(daemon: Daemon):
     async def go() -> list[str]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(Event("select-program", {"name": "hexvoice"}))
         await c.write_event(Event("no-such-event", {"x": 1}, payload=b"\x00\x01"))
         await c.write_event(Ping("hi").event())
-        ev = await _until(c, "pong")
+        ev = await until(c, "pong")
         await c.disconnect()
         return ev
 
@@ -277,14 +259,14 @@ def test_unknown_events_are_ignored(daemon: Daemon):
 
 def test_describe_answers_while_another_client_synthesizes(daemon: Daemon):
     async def go() -> tuple[float, bool]:
-        busy = await _client(daemon)
+        busy = await connect(daemon, READ_TIMEOUT_S)
         await busy.write_event(Synthesize(words(LONG_WORDS)).event())
         first = await busy.read_event()
         assert first is not None and first.type == "audio-start"
-        other = await _client(daemon)
+        other = await connect(daemon, READ_TIMEOUT_S)
         t0 = time.monotonic()
         await other.write_event(Describe().event())
-        await _until(other, "info")
+        await until(other, "info")
         took = time.monotonic() - t0
         await other.disconnect()
         still_running = daemon.metrics()["hexvoice_worker_busy"] == 1.0
@@ -314,11 +296,11 @@ def test_bad_synthesize_gets_error_and_connection_keeps_serving(
     daemon: Daemon, data, code
 ):
     async def go() -> tuple[Error, list[str]]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(Event("synthesize", data))
-        (err,) = await _until(c, "error")
+        (err,) = await until(c, "error")
         await c.write_event(Synthesize("still here").event())
-        ev = await _until(c, "audio-stop", "error")
+        ev = await until(c, "audio-stop", "error")
         await c.disconnect()
         return Error.from_event(err), [e.type for e in ev]
 
@@ -383,9 +365,9 @@ def test_framing_errors_close_with_error_and_service_goes_on(
     assert events[0]["data"]["code"] == "bad_event"
 
     async def next_client() -> list[str]:
-        c = await _client(daemon)
+        c = await connect(daemon, READ_TIMEOUT_S)
         await c.write_event(Synthesize("next client").event())
-        ev = await _until(c, "audio-stop", "error")
+        ev = await until(c, "audio-stop", "error")
         await c.disconnect()
         return [e.type for e in ev]
 
