@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 #: why a weight-shared binary may not load: the x86 HTP simulator (QNN 2.51)
 #: refuses any binary with a shared-weights section under every load config
-#: tried (issue 15); a board target's build makes them, a simulator build not
+#: tried (measured: tests/qnnrt/test_shared.py); a board target's build makes
+#: them, a simulator build not
 SHARED_WEIGHTS_NEED = "loads on a board, not on the x86 simulator"
 
 

@@ -16,7 +16,7 @@ _hexvoice_since() {
     awk -v a="${1/,/.}" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { printf "%.1f", b - a }'
 }
 
-# qwen-tts 0.1.1 (issue 13's upstream oracle) cannot be a pyproject extra: it pins
+# qwen-tts 0.1.1 (the Qwen3-TTS parity oracle) cannot be a pyproject extra: it pins
 # transformers==4.57.3 while qwen-asr 0.0.6 (the oracle extra) pins ==4.57.6, so one
 # resolver run of both ends in ResolutionImpossible.  Both tiny models run the same on
 # 4.57.6, so whenever the extras include the oracle (dev does) qwen-tts is installed

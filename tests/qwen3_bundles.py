@@ -87,7 +87,7 @@ def tiny_asr_odd_bundle(tiny_asr_odd_model: Path, qnn_cache: Path) -> Path:
     return _cpu_gated_bundle(tiny_asr_odd_model, qnn_cache, ODD_BUNDLES_DIR)
 
 
-# --- Qwen3-TTS (issue 13) -------------------------------------------------------
+# --- Qwen3-TTS -----------------------------------------------------------------
 #: The tiny Qwen3-TTS bundles' options: a sentence's non-streaming prompt fits
 #: 64 rows; two KV buckets (the talker grows from 96 to 192 rows mid-utterance);
 #: streaming codec windows <= 16 frames with contexts given (approximate: 6.9

@@ -6,7 +6,7 @@ Each bundle's graphs are opened alone (``GraphHost.open([bundle])``), so each ha
 its own QNN multi-context group and evicting one engine frees exactly its
 contexts.  One group for every binary would share one spill-fill buffer among all
 engines (less NPU memory), but then no engine could leave without the others;
-whether that sharing matters on the board is issue 15's question.  All groups
+whether that sharing matters is for board measurements to tell.  All groups
 live in one QNN backend (one device, one power vote, one rpcmem allocator).
 
 Loading a bundle is two steps so a reload can fail before it touches anything:

@@ -1,4 +1,4 @@
-"""Benchmark the qwen3-asr engine at full size (issue 12, must-have 5).
+"""Benchmark the qwen3-asr engine at full size (host overhead and bandwidth).
 
     .venv/bin/python -m scripts.bench.asr [--backend cpu qnn] [--steps N] [--quick]
 
@@ -19,7 +19,7 @@
 3. Bundle bytes per graph (scripts/bench/asr_sizes.py: compiled where
    feasible, computed from parameters otherwise, saying which).
 4. Bytes streamed per decode step and the bandwidth floor at 64 GB/s: an
-   estimate (no board latency model yet, issue 15).
+   estimate (no board latency model for this engine yet).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from scripts.bench import asr_sizes as sizes
 from scripts.bench.asr_mel import chirp, stats_ms
 from scripts.bench.asr_standin import Dims
 
-#: issue 12 must-have 5
+#: host budget per decode step: small next to the graph's own time
 TARGET_HOST_MS: Final = 0.3
 #: the session's utterance: 10 s (130 audio tokens; the prompt fits prefill 512)
 UTTERANCE_S: Final = 10.0
@@ -202,7 +202,7 @@ def bench_sizes(text: sizes.Text, audio: dict, work: Path, cache: Path | None,
     total = sum(n for _, n in parts)
     print(
         "\nbytes streamed per decode step (ESTIMATE: no board latency model yet, "
-        "issue 15)"
+        "for this engine)"
     )
     for name, n in parts:
         print(f"  {name:<42}{n:>16,}")

@@ -14,7 +14,7 @@ from daemon.engines.qwen3asr.audio import SAMPLE_RATE, Resampler, peak_scale
 from daemon.engines.qwen3asr.mel import MelStream
 from daemon.engines.qwen3asr.params import MelParams
 
-#: issue 12 must-have 5
+#: budget for the front end of a 10 s utterance (resample + log-mel)
 TARGET_MEL_MS: Final = 20.0
 MEL_SECONDS, MEL_RATE, MEL_CHANNELS, CHUNK_S = 10.0, 44_100, 2, 0.1
 #: Whisper's front end (preprocessor_config.json: 128 mels, n_fft 400, hop 160)

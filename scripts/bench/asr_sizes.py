@@ -36,7 +36,7 @@ AUDIO_TINY: Final[dict[str, Any]] = {
     "encoder_ffn_dim": 128, "d_model": 64, "downsample_hidden_size": 16,
     "n_window_infer": 400, "output_dim": 64,
 }  # fmt: skip
-#: issue 12 must-have 5: the LPDDR5X bandwidth to price a step at (QCS8550)
+#: the LPDDR5X bandwidth to price a decode step at (QCS8550 peak)
 BANDWIDTH_BPS: Final = 64e9
 FP16: Final = 2
 FP32: Final = 4

@@ -1,4 +1,4 @@
-"""Benchmark a GPT-SoVITS zero-shot registration (issue 14's benchmark).
+"""Benchmark a GPT-SoVITS zero-shot registration (time to clone a voice).
 
     python -m scripts.bench.gsv_clone [--voice DIR] [--backend cpu qnn] [--repeat N]
 

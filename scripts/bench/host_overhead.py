@@ -11,7 +11,8 @@ time inside the graph calls it made (Runner.last_execute_s), the encoder, SDP
 and length regulation counted once per sentence apart.
 t2s: a GPT-SoVITS bundle's T2S decode loop, host seconds per step (T2SStats:
 step time minus graph time; sampling, embedding, KV bookkeeping).
-Targets (issue 15 item 5): <= 1 ms per Piper window, <= 0.3 ms per T2S step.
+Targets (small next to graph time): <= 1 ms per Piper window, <= 0.3 ms per
+T2S step.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-BEFORE_WINDOW = 96  # the single decoder window bundles shipped before issue 15
+BEFORE_WINDOW = 96  # the one window of bundles built before first/steady sizes
 
 
 @dataclass(frozen=True)

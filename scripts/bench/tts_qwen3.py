@@ -1,4 +1,4 @@
-"""Benchmark the qwen3-tts engine at full size (issue 13, must-have 6).
+"""Benchmark the qwen3-tts engine at full size (host overhead and bandwidth).
 
     .venv/bin/python -m scripts.bench.tts_qwen3 [--backend cpu qnn] [--frames N]
         [--bundle DIR ...] [--no-check] [--quick]
@@ -37,7 +37,7 @@ import numpy as np
 from scripts.bench import tts_qwen3_sizes as sizes
 from scripts.bench.tts_qwen3_sizes import Dims
 
-#: issue 13 must-have 6
+#: host budget per frame (80 ms of audio at 12.5 Hz): small next to graph time
 TARGET_HOST_MS: Final = 1.0
 #: frames per run (16 s of audio) and runs
 FULL_FRAMES, RUNS = 200, 3

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-#: issue 13 must-have 6: the LPDDR5X bandwidth to price a frame at (QCS8550)
+#: the LPDDR5X bandwidth to price a frame at (QCS8550 peak)
 BANDWIDTH_BPS: Final = 64e9
 FP16: Final = 2
 FP32: Final = 4

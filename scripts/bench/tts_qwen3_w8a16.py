@@ -1,5 +1,5 @@
-"""The w8a16 code predictor against the fp16 one on the simulator (issue 13
-must-have 6): teacher-forced top-1 and the cp_step bytes of two bundles of one
+"""The w8a16 code predictor against the fp16 one on the simulator (the
+real-time budget): teacher-forced top-1 and the cp_step bytes of two bundles of one
 checkpoint (``build_tts_qwen3 --cp-weights fp16`` and ``w8a16``).
 
     .venv/bin/python -m scripts.bench.tts_qwen3_w8a16 MODEL_DIR FP16_BUNDLE \

@@ -32,7 +32,7 @@ PEER_PACKAGES: Final = ("wyoming-bench==2026.10.0", "wyoming-piper==2.5.2")
 DEFAULT_VENV: Final = ROOT / ".cache" / "wyoming-peer"
 HOST: Final = "127.0.0.1"
 PEER_READY_S: Final = 120.0
-# The issue's targets (issue 15 item 4).
+# Target: total time at most 1.1x the wyoming-piper peer's (TTFT: below it).
 TOTAL_RATIO: Final = 1.1
 MODES: Final = ("non_streaming", "streaming")
 # wyoming-bench summary row: "server ok TTFT_mean TTFT_p95 Total_mean ..."

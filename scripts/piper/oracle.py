@@ -39,7 +39,7 @@ SENTENCES: Final = (
     "very angry and been widely regarded as a bad move.",
     "Wow!",
 )
-# Deterministic VITS: no SDP noise, no prior noise (issue 7 oracle tests).
+# Deterministic VITS: no SDP noise, no prior noise (so oracle tests compare exactly).
 DETERMINISTIC: Final = SynthesisOptions(extra={"noise_scale": 0.0, "noise_w": 0.0})
 # Log-mel as VITS computes it for its mel loss (vits mel_processing.py, the
 # settings Piper trains with): 1024-point STFT of periodic-Hann frames, hop 256,

@@ -113,7 +113,7 @@ def _create(backend: qnnrt.Backend, path: Path, cfg: A.QnnContext_Config_t | Non
 def test_the_simulator_refuses_shared_weights_under_every_load_config_tried(
     backend, tmp_path
 ):
-    """Why the simulator target keeps a binary per graph (issue 15): any binary
+    """Why the simulator target keeps a binary per graph: any binary
     with a shared-weights section answers 1000, whatever the load config; with
     DEFER_GRAPH_INIT the context is made but never finalizes (1000 again)."""
     from tests.qnnrt import tiny_models as tm

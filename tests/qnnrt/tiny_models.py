@@ -64,7 +64,7 @@ def matmul_tanh(
 #: distinct weights AND distinct ops.  Measured on the simulator (QNN 2.51): two
 #: graphs of the same ops (MatMul -> Tanh twice) fail contextCreateFromBinary with
 #: 1000 even with distinct weights, names or sizes; equal weights are
-#: de-duplicated by the QNN EP and fail the same way (issue 11).
+#: de-duplicated by the QNN EP and fail the same way (measured on QNN 2.51).
 TWINS: Final = ((1, "Tanh"), (2, "Sigmoid"))
 #: ... and the board-only variant: both graphs the same ops and W (weight sharing).
 SAME: Final = ((_RNG_SEED, "Tanh"), (_RNG_SEED, "Tanh"))

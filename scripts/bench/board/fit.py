@@ -35,7 +35,7 @@ MEMORY = frozenset({"bytes", "weight_bytes", "io_bytes"})
 OTHER = frozenset({"elementwise"})
 FEATURES = COMPUTE | MEMORY | OTHER
 _INF = float("inf")
-#: QCS8550 LPDDR5X peak, the bandwidth issue 12 prices decode steps at
+#: QCS8550 LPDDR5X peak, the bandwidth the ASR benchmark prices decode steps at
 #: (scripts/bench/asr_sizes.py BANDWIDTH_BPS): no fitted byte rate may exceed
 #: it, or a point where bytes do not show (the port's bert streams 554 MB in
 #: 13.9 ms) would make every byte free and weight-heavy decodes look cheap

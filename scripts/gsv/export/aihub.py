@@ -15,7 +15,7 @@ from pathlib import Path
 
 CONFIG_FILE = Path("~/.qai_hub/client.ini")
 TOKEN_ENV = "QAIHUB_API_TOKEN"
-#: issue 3 target -> AI Hub device name
+#: the board we target -> AI Hub device name
 DEVICES = {"qcs8550": "QCS8550 (Proxy)"}
 COMPILE_OPTIONS = "--target_runtime qnn_dlc --quantize_full_type float16"
 

@@ -1,7 +1,7 @@
 """The CPU-side tables of a bundle (``cpu/*.npy``, names from layout.py).
 
 Embeddings, the positional table, the T2S predict layer and the semantic codebook
-stay on the CPU (issue 3: index inputs never reach the NPU), so the runtime needs
+stay on the CPU (by design: index inputs never reach the NPU), so the runtime needs
 them as plain float32 arrays.
 """
 

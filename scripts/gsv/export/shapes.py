@@ -97,7 +97,7 @@ class GraphShapes:
     def check_vocoder(self, dims: VocoderDims) -> float:
         """The SoVITS generator's receptive radius (frames, from its config);
         a ValueError with the numbers if gen_overlap does not cover it (the
-        windowed decode would miss the 100 dB gate: issue 14 item 6)."""
+        windowed decode would miss the 100 dB gate)."""
         from scripts.common.receptive_field import check_overlap, hifigan_radius
 
         radius = hifigan_radius(

@@ -119,7 +119,7 @@ def build(opts: BuildOptions) -> BuildReport:
     work = Path(opts.work or opts.out.with_name(opts.out.name + ".work"))
     ctx = BuildContext(src, shapes, work, voice, opts.ref_text)
     # Before any export: an overlap below the generator's receptive radius
-    # would fail the 100 dB window gate only after the whole export (issue 14).
+    # would fail the 100 dB window gate only after the whole export.
     radius = shapes.check_vocoder(ctx.sovits.dims)
     log.info("vits_gen: receptive radius %.2f frames, overlap %d", radius,
              shapes.gen_overlap)  # fmt: skip

@@ -1,5 +1,5 @@
 """build_voice ``--hubert DIR --sv CKPT``: the four reference-side graphs of a
-zero-shot bundle (issue 14 item 2), exported, gated and sized here; compiled
+zero-shot bundle (what voice cloning runs on), exported, gated and sized here; compiled
 and bundled with the other graphs by build_voice.py.
 
     hubert, ssl_quant   scripts/gsv/export/hubert.py (gates: verify/hubert.py)

@@ -2,7 +2,7 @@
 
 Each compiled binary gets the same static inputs as its fp32 ONNX graph on
 onnxruntime CPU (whose parity with the torch modules verify.py already proved);
-the thresholds are issue 3's: T2S top-15 candidate sets equal on >= 95 % of the
+the acceptance thresholds of the port: T2S top-15 candidate sets equal on >= 95 % of the
 teacher-forced steps, cosine >= 0.999 for bert / g2pw / vits_enc, vocoder window
 SNR >= 25 dB. The simulator needs seconds per graph call, so every gate runs the
 smallest input that exercises its graph: one batch, a few decode steps, one

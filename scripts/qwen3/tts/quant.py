@@ -1,4 +1,4 @@
-"""The w8a16 code predictor (issue 13 must-have 6; opt-in: the build's
+"""The w8a16 code predictor (to meet the real-time bandwidth budget; opt-in: the build's
 ``--cp-weights w8a16``): cp_step as a QDQ model for the QNN EP.
 
 The code predictor runs 16 times per frame and streams 161.5 MB of fp16

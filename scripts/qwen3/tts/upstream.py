@@ -1,4 +1,4 @@
-"""The one way into upstream qwen-tts 0.1.1 (issue 13's oracle): ``import_qwen_tts()``.
+"""The one way into upstream qwen-tts 0.1.1 (the parity oracle): ``import_qwen_tts()``.
 
 ``import qwen_tts`` imports its 25 Hz tokenizer, which imports
 ``torchaudio.compliance.kaldi`` at module level. The PyPI torchaudio wheel is

@@ -32,7 +32,7 @@ from tests.daemon.conftest import Daemon, start_daemon
 NOFILE = 256
 IDLE_CLIENTS = 300
 CAP = 200
-#: What the whole flood may add to the log (issue 10: 16 MB before).
+#: What the whole flood may add to the log (before the connection cap, 16 MB).
 LOG_BUDGET_BYTES = 10 * 1024
 #: Timeouts of the timeout tests: short, but far above scheduling noise.
 SHORT_S = 1.0

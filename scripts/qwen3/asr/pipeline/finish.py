@@ -5,7 +5,7 @@ the other Qwen3 builds: scripts/qwen3/pipeline_common/bundle.py).
 Layout (daemon/engines/qwen3asr/params.py names the files)::
 
     voice.yaml              engine qwen3-asr, task asr, sample_rate 16000
-    graphs/<key>.bin        one graph per binary (weight sharing: issue 15)
+    graphs/<key>.bin        one graph per binary (the simulator refuses shared weights)
     onnx/<key>.onnx         the fp32 graphs, for the CPU backend (--no-onnx: none)
     cpu/embed_tokens.npy    token embeddings [V, H]
     text/tokenizer.json     the checkpoint's tokenizer

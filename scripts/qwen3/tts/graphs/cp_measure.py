@@ -1,6 +1,6 @@
-"""Measure the code predictor's graph layout at full width (issue 13: "its 15
-embedding tables and heads go in graphs or on the CPU, whichever the
-measurements favour"; the 2-token prefill vs step calls).
+"""Measure the code predictor's graph layout at full width (whether its 15
+embedding tables and heads go in graphs or on the CPU is left to measurement;
+the 2-token prefill vs step calls).
 
 Random weights at the 0.6B checkpoint's predictor shape (qwen3.md §2.1: 5 layers,
 hidden 1024, 16/8 heads, head_dim 128, vocab 2048, talker hidden 1024), built by

@@ -1,4 +1,4 @@
-"""CPU gates of the Qwen3-TTS graphs (issue 13, must-have 1): each fp32 ONNX
+"""CPU gates of the Qwen3-TTS graphs (the CPU parity bar): each fp32 ONNX
 graph, run through a Runner (daemon/engine/graphs.py; `cpu_runner` for the
 bundle's CPU backend), against upstream's torch modules cast to float64, each
 bound by how close upstream's own float32 comes on the same inputs

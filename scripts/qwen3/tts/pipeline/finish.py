@@ -5,7 +5,7 @@ the other Qwen3 builds: scripts/qwen3/pipeline_common/bundle.py).
 Layout (daemon/engines/qwen3tts/params.py names the files)::
 
     voice.yaml                 engine qwen3-tts, task tts, sample_rate 24000
-    graphs/<key>.bin           one graph per binary (weight sharing: issue 15)
+    graphs/<key>.bin           one graph per binary (simulator: no shared weights)
     onnx/<key>.onnx            the fp32 graphs, for the CPU backend (--no-onnx: none)
     cpu/text_embedding.npy     [Vt, Dt]
     cpu/codec_embedding.npy    [V, Ht] (the talker's)

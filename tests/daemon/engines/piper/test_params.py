@@ -66,7 +66,7 @@ def test_a_build_with_first_and_tail_windows_needs_each_decoder_size() -> None:
     ]  # fmt: skip
     assert params.graph_needs()["dec_W32"]["z"] == (1, 192, 32)
     assert PiperParams.from_dict(params.to_dict()) == params
-    # a bundle from before issue 15 has one size: first = steady = window
+    # a bundle from before first/steady decoder sizes has one: first = steady
     assert PiperParams.from_dict(GOOD).decoder_sizes == (96,)
 
 

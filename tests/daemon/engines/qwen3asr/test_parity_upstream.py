@@ -1,6 +1,6 @@
 """The ``qwen3-asr`` engine against upstream qwen-asr on the tiny checkpoint.
 
-Must-have 4 of issue 12: on the CPU backend (the bundle's fp32 ONNX), greedy
+The CPU parity bar: on the CPU backend (the bundle's fp32 ONNX), greedy
 token ids equal upstream ``generate`` for a tone, noise and a sentence spoken by
 the Piper demo voice; teacher-forced logits match upstream's raw LM-head
 logits step by step; the mel equals the processor's; streamed BPE text equals
@@ -36,12 +36,12 @@ SR: Final = oracle.SAMPLE_RATE
 STEPS: Final = 32
 #: Simulator steps: a few (each decode step is a simulated graph call).
 SIM_STEPS: Final = 8
-#: CPU fp32 ONNX vs torch fp32 (issue 12 must-have 1: relative error < 1e-4).
+#: CPU fp32 ONNX vs torch fp32 (the CPU parity bar: relative error < 1e-4).
 MAX_REL: Final = 1e-4
 MIN_COSINE: Final = 0.999999
-#: Simulator gate (issue 12): top-1 agreement at least this.
+#: Simulator gate (fp16 on the NPU): top-1 agreement at least this.
 SIM_TOP1: Final = 0.99
-#: Mel parity (issue 12 must-have 2).
+#: Mel parity with upstream's processor.
 MEL_TOL: Final = 1e-5
 #: One float32 rounding step at 1.0.
 FLOAT32_STEP: Final = float(np.finfo(np.float32).eps)

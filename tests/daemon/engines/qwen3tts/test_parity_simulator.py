@@ -1,7 +1,7 @@
 """The ``qwen3-tts`` engine on the simulator (the tiny bundles' fp16 HTP
 binaries) against upstream and the CPU backend.
 
-Must-have 5 of issue 13: teacher-forced top-1 >= 99 % (talker code0 and all 15
+The simulator parity bar: teacher-forced top-1 >= 99 % (talker code0 and all 15
 predictor heads, forced onto upstream's greedy frames), and a codec window
 decoded on the simulator vs the CPU backend's fp32 ONNX: log-mel L1 <= 0.1
 (the log-mel of scripts/qwen3/tts/windows.py, as the pipeline measures its
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.simulator
 #: leaves 99.2 %)
 SIM_FRAMES: Final = 8
 SIM_TOP1: Final = 0.99
-#: issue 13 must-have 5
+#: codec window, simulator vs CPU: log-mel L1 bound of the simulator parity bar
 MAX_LOG_MEL_L1: Final = 0.1
 SPEAKER: Final = "ryan"
 

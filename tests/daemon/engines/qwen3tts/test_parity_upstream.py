@@ -1,6 +1,6 @@
 """The ``qwen3-tts`` engine against upstream qwen-tts 0.1.1 on the tiny checkpoints.
 
-Must-have 5 of issue 13, CPU backend (the bundles' fp32 ONNX): greedy
+The CPU parity bar, CPU backend (the bundles' fp32 ONNX): greedy
 generation equals upstream's ``generate`` frame for frame, all 16 codebooks,
 including the length and the EOS step, for the zh, en and mixed test texts in
 CustomVoice (incl. a dialect speaker and the streaming text mode) and
@@ -30,7 +30,7 @@ from scripts.common.parity import cosine  # noqa: E402
 
 #: frames at most per run (upstream's tiny runs may never stop; the oracle's cap)
 MAX_NEW: Final = 24
-#: CPU fp32 ONNX vs torch fp32 (issue 13 must-have 1: relative error < 1e-4)
+#: CPU fp32 ONNX vs torch fp32 (the CPU parity bar: relative error < 1e-4)
 MAX_REL: Final = 1e-4
 MIN_COSINE: Final = 0.999999
 #: sampled runs for the seed check: a few frames are enough to differ

@@ -2,7 +2,7 @@
 
 Checked once against upstream's own GPT_SoVITS/eres2net/ERes2NetV2.py (fetched,
 not kept): identical output (rel error 0.0) on the unpadded input at the tiny
-and the published sizes; see issue 14's closing note.
+and the published sizes.
 """
 
 from __future__ import annotations

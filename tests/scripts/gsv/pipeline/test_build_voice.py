@@ -78,7 +78,7 @@ def test_reference_archive(built_voice: Path) -> None:
 
 
 def test_gates_passed_with_issue_thresholds(built_voice: Path) -> None:
-    """Every gate ran on the test voice and met issue 3's thresholds."""
+    """Every gate ran on the test voice and met the port's acceptance thresholds."""
     state = _state(built_voice)
     cpu = state["gates_cpu"]["result"]
     for n in TINY.kv_buckets:
@@ -254,7 +254,7 @@ def test_an_overlap_below_the_vocoders_reach_is_refused_first(
     capsys: pytest.CaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Issue 14 item 6: the overlap is checked against the generator's
+    """The overlap is checked against the generator's
     receptive radius (from its config) before any export, with the numbers."""
     import dataclasses
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Static graph shape (issue 3 / reference port g2pw_B8_S64).
+# Static graph shape, as the reference port compiles it (g2pw_B8_S64).
 G2PW_ROWS = 8
 G2PW_TOKENS = 64
 # Upstream default g2pw_polyphonic_context_chars: chars kept around polyphones.

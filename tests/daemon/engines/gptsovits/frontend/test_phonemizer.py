@@ -19,7 +19,8 @@ from tests.daemon.engines.gptsovits.frontend.long_text import LONG_TEXT_CHARS, l
 
 GOLDEN = load_golden("golden_frontend.json")
 LONG = load_golden("golden_long_text.json")
-# Issue 4 budget: text frontend per 30-character sentence, NPU calls excluded.
+# Budget (small next to a sentence's NPU time): text frontend per 30-character
+# sentence, NPU calls excluded.
 BUDGET_MS_PER_30_CHARS = 20.0
 REQUIRED_CATEGORIES = {
     "numbers",

@@ -16,7 +16,7 @@ from daemon.engines.gptsovits.reference.fbank import (
 )
 from scripts.common.parity import rel_error
 
-#: issue 14: fbank parity within 1e-5 (relative: both sides are float32 at the
+#: fbank parity with upstream within 1e-5 (relative: both sides are float32 at the
 #: end, and log energies of near-silent bins carry float32 rounding)
 MAX_REL_ERR = 1e-5
 

@@ -16,7 +16,7 @@ from daemon.engines.gptsovits.reference.spectrogram import (
     linear_spectrogram,
 )
 
-#: issue 14: spectrogram parity within 1e-5
+#: spectrogram parity with upstream within 1e-5
 MAX_ERR = 1e-5
 
 
