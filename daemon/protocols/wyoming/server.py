@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import io
 import socket
+from importlib import metadata
 from typing import Final
 
 from wyoming.error import Error
@@ -31,10 +32,31 @@ from daemon.service.host import EngineHost, package_version
 from daemon.service.jobs import Voice
 
 PROGRAM_NAME: Final = "hexvoice"
-#: Where hexvoice lives, shown by clients that credit a program (Home Assistant's
-#: Wyoming info).  A placeholder until the repository is published (pyproject.toml
-#: has no [project.urls] yet): this is the one place to change.
-PROJECT_URL: Final = "https://github.com/hexvoice/hexvoice"
+#: The Project-URL labels (PEP 753 normalizes "Homepage"/"Home-page" to
+#: "homepage") that name where hexvoice lives.
+_HOME_LABELS: Final = frozenset({"homepage", "home-page", "home"})
+#: pyproject.toml's [project.urls] Homepage, for a checkout run without an
+#: install (no package metadata to read it from).
+FALLBACK_URL: Final = "https://github.com/hexvoice/hexvoice"
+
+
+def project_url() -> str:
+    """Where hexvoice lives, as its package metadata says (pyproject.toml's
+    [project.urls] Homepage, else the legacy Home-page field); FALLBACK_URL
+    when hexvoice is not installed or its metadata names no home."""
+    try:
+        meta = metadata.metadata(PROGRAM_NAME)
+    except metadata.PackageNotFoundError:
+        return FALLBACK_URL
+    for entry in meta.get_all("Project-URL") or ():
+        label, _, url = entry.partition(",")
+        if label.strip().lower() in _HOME_LABELS and url.strip():
+            return url.strip()
+    return meta.get("Home-page") or FALLBACK_URL
+
+
+#: Shown by clients that credit a program (Home Assistant's Wyoming info).
+PROJECT_URL: Final = project_url()
 #: The program's credit, and each voice's when its engine names none of its own.
 ATTRIBUTION: Final = Attribution(name="hexvoice", url=PROJECT_URL)
 #: How long a stopping service waits for connections to flush their last events.

@@ -7,7 +7,11 @@ import json
 import os
 import socket
 import stat
+import subprocess
+import sys
 import time
+from importlib import metadata
+from pathlib import Path
 
 import pytest
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
@@ -25,11 +29,15 @@ from wyoming.tts import (
 
 from daemon.engine.audio.shaping import SENTENCE_PAUSE_S
 from daemon.protocols.wyoming.playback import SAMPLE_WIDTH, SAMPLES_PER_CHUNK
-from daemon.protocols.wyoming.server import PROJECT_URL
+from daemon.protocols.wyoming.server import FALLBACK_URL
 from tests.daemon.conftest import LONG_WORDS, Daemon, words
 from tests.daemon.protocols.wyoming.events import connect, until
 
 READ_TIMEOUT_S = 30
+#: A fresh interpreter importing the server module: seconds, with margin.
+IMPORT_TIMEOUT_S = 60
+#: A homepage no real install states, to tell metadata from the fallback.
+OTHER_URL = "https://example.org/hexvoice-fork"
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +61,54 @@ def test_describe_lists_voices_and_streaming(daemon: Daemon, test_voice):
     (program,) = info.tts
     assert program.name == "hexvoice" and program.installed
     assert program.supports_synthesize_streaming is True
-    assert (program.attribution.name, program.attribution.url) == (
-        "hexvoice",
-        PROJECT_URL,
-    )
+    home = _metadata_homepage()
+    assert home, "hexvoice's metadata has no Homepage: reinstall (scripts/_venv.sh)"
+    assert (program.attribution.name, program.attribution.url) == ("hexvoice", home)
     (voice,) = program.voices
     assert voice.attribution == program.attribution  # the engine names none
     assert voice.name == test_voice.name
     assert voice.languages == ["en_US"]
     assert [s.name for s in voice.speakers] == ["0", "1"]
+
+
+def _metadata_homepage() -> str | None:
+    """hexvoice's Homepage as the installed metadata states it, read here."""
+    for entry in metadata.metadata("hexvoice").get_all("Project-URL") or ():
+        label, _, url = entry.partition(",")
+        if label.strip().lower() == "homepage":
+            return url.strip()
+    return None
+
+
+def _project_url_given(tmp_path: Path, headers: str) -> str:
+    """project_url() in a fresh interpreter that finds, first on its path, a
+    hexvoice dist-info whose METADATA carries these extra headers."""
+    info = tmp_path / "hexvoice-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.4\nName: hexvoice\nVersion: 0.1.0\n{headers}"
+    )
+    code = "from daemon.protocols.wyoming import server; print(server.project_url())"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=IMPORT_TIMEOUT_S,
+        check=True,
+    )
+    return out.stdout.strip()
+
+
+def test_project_url_is_the_metadata_homepage(tmp_path: Path):
+    urls = (f"Source, {OTHER_URL}/src", f"Homepage, {OTHER_URL}")
+    headers = "".join(f"Project-URL: {u}\n" for u in urls)
+    assert _project_url_given(tmp_path, headers) == OTHER_URL
+
+
+def test_project_url_falls_back_without_a_homepage(tmp_path: Path):
+    assert _project_url_given(tmp_path, "") == FALLBACK_URL
 
 
 def test_socket_mode_is_0660(daemon: Daemon):
