@@ -7,7 +7,7 @@ whole codec decoder and speaker encoder, and compares).  Dims: talker 28 layers,
 1024 / 16 / 8 x 128, FFN 3072, codec vocab 3072, text 151,936 x 2048; code
 predictor 5 layers of the same block, vocab 2048, 15 tables and heads (qwen3.md
 §2.1; the FFN 3072 of both from ivan-digital/qwen3-asr-swift docs/tts-model.md,
-which matches the issue's 0.88 GB / 161 MB).  The 12 Hz codec decoder's
+which matches the design estimate's 0.88 GB / 161 MB).  The 12 Hz codec decoder's
 config.json could not be read here (no checkpoint): ASSUMED hidden 512, head_dim
 64, FFN 1024, latent 1024, codebook_dim 512, decoder_dim 1536, 8 layers, as two
 independent ports copy it from the published speech_tokenizer/config.json.

@@ -10,7 +10,7 @@ clipping.  Here:
 - ``x * 32768`` is exact in float32 (a power of two) and the cast truncates;
 - a sample at exactly +1.0 would give 32768, which upstream's cast wraps to
   -32768 (numpy's float -> int16 is undefined out of range; on x86 it wraps);
-  we clip it to 32767 instead, as the issue asks ("clipped").
+  we clip it to 32767 instead (a full-scale peak must not flip sign).
 
 Every protocol turns engine audio into PCM with the one shared
 ``daemon.engine.audio.shaping.to_int16`` (round(x * 32767), clipped to int16),

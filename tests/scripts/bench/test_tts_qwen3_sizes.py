@@ -1,6 +1,6 @@
 """The full-size byte counts of scripts/bench/tts_qwen3_sizes.py: the parameter
-formulas equal upstream's own modules, and the floor reproduces the issue's
-figure from them."""
+formulas equal upstream's own modules, and the floor reproduces the design
+estimate's weights-only figure from them."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_a_wrong_count_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         sizes.check(sizes.TINY)
 
 
-def test_full_size_weights_are_the_issues_figures() -> None:
+def test_full_size_weights_are_the_estimated_figures() -> None:
     d = sizes.Dims()
     # qwen3.md §4: a full-width layer is 15.7 M params; 28 layers ~ 0.88 GB fp16
     assert sizes.layer_params(d.talker) == 15_730_944
@@ -41,7 +41,7 @@ def test_full_size_weights_are_the_issues_figures() -> None:
     weights = (parts["talker weights (decode graph)"]
                + parts["predictor weights x 16 (5 layers + 1 head)"])  # fmt: skip
     rtf = weights * sizes.FRAMES_PER_S / sizes.BANDWIDTH_BPS
-    assert rtf == pytest.approx(0.675, abs=0.01)  # the issue's weights-only RTF
+    assert rtf == pytest.approx(0.675, abs=0.01)  # the estimated weights-only RTF
     ms, full_rtf = sizes.floor(sizes.streamed(d, counted))
     assert full_rtf > rtf  # the K/V bucket and the codec add to it
     _, w8 = sizes.floor(sizes.streamed(d, counted, cp_per_param=sizes.INT8))

@@ -15,7 +15,7 @@ MEL = MelParams(
     n_mels=128, n_fft=400, hop_length=160, sampling_rate=16000,
     chunk_frames=100, chunk_tokens=13, window_chunks=4,
 )  # fmt: skip
-#: the issue's bound against upstream's features
+#: the mel parity bound against upstream's features
 TOLERANCE = 1e-5
 #: WhisperFeatureExtractor.__call__ takes its float32 torch path when torch is
 #: importable; that path is itself 2-3e-5 off the float64 result at a few

@@ -1,4 +1,5 @@
-"""Free-running greedy parity up to and including the stop (must-have 4).
+"""Free-running greedy parity up to and including the stop (greedy ids equal
+upstream's).
 
 The suite's tiny checkpoint (seed 0) never emits EOS; the seed-1 checkpoint
 does, after 8 to 53 tokens on these cases. Its bundle is built by the real

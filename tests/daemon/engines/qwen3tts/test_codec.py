@@ -15,7 +15,7 @@ from daemon.engines.qwen3tts.params import TtsParams
 from scripts.common.parity import snr_db
 
 SPF = 1920
-#: the issue's bound for our output vs upstream's on the same windows
+#: the codec parity bound for our output vs upstream's on the same windows
 MIN_SNR_DB = 90.0
 
 

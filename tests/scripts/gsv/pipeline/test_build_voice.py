@@ -77,7 +77,7 @@ def test_reference_archive(built_voice: Path) -> None:
         assert str(ref[layout.REF_LANG]) == "zh"
 
 
-def test_gates_passed_with_issue_thresholds(built_voice: Path) -> None:
+def test_gates_passed_with_port_thresholds(built_voice: Path) -> None:
     """Every gate ran on the test voice and met the port's acceptance thresholds."""
     state = _state(built_voice)
     cpu = state["gates_cpu"]["result"]

@@ -74,7 +74,7 @@ def test_normalization_matches_upstream(case: dict) -> None:
     assert normalize_zh(case["text"]) == case["norm_text"]
 
 
-def test_issue_example_date() -> None:
+def test_example_date_verbalized() -> None:
     assert verbalized_sentences("2026年9月26日") == ["二零二六年九月二十六日"]
 
 

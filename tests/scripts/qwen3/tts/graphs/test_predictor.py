@@ -64,7 +64,7 @@ def test_head_input_picks_upstreams_lm_head(
     tts_custom: Any, cp_graphs: dict[str, Any]
 ) -> None:
     """Position s must use lm_head[s-1]: the graph driven with heads one off
-    fails the gate (the table/head offset the issue warns about)."""
+    fails the gate (the table/head offset that is easy to get wrong)."""
     hidden, codes = _frames(tts_custom, 1)
     rows = gates.predictor_rows(tts_custom, hidden, codes)
     want = gates.predictor_reference(tts_custom, rows)
