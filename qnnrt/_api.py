@@ -1,6 +1,6 @@
 """Mechanical ctypes mirror of the QNN C API (the subset qnnrt uses, in header order).
 
-Written from the facts in ``docs/qnn-abi.md`` (QNN SDK 2.43 headers: core API 2.32,
+Written from the facts in ``docs/qnn.md`` (QNN SDK 2.43 headers: core API 2.32,
 HTP API 5.43, system API 1.7; checked against the 2.51 runtime shipped by PyPI
 ``onnxruntime-qnn`` 2.7.0: core API 2.40, HTP 5.51, system 1.15).  Names keep their
 C spelling so a symbol from the Qualcomm docs greps straight into this file.  Nothing

@@ -2,8 +2,8 @@
 
 Why: if the interpreter finalizes while another thread is inside a QNN call and a
 Python log callback is installed, QNN calls back into a dying interpreter and the
-process segfaults (qnn-abi.md §11e).  On a board, QNN objects that outlive the
-FastRPC session crash at exit too (reference-ports.md §1.12).  So at exit we
+process segfaults (docs/qnn.md, process exit).  On a board, QNN objects that outlive the
+FastRPC session crash at exit too (docs/qnn.md, process exit).  So at exit we
 (1) ask registered workers to stop and join them, (2) take each backend's execute
 lock so no call is in flight, (3) free everything in structural order.
 """

@@ -121,7 +121,8 @@ class Backend:
         if soc_model is not None:
             custom = A.QnnHtpDevice_CustomConfig_t()
             custom.option = A.QNN_HTP_DEVICE_CONFIG_OPTION_SOC
-            # Written at +4 (2.43 layout) and +8 (2.51 layout): qnn-abi.md pitfall 2.
+            # Written at +4 (2.43 layout) and +8 (2.51 layout): docs/qnn.md, struct
+            # layouts.
             custom.socModel_v243 = custom.socModel = soc_model
             cfg = A.QnnDevice_Config_t(
                 A.QNN_DEVICE_CONFIG_OPTION_CUSTOM, C.addressof(custom)

@@ -22,7 +22,7 @@ from .errors import check
 from .tensor import Quantization, TensorInfo
 
 #: ``graphBlobInfo`` walks: the V1 wrapper is 40 B, a self-versioned V2 struct may
-#: follow (observed size 112 = 40 + 72 on QNN 2.51, qnn-abi.md §6.7).
+#: follow (observed size 112 = 40 + 72 on QNN 2.51, docs/qnn.md, graph blob info).
 _BLOB_V1_SIZE: Final = C.sizeof(_api.QnnHtpSystemContext_GraphBlobInfo_t)
 _BLOB_V2_SIZE: Final = C.sizeof(_api.QnnHtpSystemContext_GraphBlobInfoV2_t)
 

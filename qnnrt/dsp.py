@@ -36,7 +36,7 @@ ADSP_ENV: Final = "ADSP_LIBRARY_PATH"
 DSP_ENV: Final = "DSP_LIBRARY_PATH"
 SEPARATOR: Final = ";"
 #: libcdsprpc's built-in search list, used when neither variable is set
-#: (qnn-peers.md §4; upstream fastrpc).  Setting a variable replaces it, so a
+#: (docs/board.md, board setup; upstream fastrpc).  Setting a variable replaces it, so a
 #: value qnnrt writes keeps these.
 FASTRPC_DEFAULT_DIRS: Final = (
     "/usr/lib/dsp/cdsp",

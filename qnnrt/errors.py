@@ -9,7 +9,8 @@ from . import _api
 #: Low 16 bits of ``Qnn_ErrorHandle_t`` carry the code (QnnCommon.h).
 _ERROR_CODE_MASK: Final = 0xFFFF
 
-#: What a code usually means in practice, and what to do (qnn-abi.md §8, board notes).
+#: What a code usually means in practice, and what to do (docs/qnn.md, error codes,
+#: board notes).
 _HINTS: Final[dict[int, str]] = {
     1002: "out of memory on the NPU side: too many or too large contexts in one "
     "protection domain; load fewer or smaller binaries, share one spill-fill "

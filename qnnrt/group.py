@@ -100,7 +100,8 @@ class ContextGroup:
             self.close()
             raise
         # Standalone contexts cost NPU memory only when a board refuses a group;
-        # the simulator always refuses (qnn-abi.md §10b), so there it is routine.
+        # the simulator always refuses (docs/qnn.md, context groups), so there it is
+        # routine.
         unexpected = self._refused and not backend.lib.simulator
         _LOGGER.log(
             logging.WARNING if unexpected else logging.INFO,

@@ -1,8 +1,8 @@
 """Tensor metadata and the numpy <-> QNN dtype rules.
 
 QNN's ``graphExecute`` checks neither dtype nor byte size (an undersized buffer is a
-silent overflow, qnn-abi.md §10), so every array is validated here before its
-pointer reaches C.
+silent overflow, docs/qnn.md, execute tensor rules), so every array is validated here
+before its pointer reaches C.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ usage: rpcmem_child.py BIN MODE   (MODE: exit | drop)
 Runs with LD_LIBRARY_PATH at the stub, so qnnrt loads it as it loads the board's
 library.  Two rpcmem buffers are taken before the first context (the memory mode is
 decided with that context); one is bound as the graph's input.  The simulator
-refuses QnnMem (1000, qnn-abi.md), so no real handle can exist here: the child
+refuses QnnMem (1000, docs/qnn.md), so no real handle can exist here: the child
 records one the way ``Graph._point`` records a successful ``memRegister``, with a
 value QNN never issued, and the log shows when qnnrt deregisters it.
 

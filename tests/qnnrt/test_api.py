@@ -1,4 +1,4 @@
-"""The ctypes mirror against the sizes/offsets in docs/qnn-abi.md (x86_64 LP64)."""
+"""The ctypes mirror against the sizes/offsets of docs/qnn.md (x86_64 LP64)."""
 
 from __future__ import annotations
 

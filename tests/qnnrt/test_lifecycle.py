@@ -1,4 +1,4 @@
-"""Process exit with QNN objects alive: never a crash (qnn-abi.md §11e)."""
+"""Process exit with QNN objects alive: never a crash (docs/qnn.md, process exit)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ BUCKET_ROWS = (1, 8)
 SHARED_BUCKETS_BIN = "shared_buckets.bin"
 BUCKET_BIN = "bucket_{rows}.bin"
 #: QnnContext_Config_t options (QnnContext.h) and HTP custom options
-#: (QnnHtpContext.h, qnn-abi.md §6.8/§6.9) tried at load time on the simulator
+#: (QnnHtpContext.h, docs/qnn.md, config structs) tried at load time on the simulator
 _CUSTOM, _BINARY_COMPATIBILITY, _DEFER_GRAPH_INIT, _ENABLE_GRAPHS = 0, 8, 9, 5
 HTP_LOAD_CONFIGS = {
     "WEIGHT_SHARING_ENABLED": 1,
