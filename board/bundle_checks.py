@@ -3,7 +3,7 @@
 ``npu-run`` is the end-to-end proof: a real context load and one execute of the
 bundle's smallest graph on this machine's QNN backend (the DSP on a board, the
 HTP simulator on x86_64).  When it fails, :func:`diagnose` names the known setup
-cause from QNN's error code and log lines (reference-ports.md §1.11/§1.16).
+cause from QNN's error code and log lines (docs/board.md, board setup; setup faults).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from .checks import Check, Finding, error, ok, skip, warning
 from .qnn_checks import ENV_FILE, BoardTarget, install_fix
 
 _KIB: Final = 1024
-#: QnnError codes with a known setup cause (qnnrt/errors.py, qnn-peers.md §4).
+#: QnnError codes with a known setup cause (qnnrt/errors.py, docs/board.md, board
+#: setup).
 _NO_PD: Final = 1002
 _STUB_OR_SKEL: Final = 1009
 _SDK_MISMATCH: Final = (5000, 5004)

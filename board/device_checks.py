@@ -4,8 +4,8 @@ passwd(5) / group(5) so ``--root`` trees work.
 Without read/write access to ``/dev/adsprpc-smd`` (usually ``crw-rw---- system
 system``) or ``/dev/fastrpc-cdsp*`` (group ``fastrpc`` on upstream images) QNN
 logs "createUnsignedPD ... not supported" and "openSessionForPriority failed
-0x200" (qnn-peers.md §4).  Group changes reach a process only at its next login
-or restart, hence the re-login hint.
+0x200" (docs/board.md, board setup).  Group changes reach a process only at its next
+login or restart, hence the re-login hint.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 :class:`BoardTarget` adds what these checks share and should compute once: the QNN
 library directory and its loaded libraries, the bundle and its verification.
 Failures are reported with the board errors they cause in practice
-(reference-ports.md §1.11, qnn-peers.md §4) and the fix for each.
+(docs/board.md, board setup) and the fix for each.
 """
 
 from __future__ import annotations
