@@ -23,7 +23,7 @@ from daemon.engine.reader import ReadError, invalid, read
 PROFILE_DIR: Final = Path(__file__).resolve().parent / "target_profiles"
 #: ``platform.machine()`` values a profile may name.
 MACHINES: Final = ("aarch64", "x86_64")
-#: ``FastRPC`` splits ADSP_LIBRARY_PATH on ';' (reference-ports.md §1.11).
+#: ``FastRPC`` splits ADSP_LIBRARY_PATH on ';' (docs/board.md, board setup).
 ADSP_SEPARATOR: Final = ";"
 _MB: Final = 1 << 20
 

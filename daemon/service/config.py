@@ -36,7 +36,7 @@ DEFAULT_CONFIG_PATH: Final = Path("/etc/hexvoice/config.yaml")
 #: systemd ``RuntimeDirectory=hexvoice`` (systemd/hexvoice.service).
 DEFAULT_RUNTIME_DIR: Final = Path("/run/hexvoice")
 DEFAULT_SOCKET_MODE: Final = 0o660
-#: OpenAI CreateSpeechRequest ``input`` maxLength (ecosystem.md §2.1).
+#: OpenAI CreateSpeechRequest ``input`` maxLength (docs/clients.md, speech request).
 OPENAI_MAX_INPUT_CHARS: Final = 4096
 DEFAULT_QUEUE_SIZE: Final = 4
 DEFAULT_REQUEST_TIMEOUT_S: Final = 120.0
@@ -62,7 +62,7 @@ DEFAULT_BODY_TIMEOUT_S: Final = 30.0
 #: Longest audio one transcription takes (s): half an hour, a long meeting
 #: segment; an engine may declare less (its ``max_input``).
 DEFAULT_MAX_AUDIO_S: Final = 1800.0
-#: Home Assistant's Wyoming TTS convention (ecosystem.md §0).
+#: Home Assistant's Wyoming TTS convention (docs/clients.md, Wyoming conventions).
 WYOMING_TCP_PORT: Final = 10200
 LOG_LEVELS: Final = ("debug", "info", "warning", "error")
 

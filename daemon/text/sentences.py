@@ -1,8 +1,8 @@
 """Where sentences end: one rule for streamed and for whole texts.
 
 The boundaries come from ``sentence-stream``, the detector wyoming-piper and
-wyoming-bench use (ecosystem.md §1.6/1.7): a period is a sentence end only before
-whitespace and an upper-case letter (or a list number), it waits past "Mr.",
+wyoming-bench use (docs/clients.md, sentence boundaries): a period is a sentence end
+only before whitespace and an upper-case letter (or a list number), it waits past "Mr.",
 initials and decimals, and it cuts CJK text at 。！？ without a space after.
 Wyoming streams are cut with it as text arrives; engines that pause between
 sentences cut whole texts with it too, so the same text gives the same

@@ -13,7 +13,7 @@ One module per job; engines import what they use:
     rope        RoPE cos/sin tables (Qwen3 decoders)
 
 GPT-SoVITS's T2S (engines/gptsovits/t2s.py) is the first user; the Qwen3 ASR
-decoder and TTS talker / code predictor (shared/docs/qwen3.md §4) have the same
+decoder and TTS talker / code predictor (docs/qwen3.md, graph set) have the same
 graph shape: x, k/v caches [..., L, dh], mask [.., L] -> logits, k/v_new. For
 them an engine writes its own inputs (x, cos/sin) into ``KvGraph.buffers``,
 prefills with ``masks.causal``, and picks a chain: greedy ASR is

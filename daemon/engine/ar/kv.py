@@ -1,7 +1,7 @@
 """Fixed-length K/V caches bound into a decode graph, and length buckets.
 
 A decode graph (GPT-SoVITS ``t2s_decode_L``; Qwen3 ``asr_decode`` /
-``tts_talker_decode``, shared/docs/qwen3.md §4) reads the caches
+``tts_talker_decode``, docs/qwen3.md, graph set) reads the caches
 ``k_cache``/``v_cache`` [..., L, head_dim] and an additive mask row [..., L],
 and returns the new token's ``k_new``/``v_new`` [..., n, head_dim] next to its
 other outputs. The caches are bound once, zero-copy; after a step the new rows

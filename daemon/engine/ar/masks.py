@@ -21,7 +21,7 @@ def prefix_causal(out: np.ndarray, n_prefix: int, n_causal: int, value: float) -
 
     Prefix rows see the whole prefix and never the causal part; causal rows see
     the whole prefix and the causal positions up to their own. GPT-SoVITS's T2S
-    prefill is prefix = text, causal = prompt audio (gpt-sovits-v2pro.md §4.3);
+    prefill is prefix = text, causal = prompt audio (docs/gpt-sovits.md, T2S);
     a plain decoder-only prompt (Qwen3) is ``n_prefix = 0``.
     """
     s = n_prefix + n_causal

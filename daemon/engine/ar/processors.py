@@ -8,11 +8,11 @@ return a view or a new array. The order is the model's, and it matters
 (tests/daemon/engine/ar/test_processors.py shows a case):
 
 - GPT-SoVITS (AR/models/utils.py ``logits_to_probs``, t2s_model.py; see
-  shared/docs/gpt-sovits-v2pro.md §4.5-4.6): EOS column sliced off for the
+  docs/gpt-sovits.md, T2S sampling; T2S stopping): EOS column sliced off for the
   first steps, repetition penalty; then top-p (no HF shift), temperature, top-k.
-- HF transformers ``_get_logits_processor`` (Qwen3 talker, shared/docs/qwen3.md
-  §2.4): repetition penalty, min-new-tokens, suppress; then temperature, top-k,
-  top-p.
+- HF transformers ``_get_logits_processor`` (Qwen3 talker, docs/qwen3.md,
+  TTS generation loop): repetition penalty, min-new-tokens, suppress; then
+  temperature, top-k, top-p.
 """
 
 from __future__ import annotations

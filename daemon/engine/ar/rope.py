@@ -1,7 +1,7 @@
 """RoPE cos/sin tables, computed on the CPU for graphs that take them as inputs.
 
 Qwen3's decoders (ASR text decoder, TTS talker and code predictor;
-shared/docs/qwen3.md §1.4, §2.1) all use upstream's default rope:
+docs/qwen3.md, text decoder; TTS components) all use upstream's default rope:
 ``inv_freq = 1 / theta^(2i/d)``, ``emb = cat(freqs, freqs)``, cos and sin
 times the rope init's attention scaling.  M-RoPE with equal position rows (text
 or audio only) is this same table.

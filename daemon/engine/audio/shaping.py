@@ -2,7 +2,7 @@
 
 Why fades: a segment's last phone is often cut 5-20 ms after its onset when the
 vocoder output is trimmed; a raised-cosine fade-in of 10 ms and fade-out of 40 ms
-removes the clicks (reference-ports.md §1.7, NOTES pitfall 17).
+removes the clicks (docs/board.md, sentences, pauses and fades, NOTES pitfall 17).
 
 Pauses, one rule whichever way text arrives: ``SENTENCE_PAUSE_S`` between two
 sentences (``daemon.text.sentences`` decides where they end), ``COMMA_PAUSE_S`` where a

@@ -21,7 +21,7 @@ clamped-back copy of the large one.
 
 Static graphs (the NPU) take exactly `size` frames. A window that would run past
 the sequence end is clamped back to end there (zero padding gave visible errors
-over the edge frames, reference-ports.md §1.6); a sequence shorter than the
+over the edge frames, docs/board.md, vocoder windows); a sequence shorter than the
 window gets one window padded with zeros plus a frame mask (1 = real frame) that
 the decoder graph uses to zero its padded positions after every conv, which
 makes the short decode equal to a full-length decode of that sequence.
@@ -38,8 +38,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-# GPT-SoVITS generator window and overlap in frames (reference-ports.md §1.3/§1.6);
-# Piper voices use the same schedule.
+# GPT-SoVITS generator window and overlap in frames (docs/board.md, reference port
+# graphs; vocoder windows); Piper voices use the same schedule.
 WINDOW_FRAMES = 96
 OVERLAP_FRAMES = 12
 

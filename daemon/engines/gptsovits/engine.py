@@ -1,7 +1,7 @@
 """The ``gpt-sovits-v2pro`` engine: GPT-SoVITS v2Pro voices on the NPU.
 
-Per segment of the frontend's split (≤ 30 spoken chars, reference-ports.md §1.7):
-phonemize (g2pw graph for polyphones) -> BERT features (bert graph) -> T2S
+Per segment of the frontend's split (≤ 30 spoken chars, docs/board.md, sentences, pauses
+and fades): phonemize (g2pw graph for polyphones) -> BERT features (bert graph) -> T2S
 prefill + decode loop (t2s.py) -> vits_enc -> vits_gen windows, each window's
 audio yielded as soon as it is done, faded at the segment's edges and followed
 by its pause. A segment that reaches the token cap without EOS, or does not fit

@@ -1,7 +1,7 @@
 """GPT-SoVITS T2S token choice: upstream's sampling and stop rules, per request.
 
 Order per step (upstream AR/models/utils.py ``logits_to_probs`` + t2s_model.py
-``infer_panel_naive``; shared/docs/gpt-sovits-v2pro.md §4.5-4.6), built from
+``infer_panel_naive``; docs/gpt-sovits.md, T2S sampling; T2S stopping), built from
 the shared toolkit (``daemon.engine.ar.processors.gpt_sovits_chain``):
 
 1. for the first ``eos_block_steps`` steps the EOS column is sliced off;

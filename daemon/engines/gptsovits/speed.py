@@ -1,7 +1,7 @@
 """Speed as upstream's SoVITS decode does it, inside one static ``vits_enc`` graph.
 
-Upstream (module/models.py ``TextEncoder.forward``; shared/docs/
-gpt-sovits-v2pro.md §5.2 step 3): after ``encoder2`` and before ``proj``, when
+Upstream (module/models.py ``TextEncoder.forward``;
+docs/gpt-sovits.md, SoVITS decode, step 3): after ``encoder2`` and before ``proj``, when
 ``speed != 1``, ``y = F.interpolate(y, size=int(T / speed) + 1, mode="linear")``
 (align_corners False) over the T = 2N latent frames, and the mask is resized by
 nearest.  So the flow, the prior noise and the vocoder all run on

@@ -6,7 +6,7 @@ The NPU graphs (scripts/gsv/models/t2s.py) are
     t2s_decode_L   x [1,1,W], k_cache, v_cache [layers,H,L,dh], mask [1,1,1,L]
                    -> logits [1,V], k_new, v_new [layers,H,1,dh]
 
-What is GPT-SoVITS's is here (shared/docs/gpt-sovits-v2pro.md §4.3-4.4): text
+What is GPT-SoVITS's is here (docs/gpt-sovits.md, T2S): text
 and audio embeddings with their scaled positions, the prefill mask's shape (text
 rows see all text and never audio; audio rows see all text and earlier audio),
 the predict layer on the prefill's last row. The bound caches, masks, sampler
@@ -203,8 +203,8 @@ class T2S:
 
     def _feed(self, bucket: KvGraph, n_y: int) -> loop.Feed:
         """Decode step idx feeds generated token idx at audio position n_y + idx
-        (§4.2). A step's time runs from the end of the one before, so it
-        includes choosing the token."""
+        (docs/gpt-sovits.md, T2S). A step's time runs from the end of the one before, so
+        it includes choosing the token."""
         emb, pe, stats = self.tables.audio_emb, self.tables.audio_pe, self.stats
         x, out = bucket.buffers["x"][0, 0], bucket.buffers["logits"][0]
         idx = 0
@@ -252,7 +252,7 @@ class T2S:
         # max_tokens + 1 draws is upstream's default path at its cap
         # (infer_panel_batch_infer, parallel_infer=True: y[:-1], the LAST token
         # dropped); its naive path (streaming modes) drops the FIRST instead
-        # (TTS.py's pred[-idx:]).  gpt-sovits-v2pro.md §4.6; test_t2s.py.
+        # (TTS.py's pred[-idx:]).  docs/gpt-sovits.md, T2S stopping; test_t2s.py.
         run = loop.free_run(logits, sampler.step, feed, max_tokens + 1, cancel)
         return T2SResult(np.array(run.tokens[:max_tokens], np.int64), run.limited)
 

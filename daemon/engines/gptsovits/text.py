@@ -2,7 +2,7 @@
 
 - g2pW: the body runs as the ``g2pw`` graph (8 rows x 64 tokens -> hidden of
   each row's query char), the head in numpy fp32 (frontend/g2pw.py).
-- BERT (shared/docs/gpt-sovits-v2pro.md §3): for each Chinese part, its
+- BERT (docs/gpt-sovits.md, BERT features): for each Chinese part, its
   norm_text as [CLS] chars [SEP] through the ``bert`` graph (hidden_states[-3]),
   [CLS]/[SEP] rows dropped, each char's row repeated word2ph times; zeros for
   the phones of other languages.

@@ -1,6 +1,6 @@
 """SoVITS decode on the NPU: ``vits_enc`` once per segment, then ``vits_gen`` windows.
 
-Host side of shared/docs/gpt-sovits-v2pro.md §5.2 (B = 1):
+Host side of docs/gpt-sovits.md, SoVITS decode (B = 1):
 - codebook lookup of the semantic tokens, repeated x2 to the 50 Hz latent rate;
 - VITS phone embedding of the segment's phones (target text only, no prompt);
 - both padded into the static graph (FR frames x TT phones) with 0/1 masks;

@@ -2,7 +2,7 @@
 
 Both run a Qwen3 decoder stack (the ASR text decoder, the TTS talker) as
 ``prefill_<P>`` buckets and ``decode_<L>`` KV buckets with the CPU's share
-(RoPE tables, masks, K/V write-back; shared/docs/qwen3.md §4):
+(RoPE tables, masks, K/V write-back; docs/qwen3.md, graph set):
 
     shapes   a decoder stack's sizes and buckets (params), its graphs' I/O shapes
     stack    prefill at the smallest bucket, KV buckets, one decode step's inputs

@@ -2,8 +2,8 @@
 
 The CPU's share of a stack (the ASR text decoder, the TTS talker): the RoPE
 cos/sin tables (plain 1-D RoPE: upstream's M-RoPE rows are equal for prompts of
-one modality, so its interleaving is the identity; shared/docs/qwen3.md §1.4,
-§2.1), the prefill's causal mask and ``last`` row, and the K/V write-back
+one modality, so its interleaving is the identity; docs/qwen3.md, text decoder,
+TTS components), the prefill's causal mask and ``last`` row, and the K/V write-back
 (daemon/engine/ar/kv.py).  An engine's decoder subclasses :class:`Stack` and
 adds what it reads back (logits, the talker's ``h``) and its own accounting.
 """

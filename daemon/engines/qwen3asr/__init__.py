@@ -1,4 +1,4 @@
-"""Qwen3-ASR on the NPU: the ``qwen3-asr`` engine (shared/docs/qwen3.md §1).
+"""Qwen3-ASR on the NPU: the ``qwen3-asr`` engine (docs/qwen3.md, the ASR sections).
 
 One module per job:
 

@@ -1,6 +1,6 @@
 """The text decoder: prefill at the smallest prompt bucket, then KV-cached steps.
 
-Qwen3's decoder (qwen3.md §1.4) on the shared Qwen3 stack
+Qwen3's decoder (docs/qwen3.md, text decoder) on the shared Qwen3 stack
 (daemon/engines/qwen3/stack.py: RoPE cos/sin, plain 1-D RoPE since upstream's
 M-RoPE rows are equal for audio-only prompts, with the rope init's attention
 scaling; the additive masks; the K/V write-back) plus the token embeddings.

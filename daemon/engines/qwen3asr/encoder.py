@@ -1,12 +1,12 @@
 """The audio encoder, window by window, while an utterance streams in.
 
-Upstream (modeling_qwen3_asr.py ``Qwen3ASRAudioEncoder.forward``, qwen3.md
-§1.2) cuts the mel into 100-frame chunks (the tail chunk zero-padded to the
-longest, i.e. 100 frames, unless the utterance is shorter than one chunk), runs
-the conv stem per chunk and attends within windows of C chunks (FA2/vLLM
-semantics).  Only the last chunk of an utterance is partial, so every window
-but the last is C full chunks, and a window's valid tokens come first: the
-``encoder`` graph takes one window with a key mask over its padding.
+Upstream (modeling_qwen3_asr.py ``Qwen3ASRAudioEncoder.forward``, docs/qwen3.md, ASR
+encoder windows) cuts the mel into 100-frame chunks (the tail chunk zero-padded to the
+longest, i.e. 100 frames, unless the utterance is shorter than one chunk), runs the conv
+stem per chunk and attends within windows of C chunks (FA2/vLLM semantics).  Only the
+last chunk of an utterance is partial, so every window but the last is C full chunks,
+and a window's valid tokens come first: the ``encoder`` graph takes one window with a
+key mask over its padding.
 
 Why windows: upstream's vLLM backend and its transformers FA2 path attend
 within n_window_infer frames (``cu_seqlens``: 800 frames = 8 s, 104 tokens,

@@ -1,9 +1,10 @@
 """Whisper's log-mel in numpy, streamed: upstream's features within 1e-5.
 
 Upstream's processor runs transformers' ``WhisperFeatureExtractor`` on the whole
-16 kHz utterance (qwen3.md §1.1): periodic Hann window, centred STFT with reflect
-padding, power spectrum, slaney mel filters over 0-8 kHz, the last frame dropped,
-``log10(max(mel, 1e-10))``, a floor at the utterance's max - 8, then (x + 4) / 4.
+16 kHz utterance (docs/qwen3.md, ASR front end): periodic Hann window, centred STFT with
+reflect padding, power spectrum, slaney mel filters over 0-8 kHz, the last frame
+dropped, ``log10(max(mel, 1e-10))``, a floor at the utterance's max - 8, then (x + 4) /
+4.
 
 A frame is final once ``n_fft / 2`` samples follow its centre (the reflect pad
 at the end is needed only by the last frames, computed at ``finish``).  This

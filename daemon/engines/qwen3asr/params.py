@@ -92,7 +92,10 @@ class TokenIds:
 
 @dataclass(frozen=True)
 class PromptParams:
-    """The checkpoint's chat template, rendered at build time (qwen3.md §1.3)."""
+    """The checkpoint's chat template, rendered at build time.
+
+    docs/qwen3.md, ASR prompt and special ids.
+    """
 
     #: with ``{context}`` (the system turn) and ``{audio}`` (where the pads go)
     template: Text

@@ -1,10 +1,10 @@
 """The prompt, as upstream's chat template renders it, tokenised and embedded.
 
 Upstream (inference/qwen3_asr.py ``_build_messages`` / ``_build_text_prompt``,
-processing_qwen3_asr.py ``replace_multimodal_special_tokens``; qwen3.md §1.3):
-a system turn with the context, a user turn with one audio item, the generation
-prompt, and ``language X<asr_text>`` appended when the language is forced; the
-one ``<|audio_pad|>`` expanded to the encoder's N tokens; the audio rows then
+processing_qwen3_asr.py ``replace_multimodal_special_tokens``; docs/qwen3.md, ASR prompt
+and special ids): a system turn with the context, a user turn with one audio item, the
+generation prompt, and ``language X<asr_text>`` appended when the language is forced;
+the one ``<|audio_pad|>`` expanded to the encoder's N tokens; the audio rows then
 replace the pads' embeddings (``get_placeholder_mask`` + ``masked_scatter``).
 The bundle carries the template already rendered from the checkpoint's own
 (``params.prompt``), with ``{context}`` and ``{audio}`` where they go.

@@ -1,4 +1,4 @@
-"""Qwen3-TTS 12 Hz on the NPU: the ``qwen3-tts`` engine (shared/docs/qwen3.md §2).
+"""Qwen3-TTS 12 Hz on the NPU: the ``qwen3-tts`` engine (docs/qwen3.md, TTS).
 
 One module per job:
 

@@ -7,8 +7,8 @@ Every layer of upstream's ``Qwen3TTSTokenizerV2Decoder`` is causal (convs
 padded on the left, the transformer's sliding window looks back only), so a
 window holding fewer than T frames runs right-padded in the same graph and its
 first n * samples_per_frame samples are exactly the decode of those n frames
-(qwen3.md §2.6, measured 1.5e-6).  :mod:`stream` decides which frames go into
-which window.
+(docs/qwen3.md, codec decoder, measured 1.5e-6).  :mod:`stream` decides which frames go
+into which window.
 """
 
 from __future__ import annotations

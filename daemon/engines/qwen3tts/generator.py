@@ -1,7 +1,7 @@
 """Frames from a prompt: talker code0, predictor codes 1..15, talker again.
 
-Upstream's loop (qwen3.md §2.4): the talker's prefill logits give code0 of
-frame 0; feeding code0 runs the code predictor from the talker's last ``h``
+Upstream's loop (docs/qwen3.md, TTS generation loop): the talker's prefill logits give
+code0 of frame 0; feeding code0 runs the code predictor from the talker's last ``h``
 (codes 1..15), then the talker steps on C(code0) + sum cp_table[i-1](code_i)
 + the prompt's text row for that step, giving the logits of the next code0.
 So a frame is complete one step after its code0 is chosen, and the last code0

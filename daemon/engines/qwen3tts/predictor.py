@@ -1,7 +1,7 @@
 """The code predictor: codes 1..15 of a frame from the talker's ``h`` and code0.
 
 Upstream (core/models/modeling_qwen3_tts.py, the talker's ``forward`` calling
-``code_predictor.generate``; shared/docs/qwen3.md §2.4): a 2-row prefill
+``code_predictor.generate``; docs/qwen3.md, TTS generation loop): a 2-row prefill
 [h, C(code0)] whose last row goes through ``lm_head[0]`` (code1), then step
 s = 1..14 embeds code_s with ``codec_embedding[s-1]`` and predicts code_{s+1}
 with ``lm_head[s]``; positions 0..15, its own KV, standard RoPE.  Here that is

@@ -6,7 +6,7 @@ core/models/modeling_qwen3_tts.py ``Qwen3TTSForConditionalGeneration.generate``
 slices its ids **by position** (role ``[:3]``, text ``[3:-5]``, text without its
 first token ``[4:-5]``) and sums a text channel T(x) = text_projection(
 text_embedding(x)) with a codec channel C(x) = codec_embedding(x) per row
-(shared/docs/qwen3.md §2.3)::
+(docs/qwen3.md, TTS prompt)::
 
     role      T(ids[:3])                                            3 rows
     prefix    T(tts_pad) * (K-2), T(tts_bos)  +  C(codec rows[:-1])    K-1 rows

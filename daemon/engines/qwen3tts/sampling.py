@@ -1,7 +1,8 @@
 """How each code is chosen: the talker's code0 and the predictor's codes 1..15.
 
 Upstream ``Qwen3TTSForConditionalGeneration.generate`` runs the talker through
-HF ``generate`` (transformers ``_get_logits_processor`` order; qwen3.md §2.4):
+HF ``generate`` (transformers ``_get_logits_processor`` order; docs/qwen3.md, TTS
+generation loop):
 
 1. repetition penalty over the generated code0s only (the prompt is embeds, so
    HF's ``input_ids`` start empty);

@@ -4,7 +4,7 @@ Each call gives the codec head's logits and ``h``, the final-normed hidden of
 the row (upstream ``past_hidden``, which the code predictor starts from).  The
 CPU's share is the shared Qwen3 stack's (daemon/engines/qwen3/stack.py): the
 RoPE tables (the talker's M-RoPE is plain RoPE for equal position rows:
-shared/docs/qwen3.md §2.1), the masks and the K/V write-back.  A request starts
+docs/qwen3.md, TTS components), the masks and the K/V write-back.  A request starts
 in the smallest KV bucket holding its prompt and grows into larger ones as
 frames come (``KvBuckets.grow``), so a short utterance never pays for the
 longest cache.

@@ -1,7 +1,7 @@
 """The Base checkpoint's x-vector: a reference clip's mel through ``speaker_<F>``.
 
-Upstream (qwen3.md §2.5): ``create_voice_clone_prompt`` takes the clip mono
-(mean over the last axis) as float32, resamples it to 24 kHz with
+Upstream (docs/qwen3.md, x-vector mel): ``create_voice_clone_prompt`` takes the clip
+mono (mean over the last axis) as float32, resamples it to 24 kHz with
 ``librosa.resample`` (librosa 0.11: res_type "soxr_hq", then ``fix_length``
 to ceil(n * ratio) samples), and ``extract_speaker_embedding`` runs
 ``mel_spectrogram``: reflect pad (n_fft - hop) / 2 = 384 on both sides, STFT

@@ -21,12 +21,12 @@ import numpy as np
 
 from daemon.engine.audio.shaping import StreamResampler, to_int16
 
-#: OpenAI: ``pcm`` is raw 24 kHz 16-bit signed little-endian mono (ecosystem §2.1).
+#: OpenAI: ``pcm`` is raw 24 kHz 16-bit signed little-endian mono (docs/clients.md).
 OPENAI_PCM_RATE: Final = 24000
 SAMPLE_WIDTH: Final = 2  # int16
 CHANNELS: Final = 1
-#: Streamed WAV: RIFF and data sizes unknown -> 0xFFFFFFFF (ecosystem.md §2.2;
-#: a size of 0 is read as "no audio" by some clients).
+#: Streamed WAV: RIFF and data sizes unknown -> 0xFFFFFFFF (docs/clients.md, speech
+#: response; a size of 0 is read as "no audio" by some clients).
 WAV_UNKNOWN_SIZE: Final = 0xFFFFFFFF
 _WAVE_FORMAT_PCM: Final = 1  # mmreg.h
 _FMT_CHUNK_SIZE: Final = 16

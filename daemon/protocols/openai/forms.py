@@ -1,19 +1,18 @@
 """``multipart/form-data`` bodies of ``POST /v1/audio/transcriptions`` (and of
 ``POST /v1/voices``, whose clip arrives the same way).
 
-The body is read part by part (aiohttp's multipart reader), never as a whole,
-with a cap per part and for the body: the file at OpenAI's own 25 MB (ecosystem
-§2.5), text fields at ``MAX_FIELD_BYTES``.  A body past a cap is answered 413 at
-once and its connection closed (the rest of it cannot be told from a next
-request); one that stops arriving for ``body_timeout_s`` is answered 408, and
-one the multipart reader cannot parse (no or a wrong boundary, cut short, bad
-part headers) 400.  Each declared field is one part of its kind: a file part
-(with a filename) for the file, a text part for the rest, and at most once; a
-second one, or one of the other kind, is refused naming the field.  Text
-fields are read into ``TranscriptionForm`` by the one typed reader; fields it
-does not declare (``temperature``, ``timestamp_granularities[]``, ``include[]``,
-``chunking_strategy``, newer ones) are read and ignored, repeated or not, as the
-speech route ignores unknown keys.
+The body is read part by part (aiohttp's multipart reader), never as a whole, with a cap
+per part and for the body: the file at OpenAI's own 25 MB (docs/clients.md,
+transcriptions), text fields at ``MAX_FIELD_BYTES``.  A body past a cap is answered 413
+at once and its connection closed (the rest of it cannot be told from a next request);
+one that stops arriving for ``body_timeout_s`` is answered 408, and one the multipart
+reader cannot parse (no or a wrong boundary, cut short, bad part headers) 400.  Each
+declared field is one part of its kind: a file part (with a filename) for the file, a
+text part for the rest, and at most once; a second one, or one of the other kind, is
+refused naming the field.  Text fields are read into ``TranscriptionForm`` by the one
+typed reader; fields it does not declare (``temperature``,
+``timestamp_granularities[]``, ``include[]``, ``chunking_strategy``, newer ones) are
+read and ignored, repeated or not, as the speech route ignores unknown keys.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A CreateSpeechRequest body is read by the one typed reader into ``SpeechBody``
 (types only) and becomes a ``SynthesisRequest``; the host checks that once,
 against the voice's capabilities, before queueing (``daemon.engine.requests``).
 Errors use OpenAI's envelope ``{"error": {"message", "type", "param", "code"}}``,
-which the official SDK maps to its exception classes (ecosystem.md §2.4);
+which the official SDK maps to its exception classes (docs/clients.md, errors);
 ``param`` is the body field, and the message starts with it.
 """
 
@@ -40,7 +40,7 @@ ASR_MODELS: Final = (
     "gpt-4o-mini-transcribe",
 )
 #: OpenAI's built-in voice names; they select the default voice so stock
-#: clients work unchanged (ecosystem.md §2.1).
+#: clients work unchanged (docs/clients.md, speech request).
 OPENAI_VOICES: Final = frozenset(
     "alloy ash ballad coral echo fable onyx nova sage shimmer verse marin cedar".split()
 )

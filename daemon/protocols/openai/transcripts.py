@@ -10,7 +10,7 @@ language is upstream's name, "English", with ``language_code`` "en" beside it:
 daemon/text/languages.py has the rule), ``text``
 the bare text, ``srt``/``vtt`` one cue per segment.  ``stream=true`` sends
 ``transcript.text.delta`` events as the text grows and one
-``transcript.text.done`` with the whole text (ecosystem.md §2.5).
+``transcript.text.done`` with the whole text (docs/clients.md, transcriptions).
 """
 
 from __future__ import annotations

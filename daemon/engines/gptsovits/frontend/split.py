@@ -1,4 +1,4 @@
-"""Sentence splitting and packing (the reference port's newer revision, §1.7).
+"""Sentence splitting and packing (the reference port's newer revision, docs/board.md).
 
 Text is cut into natural units (sentences; clauses of over-long sentences; hard cuts
 of clauses still too long), units are packed greedily into segments of at most

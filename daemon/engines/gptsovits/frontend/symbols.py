@@ -9,7 +9,8 @@ import numpy as np
 
 from daemon.engines.gptsovits.frontend._data import symbols_v2
 
-# Sizes from gpt-sovits-v2pro.md §2.5: T2S phoneme_vocab_size and enc_p text embedding.
+# Sizes from docs/gpt-sovits.md, symbol table: T2S phoneme_vocab_size and enc_p text
+# embedding.
 V2_SYMBOL_COUNT = 732
 UNK = "UNK"
 # Punctuation phones the Chinese and English G2P emit as themselves.

@@ -1,7 +1,7 @@
 """Several references, as upstream's ``aux_ref_audio_paths``: one style.
 
 Upstream (module/models.py ``SynthesizerTrn.decode``, list-of-refer branch;
-shared/docs/gpt-sovits-v2pro.md §5.2 step 1) computes ``ge`` per reference
+docs/gpt-sovits.md, SoVITS decode, step 1) computes ``ge`` per reference
 *after* PReLU and averages them, ``torch.stack(ges, 0).mean(0)``; ``ge512`` is
 then ``ge_to512(mean ge)``.  ``ge_to512`` is a Linear layer, and an affine map
 commutes with a mean (the weights 1/n sum to 1, so the bias survives once), so

@@ -1,8 +1,8 @@
 """Zero-shot voices: a clip and its transcript in, a ``VoicePrint`` out, and a
 print back as the ``Reference`` the engine speaks with.
 
-What upstream's ``TTS.py`` computes per reference (gpt-sovits-v2pro.md §1.4,
-§5.2), on the bundle's graphs:
+What upstream's ``TTS.py`` computes per reference (docs/gpt-sovits.md, reference audio,
+SoVITS decode), on the bundle's graphs:
 
 - prompt semantic tokens: the 16 kHz clip + 0.6 s of zeros through ``hubert``
   and ``ssl_quant`` (prompt.py);

@@ -2,8 +2,9 @@
 graphs.  Absent in bundles built without ``--hubert``/``--sv``: such a bundle
 speaks its built-in voices but does not clone.
 
-Facts: shared/docs/gpt-sovits-v2pro.md §1.4 (clip bounds, the appended zeros),
-§5.2 (ref_enc on the lowest 704 bins), §5.4 (fbank, ERes2NetV2 output width).
+Facts: docs/gpt-sovits.md, reference audio (clip bounds, the appended zeros),
+SoVITS decode (ref_enc on the lowest 704 bins), speaker verification (fbank,
+ERes2NetV2 output width).
 """
 
 from __future__ import annotations

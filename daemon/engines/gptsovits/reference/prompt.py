@@ -1,6 +1,6 @@
 """Prompt semantic tokens of a reference clip on the ``hubert`` + ``ssl_quant`` graphs.
 
-Upstream TTS._set_prompt_semantic (shared/docs/gpt-sovits-v2pro.md §1.4, §5.3):
+Upstream TTS._set_prompt_semantic (docs/gpt-sovits.md, reference audio):
 the 16 kHz clip (3..10 s) + int(32000 * 0.3) = 9600 zeros -> chinese-hubert-base
 -> ssl_proj -> nearest codebook entry per 25 Hz frame. The graphs take a fixed
 window (``ReferenceParams.hubert_samples``): the clip + zeros is written at its

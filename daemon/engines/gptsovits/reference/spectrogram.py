@@ -1,6 +1,6 @@
 """The linear spectrogram ``ref_enc`` reads, exactly as upstream's
-``module/mel_processing.py`` ``spectrogram_torch`` (shared/docs/gpt-sovits-v2pro.md
-§1.4 b): reflect-pad (n_fft - hop) / 2 samples each side, STFT with a periodic
+``module/mel_processing.py`` ``spectrogram_torch`` (docs/gpt-sovits.md,
+reference audio): reflect-pad (n_fft - hop) / 2 samples each side, STFT with a periodic
 Hann window and ``center=False``, magnitude ``sqrt(re² + im² + 1e-8)``.
 
 Computed in float64 (upstream runs float32 torch.stft; the float64 result is

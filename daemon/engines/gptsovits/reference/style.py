@@ -1,5 +1,6 @@
 """A reference clip's style: ``ge`` (after PReLU) and ``ge512``, on the NPU graphs
-``sv`` and ``ref_enc`` (shared/docs/gpt-sovits-v2pro.md §1.4 b, §5.2 step 1, §5.4):
+``sv`` and ``ref_enc`` (docs/gpt-sovits.md, reference audio; SoVITS decode, step 1;
+speaker verification):
 
 1. the peak-limited 32 kHz clip at 16 kHz (reference/audio.py ``sv_copy``:
    torchaudio's sinc resampler, as upstream), its Kaldi fbank -> ``sv`` -> the

@@ -4,7 +4,7 @@ The g2pW model (upstream text/g2pw/onnx_api.py + g2pW's module.py) is a BERT bod
 followed by a small head. The body runs as the static ``g2pw`` graph on any backend
 (8 rows x 64 tokens in, hidden state of each row's query char out); the head runs
 here in fp32: fp16 flips the POS argmax on near-ties and underflows the masked
-softmax (reference-ports.md §1.4).
+softmax (docs/board.md, reference port CPU side).
 """
 
 from __future__ import annotations
