@@ -3,14 +3,14 @@ decode step streams (scripts/bench/asr.py).
 
 Parameters per graph are counted from upstream's module layout (checked against
 upstream's own modules whenever the calibration model is built).  Compiling
-the 28-layer decoder here is too slow and large (~1.2 GB per graph, qwen3.md
-§5), so bytes/parameter are calibrated on what does compile: the whole encoder
-window at real width, and a 1-layer decode step with the 151,936-row head
+the 28-layer decoder here is too slow and large (~1.2 GB per graph, docs/qwen3.md,
+export findings), so bytes/parameter are calibrated on what does compile: the
+whole encoder window at real width, and a 1-layer decode step with the 151,936-row head
 (random weights, upstream modules, the pipeline's own export + compile).  The
 28-layer graphs' bytes are then computed from their parameters.
 
-Dims: the text decoder as qwen3.md §1.4 (ckpt: 28 layers, vocab 151,936; widths
-Qwen3-0.6B-like: 1024 / 16 / 8 x 128 / 3072).  The audio encoder's config.json
+Dims: the text decoder as docs/qwen3.md, text decoder (ckpt: 28 layers, vocab 151,936;
+widths Qwen3-0.6B-like: 1024 / 16 / 8 x 128 / 3072).  The audio encoder's config.json
 could not be read here (no checkpoint): ASSUMED d_model 896, 18 layers, 14 heads,
 FFN 3584, downsample 480, output 1024, n_window 50 / n_window_infer 800, the
 0.6B defaults that two independent Swift ports ship (ivan-digital/qwen3-asr-swift

@@ -3,8 +3,8 @@ next to no compute.
 
 The engine's host side of a decode step (embedding row, RoPE row, K/V
 write-back, mask, greedy choice, text streaming) is measured on the engine's own
-code with buffers of the real sizes (qwen3.md §4: 28 layers, 8 KV heads x 128,
-hidden 1024, vocab 151,936; prefill 512, KV 1024), without a full model, which
+code with buffers of the real sizes (docs/qwen3.md, graph set: 28 layers, 8 KV heads x
+128, hidden 1024, vocab 151,936; prefill 512, KV 1024), without a full model, which
 the x86 simulator runs at seconds per step.  As scripts/bench/gsv_graphs.py,
 every input feeds an output (no compiler drops one) and outputs have the real
 shapes and dtypes (fp16 K/V), so the engine binds and writes back exactly as for
@@ -40,7 +40,8 @@ from daemon.engines.qwen3asr.params import (
 
 OPSET: Final = 17
 F32, F16 = TensorProto.FLOAT, TensorProto.FLOAT16
-#: qwen3.md §1.3: the chat template the checkpoint renders, and the forced suffix
+#: docs/qwen3.md, ASR prompt and special ids: the chat template the checkpoint renders,
+#: and the forced suffix
 TEMPLATE: Final = (
     "<|im_start|>system\n{context}<|im_end|>\n<|im_start|>user\n"
     "<|audio_start|>{audio}<|audio_end|><|im_end|>\n<|im_start|>assistant\n"
@@ -58,7 +59,10 @@ EMBED_STD: Final = 0.05  # about a trained table's row scale
 
 @dataclass(frozen=True)
 class Dims:
-    """Decoder and front-end sizes (defaults: Qwen3-ASR-0.6B, qwen3.md §1.4/§4)."""
+    """Decoder and front-end sizes (defaults: Qwen3-ASR-0.6B).
+
+    docs/qwen3.md, text decoder; graph set.
+    """
 
     layers: int = 28
     heads: int = 16

@@ -3,8 +3,9 @@ to no compute.
 
 For measuring the host side of the decode loop (everything but graphExecute)
 with real buffer sizes (24 layers, 16 heads, head dim 32, width 512, P 512,
-KV 1024, fp16 K/V: shared/docs/gpt-sovits-v2pro.md §4.1, reference-ports.md
-§1.3) without a full model, which the x86 simulator runs at seconds per step.
+KV 1024, fp16 K/V: docs/gpt-sovits.md, T2S, docs/board.md,
+reference port graphs) without a full model, which the x86 simulator runs at
+seconds per step.
 Every input feeds an output, so no compiler drops one; outputs have the real
 shapes and dtypes, so the engine binds and writes back exactly as for a voice.
 """

@@ -17,7 +17,8 @@ from typing import Any, Final
 
 import numpy as np
 
-#: upstream's hard sampling defaults (qwen3.md §2.4), whatever the bundle says
+#: upstream's hard sampling defaults (docs/qwen3.md, TTS generation loop), whatever the
+#: bundle says
 UPSTREAM_SAMPLING: Final = {
     "do_sample": True, "top_k": 50, "top_p": 1.0, "temperature": 0.9,
     "subtalker_do_sample": True, "subtalker_top_k": 50, "subtalker_top_p": 1.0,

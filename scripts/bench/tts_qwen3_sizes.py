@@ -1,15 +1,15 @@
 """Bundle bytes per graph of a full-size Qwen3-TTS-12Hz-0.6B bundle, and the
 bytes one frame streams (scripts/bench/tts_qwen3.py).
 
-Parameters per graph are counted from upstream's module layout (qwen3.md §2.1;
-:func:`check` builds upstream's own modules, one decoder layer each plus the
+Parameters per graph are counted from upstream's module layout (docs/qwen3.md, TTS
+components; :func:`check` builds upstream's own modules, one decoder layer each plus the
 whole codec decoder and speaker encoder, and compares).  Dims: talker 28 layers,
 1024 / 16 / 8 x 128, FFN 3072, codec vocab 3072, text 151,936 x 2048; code
-predictor 5 layers of the same block, vocab 2048, 15 tables and heads (qwen3.md
-§2.1; the FFN 3072 of both from ivan-digital/qwen3-asr-swift docs/tts-model.md,
-which matches the design estimate's 0.88 GB / 161 MB).  The 12 Hz codec decoder's
-config.json could not be read here (no checkpoint): ASSUMED hidden 512, head_dim
-64, FFN 1024, latent 1024, codebook_dim 512, decoder_dim 1536, 8 layers, as two
+predictor 5 layers of the same block, vocab 2048, 15 tables and heads (docs/qwen3.md,
+TTS components; the FFN 3072 of both from ivan-digital/qwen3-asr-swift
+docs/tts-model.md, which matches the design estimate's 0.88 GB / 161 MB).  The 12 Hz
+codec decoder's config.json could not be read here (no checkpoint): ASSUMED hidden 512,
+head_dim 64, FFN 1024, latent 1024, codebook_dim 512, decoder_dim 1536, 8 layers, as two
 independent ports copy it from the published speech_tokenizer/config.json.
 
 Bytes per parameter: fp16 weights (2 B), or a calibration (B/param of a compiled
@@ -40,7 +40,7 @@ CODEC_FULL: Final[dict[str, Any]] = {
     "num_hidden_layers": 8, "num_attention_heads": 16, "num_key_value_heads": 16,
     "codebook_size": 2048, "num_quantizers": 16,
 }  # fmt: skip
-#: upstream's Qwen3TTSSpeakerEncoderConfig defaults = qwen3.md §2.1
+#: upstream's Qwen3TTSSpeakerEncoderConfig defaults = docs/qwen3.md, TTS components
 SPEAKER_FULL: Final[dict[str, Any]] = {}
 
 
@@ -75,7 +75,7 @@ class Dims:
     xvector_frames: tuple[int, ...] = (282, 469, 750, 938)
 
 
-#: --quick: tiny widths (the tests' tiny model: qwen3.md §6, team brief)
+#: --quick: tiny widths (the tests' tiny model: docs/qwen3.md, tiny models, team brief)
 TINY: Final = Dims(
     talker=Block(2, 64, 4, 2, 16, 128, 1152),
     predictor=Block(2, 64, 4, 2, 16, 128, 128),
@@ -187,7 +187,7 @@ def check(d: Dims) -> dict[str, int]:
 
 
 def _mrope_section(head_dim: int) -> list[int]:
-    half = head_dim // 2  # sections sum to head_dim / 2 (qwen3.md §6)
+    half = head_dim // 2  # sections sum to head_dim / 2 (docs/qwen3.md, tiny models)
     return [half - 2 * (half // 3), half // 3, half // 3]
 
 
@@ -213,7 +213,7 @@ def bundle_rows(
     """Per-member bundle bytes at ``per_param`` bytes/parameter (fp16 weights:
     2; a compiled calibration otherwise); ``cp_per_param`` for the code
     predictor (w8a16: ~1).  One graph per bucket: hexvoice cannot share weights
-    between graphs (qwen3.md §4)."""
+    between graphs (docs/qwen3.md, graph set)."""
     how = f"{per_param:.4f} B/param" + (" (fp16)" if per_param == FP16 else "")
     cp_pp = per_param if cp_per_param is None else cp_per_param
     tp = talker_params(d)

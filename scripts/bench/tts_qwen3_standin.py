@@ -5,9 +5,9 @@ The engine's host side of a frame (talker step: codec + 15 predictor-table rows
 summed with the trailing text row, RoPE row, K/V write-back, mask, logits
 processors; 16 code-predictor calls with their own K/V; frame assembly; codec
 window scheduling) runs on the engine's own code with buffers of the real sizes
-(qwen3.md §2.1/§4: talker 28 layers, 8 KV heads x 128, hidden 1024, vocab 3072,
-KV 1024; predictor 5 layers, 16 rows, vocab 2048; fp16 K/V), without a model,
-which the x86 simulator runs at seconds per step.  As asr_standin.py, every
+(docs/qwen3.md, TTS components; graph set: talker 28 layers, 8 KV heads x 128, hidden
+1024, vocab 3072, KV 1024; predictor 5 layers, 16 rows, vocab 2048; fp16 K/V), without a
+model, which the x86 simulator runs at seconds per step.  As asr_standin.py, every
 input feeds an output (no compiler drops one), outputs have the real shapes
 and dtypes, the logits are a small projection of x and cos (so greedy walks
 through the codes instead of repeating one), and the talker's specials and EOS
@@ -52,7 +52,7 @@ EMBED_STD: Final = 0.05  # about a trained table's row scale
 SPECIALS: Final = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tts_pad>",
                    "<tts_text_bos>", "<tts_text_eod>",
                    "assistant", "user", "system")  # fmt: skip
-#: real-like codec specials (qwen3.md §2.2; think ids near them)
+#: real-like codec specials (docs/qwen3.md, TTS special ids; think ids near them)
 CODEC_IDS: Final = {"codec_pad": 2148, "codec_bos": 2149, "codec_eos": 2150,
                     "codec_think": 2154, "codec_nothink": 2155,
                     "codec_think_bos": 2156, "codec_think_eos": 2157}  # fmt: skip

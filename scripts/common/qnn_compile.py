@@ -29,8 +29,8 @@ _LOGGER = logging.getLogger(__name__)
 
 QNN_EP: Final = "QNNExecutionProvider"
 #: target → QNN EP provider options.  QCS8550 binaries are built for SM8550
-#: (soc_model 43, v73), which loads on a real QCS8550 (SoC 66; reference-ports.md
-#: §1.11); the x86 simulator runs the same v73 binaries.
+#: (soc_model 43, v73), which loads on a real QCS8550 (SoC 66; docs/board.md,
+#: board setup); the x86 simulator runs the same v73 binaries.
 TARGETS: Final[dict[str, dict[str, str]]] = {
     "qcs8550": {"htp_arch": "73", "soc_model": "43"},
     "simulator": {"htp_arch": "73", "soc_model": "43"},

@@ -1,14 +1,15 @@
 """Static Qwen3 decoder graphs: a prompt prefill and one KV-cached decode step.
 
 Built from upstream decoder layers (Qwen3-ASR's thinker text model now, Qwen3-TTS's
-talker and code predictor later: shared/docs/qwen3.md §4), reusing their Linear
+talker and code predictor later: docs/qwen3.md, graph set), reusing their Linear
 modules and norm weights. The math is upstream's (`Qwen3ASRThinkerTextDecoderLayer`,
-qwen3.md §1.4): RMSNorm → q/k/v → per-head q/k RMSNorm → RoPE → GQA attention →
-o_proj, RMSNorm → SwiGLU; a final RMSNorm, then the head. Written for the HTP:
+docs/qwen3.md, text decoder): RMSNorm → q/k/v → per-head q/k RMSNorm → RoPE → GQA
+attention → o_proj, RMSNorm → SwiGLU; a final RMSNorm, then the head. Written for the
+HTP:
 
 - RMSNorm squares as x·x: upstream's `pow(2)` is the op that broke on HTP fp16
-  (qwen3.md §5, `Pow(Sin(x),2)`), so none of these graphs holds a Pow
-  (scripts/qwen3/graph_export.py `no_pow2` checks every export).
+  (docs/qwen3.md, export findings, `Pow(Sin(x),2)`), so none of these
+  graphs holds a Pow (scripts/qwen3/graph_export.py `no_pow2` checks every export).
 - RoPE cos/sin are inputs (the CPU computes them, attention scaling included), so
   no position arithmetic is in a graph.
 - GQA groups the query heads of each KV head ([Kh, g, ...]) instead of repeating
@@ -159,7 +160,7 @@ class Qwen3Stack(nn.Module):
     def out_with_hidden(self, h: Tensor) -> tuple[Tensor, Tensor]:
         """Last hidden rows [n,H] → (logits [n,V], the final-normed rows [n,H]):
         Qwen3-TTS's talker feeds the normed hidden to its code predictor
-        (upstream `past_hidden`, qwen3.md §2.4)."""
+        (upstream `past_hidden`, docs/qwen3.md, TTS generation loop)."""
         h = self.norm(h)
         return self.head(h), h
 

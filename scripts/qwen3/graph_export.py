@@ -1,8 +1,8 @@
 """Export a torch module to a static fp32 ONNX graph for the HTP, and lint it.
 
-The recipe measured in shared/docs/qwen3.md §5: torch's TorchScript exporter
-(dynamo=False, opset 17), then onnxruntime's BASIC fold so every shape is a
-constant (hexvoice's graph specs reject dynamic dimensions), then `no_pow2`.
+The recipe measured in docs/qwen3.md, export findings: torch's
+TorchScript exporter (dynamo=False, opset 17), then onnxruntime's BASIC fold so every
+shape is a constant (hexvoice's graph specs reject dynamic dimensions), then `no_pow2`.
 Graphs past protobuf's 2 GiB keep their weights in one external data file.
 """
 
@@ -25,7 +25,8 @@ from scripts.gsv.export.graphs import GraphSpec, graph_spec
 
 _LOGGER = logging.getLogger(__name__)
 
-#: LayerNormalization is one op from opset 17 (QNN EP maps it 1:1); qwen3.md §5
+#: LayerNormalization is one op from opset 17 (QNN EP maps it 1:1); docs/qwen3.md,
+#: export findings
 OPSET = 17
 #: weights past this many bytes go to an external data file (protobuf's limit
 #: is 2 GiB for the whole model; the margin covers folded constants and graph)
@@ -34,12 +35,13 @@ EXTERNAL_DATA_BYTES = 1 << 30
 #: such as shapes stay inline, where the graph's readers expect them)
 EXTERNAL_MIN_BYTES = 1024
 DATA_SUFFIX = ".data"
-#: the exponent `no_pow2` refuses (qwen3.md §5: Pow(Sin(x),2) wrong on HTP fp16)
+#: the exponent `no_pow2` refuses (docs/qwen3.md, export findings:
+#: Pow(Sin(x),2) wrong on HTP fp16)
 _SQUARE = 2.0
 
 
 class Pow2Error(ValueError):
-    """An exported graph squares with Pow (wrong on HTP fp16, qwen3.md §5)."""
+    """An exported graph squares with Pow (wrong on HTP fp16, docs/qwen3.md)."""
 
 
 def no_pow2(onnx_path: str | Path) -> None:
@@ -85,8 +87,9 @@ def export_static(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    # Constants captured from parameters must not require grad (qwen3.md §5:
-    # "Cannot insert a Tensor that requires grad as a constant").
+    # Constants captured from parameters must not require grad (docs/qwen3.md, export
+    # and simulator measurements: "Cannot insert a Tensor that requires grad as a
+    # constant").
     module = module.eval().requires_grad_(False)
     if external_data is None:
         external_data = _weight_bytes(module) > EXTERNAL_DATA_BYTES

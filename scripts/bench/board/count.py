@@ -7,7 +7,7 @@ dims are enough, so multi-GB external-data models count in seconds):
   a MatMul whose both operands are computed (not from weights) is attention
   (Q·Kᵀ, P·V) and is also reported on its own.
 - Weight bytes: every initializer/Constant once, floats at fp16 (the HTP graphs
-  are compiled with fp16 compute, reference-ports.md §1.3), others at their
+  are compiled with fp16 compute, docs/board.md, reference port graphs), others at their
   dtype; a Gather from a weight table reads only the rows it outputs.
 - I/O bytes at the graph's own dtypes; KV-cache inputs (name has "cache",
   "past" or "kT") are also reported as KV reads.

@@ -1,7 +1,7 @@
 """GPT-SoVITS v2Pro graphs at the reference port's full shapes, random weights.
 
-The latency model needs the graphs the port timed (reference-ports.md §1.3) at
-full size; only MACs and bytes matter, so random weights are fine. Dims are
+The latency model needs the graphs the port timed (docs/board.md, reference port graphs)
+at full size; only MACs and bytes matter, so random weights are fine. Dims are
 upstream's: T2S 24 layers x 512 (16 heads, FFN 2048, vocab 1025, bert 1024),
 SoVITS from s2v2Pro.json (scripts/gsv/synthetic/voice.py s2v2pro_hparams),
 bert = chinese-roberta-wwm-ext-large (1024 wide, 16 heads, FFN 4096, first 22
@@ -38,7 +38,7 @@ T2S_FULL = T2SDims(
     eos=SEMANTIC_VOCAB - 1,
     bert_dim=1024,
 )
-# Sizes upstream hard-codes (gpt-sovits-v2pro.md §5): cnhubert 768, MRTE 512,
+# Sizes upstream hard-codes (docs/gpt-sovits.md, SoVITS decode): cnhubert 768, MRTE 512,
 # ERes2NetV2 20480-d, ref_enc on 704 bins with MelStyleEncoder's hidden 128.
 SOVITS_WEIGHTS = {
     "phone_vocab": PHONE_VOCAB,

@@ -1,8 +1,9 @@
-"""The reference port's QCS8550 timings and graph I/O (reference-ports.md).
+"""The reference port's QCS8550 timings and graph I/O (docs/board.md).
 
 zhouzengming/gpt-sovits-qnn timed its six fp16 graphs on a QCS8550 (HTP v73)
 twice: AI Hub's profiler (accelerator time) and its own board runtime (Python
-ctypes dispatch included), §1.15. Its graph I/O is all float32/int32 (§1.3), so
+ctypes dispatch included), docs/board.md, reference port timings. Its graph I/O is all
+float32/int32 (reference port graphs), so
 the bytes each call moves are taken from that table, not from our graphs (ours
 feed fp16 K/V and a vocoder frame mask); MACs and weights come from our
 full-size export of the same layers (gsv_full.py).
@@ -17,7 +18,8 @@ from typing import Final
 from scripts.bench.board.count import GraphCost
 from scripts.bench.board.fit import Point
 
-#: §1.15 "AI Hub": profiled per call, ms (t2s_decode per step, vits_gen per window)
+#: docs/board.md, reference port timings, AI Hub: profiled per call, ms (t2s_decode per
+#: step, vits_gen per window)
 PROFILED_MS: Final = {
     "g2pw": 18.2,
     "bert": 13.9,
@@ -26,7 +28,7 @@ PROFILED_MS: Final = {
     "vits_enc": 47.9,
     "vits_gen": 97.2,
 }
-#: §1.15 on the board, Python dispatch included, ms
+#: docs/board.md, reference port timings, on the board, Python dispatch included, ms
 DISPATCH_MS: Final = {
     "g2pw": 19.1,
     "bert": 17.1,
@@ -44,9 +46,9 @@ OUR_GRAPH: Final = {
     "vits_enc": "vits_enc",
     "vits_gen": "vits_gen",
 }
-#: §1.5 / NOTES #13: "L=768 would suffice (measured 15 % faster, byte-identical
-#: output)": a seventh point, t2s_decode at L = 768, ASSUMED to hold for both
-#: timing sets (the port does not say which clock it read)
+#: docs/board.md, port pitfalls, 13: "L=768 would suffice (measured 15 % faster,
+#: byte-identical output)": a seventh point, t2s_decode at L = 768, ASSUMED to hold for
+#: both timing sets (the port does not say which clock it read)
 L768_SPEEDUP: Final = 0.15
 #: count.py on gsv_full.py's exports (random weights, full shapes), 2026-12-01;
 #: `board_model.py --recount` recounts and reports any difference
@@ -106,7 +108,8 @@ PORT_COSTS: Final = {
     ),
 }
 _F = 4  # float32 / int32 bytes
-#: §1.3 table: (inputs, outputs) shapes per graph, every tensor 4 bytes/element
+#: docs/board.md, reference port graphs: (inputs, outputs) shapes per graph, every
+#: tensor 4 bytes/element
 PORT_IO: Final = {
     "g2pw": ([(8, 64)] * 3 + [(8,)], [(8, 768)]),
     "bert": ([(1, 128), (1, 1, 1, 128)], [(1, 128, 1024)]),

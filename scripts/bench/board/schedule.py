@@ -3,7 +3,7 @@ first audio leaves (streaming). Counts follow the engines' own schedules; the
 text-dependent sizes (phones, tokens per second) are ASSUMED constants below.
 
 Every sentence lasts SENTENCE_S: the reference port's 3-sentence headline text
-(12.34 s of speech, reference-ports.md §1.1) split evenly.
+(12.34 s of speech, docs/board.md, reference port timings) split evenly.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from scripts.gsv.export.shapes import FRAMES_PER_TOKEN, FULL, GraphShapes
 
 SENTENCES: Final = 3
 SENTENCE_S: Final = 12.34 / SENTENCES
-#: §1.15: 25 semantic tokens per second of speech
+#: docs/board.md, reference port timings: 25 semantic tokens per second of speech
 GSV_TOKENS_PER_S: Final = 25
 #: ASSUMED: a 5 s reference clip (upstream allows 3-10 s) -> 125 prompt tokens
 #: + the 0.3 s of zeros upstream appends (8 tokens at 25 Hz)
@@ -34,7 +34,7 @@ PIPER_PHONEMES_PER_S: Final = 14
 #: ASSUMED: Qwen3-TTS text tokens per second of speech (~3 English words/s)
 QWEN_TEXT_TOKENS_PER_S: Final = 4
 #: ASSUMED codec left contexts (the full model's are measured at build time):
-#: upstream chunked_decode's 25 frames (qwen3.md §2.6), for both windows
+#: upstream chunked_decode's 25 frames (docs/qwen3.md, codec decoder), for both windows
 QWEN_CODEC_CONTEXT: Final = 25
 #: ASSUMED Qwen3-ASR: output tokens per second of speech; 100 mel frames/s
 ASR_TOKENS_PER_S: Final = 4

@@ -9,7 +9,7 @@
 - log-mel distance: mean |log mel(a) - log mel(b)| against the recording.
 
 The first two follow the reference port's eval_sovits_ckpts.py
-(shared/docs/reference-ports.md 1.14), whose numbers were measured on a
+(docs/board.md, parity and evaluation), whose numbers were measured on a
 19-minute voice where a late epoch buzzed on every breath. Breath windows are
 found on the recording and applied to the resynthesis, which is time-aligned
 with it (both are 640 samples per 50 Hz latent frame).

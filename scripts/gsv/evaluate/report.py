@@ -11,7 +11,7 @@ Both vetoes compare epochs with each other, not with the recordings: a random
 or badly recorded voice has artefacts of its own, and the question is which
 epoch adds the fewest. Listen to the recommended epoch and its neighbours
 before choosing (the reference port found an LLM judge unreliable here,
-shared/docs/reference-ports.md 1.14).
+docs/board.md, parity and evaluation).
 """
 
 from __future__ import annotations

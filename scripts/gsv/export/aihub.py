@@ -4,7 +4,7 @@ The local QNN EP compile is the default and the tested path. AI Hub needs its
 client (PyPI ``qai-hub``) and an API token configured with
 ``qai-hub configure --api_token TOKEN`` (written to ~/.qai_hub/client.ini) or
 the QAIHUB_API_TOKEN environment variable; both are checked before any work.
-AI Hub no longer emits context binaries directly (reference-ports.md 1.16 #8):
+AI Hub no longer emits context binaries directly (docs/board.md, port pitfalls, 8):
 a graph is compiled to a QNN DLC and then linked into a context binary.
 """
 

@@ -1,6 +1,6 @@
 """The ``bert`` graph: chinese-roberta's first layers, i.e. hidden_states[-3].
 
-Upstream (shared/docs/gpt-sovits-v2pro.md 3) takes hidden_states[-3] of the
+Upstream (docs/gpt-sovits.md, BERT features) takes hidden_states[-3] of the
 24-layer chinese-roberta-wwm-ext-large: the output of layer 22. Only those
 layers are exported. Inputs: input_ids [1, T] int32 (clipped in-graph to the
 vocabulary: out-of-range Gather indices crashed the DSP in the reference port)

@@ -4,7 +4,7 @@ g2pW.onnx (inputs input_ids, token_type_ids, attention_mask, phoneme_mask,
 char_ids, position_ids; output probabilities) ends in a small head on the hidden
 state of the queried char: a POS classifier whose argmax picks a row of the
 second-order descriptor table, descriptor tables, a phoneme classifier and a
-weighted softmax. The head must stay fp32 (reference-ports.md 1.16 #6), so it is
+weighted softmax. The head must stay fp32 (docs/board.md, port pitfalls, 6), so it is
 cut off here and written as numpy tables for ``frontend.g2pw.G2pwHead``.
 
 The cut point is found from the graph's structure, not from tensor names: the

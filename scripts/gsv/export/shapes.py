@@ -3,7 +3,7 @@
 The NPU (QNN HTP) only runs graphs with fixed shapes, so each graph is exported at
 one size and the runtime pads/masks into it. The full-size numbers follow the
 reference port (zhouzengming/gpt-sovits-qnn, export/common.py, see
-shared/docs/reference-ports.md section 1.3); the tiny variant sizes the graphs of
+docs/board.md, reference port graphs); the tiny variant sizes the graphs of
 the synthetic test voice so the HTP simulator stays fast.
 """
 
@@ -52,7 +52,10 @@ NOISE_SCALE = 0.5
 
 @dataclass(frozen=True)
 class GraphShapes:
-    """Static sizes of the exported graphs (names match reference-ports.md 1.3)."""
+    """Static sizes of the exported graphs.
+
+    Names match docs/board.md, reference port graphs.
+    """
 
     prefill_len: int  # P: text + prompt positions of t2s_prefill
     kv_buckets: tuple[int, ...]  # t2s_decode cache lengths L, ascending

@@ -1,6 +1,6 @@
 """Read and write GPT-SoVITS checkpoints in the upstream on-disk formats.
 
-Formats (shared/docs/gpt-sovits-v2pro.md section 6):
+Formats (docs/gpt-sovits.md, checkpoints):
 - GPT `.ckpt`: torch.save of {"weight": OrderedDict of fp16 tensors, keys "model.*",
   "config": plain dict, "info": "GPT-e<epoch>"}.
 - SoVITS `.pth`: torch.save of {"weight": dict of fp16 tensors (no "enc_q.*"),

@@ -2,7 +2,7 @@
 published architecture (3D-Speaker ERes2NetV2; upstream GPT_SoVITS/eres2net),
 run as upstream's sv.py runs it: ``forward3`` (no pooling head), fbank
 [B, T, 80] -> [B, channels x frequency] averaged over time
-(shared/docs/gpt-sovits-v2pro.md §5.4).
+(docs/gpt-sovits.md, speaker verification).
 
 Module and parameter names are upstream's, so its state dict
 (pretrained_eres2netv2w24s4ep4.ckpt) loads as is; the unused pooling head

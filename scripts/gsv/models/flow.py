@@ -1,6 +1,6 @@
 """SoVITS's reverse flow (upstream module/models.py ResidualCouplingBlock with
-modules.ResidualCouplingLayer, mean_only=True; gpt-sovits-v2pro.md §5.2 step 5),
-inference direction only.  Weight-norm convolutions keep upstream's keys."""
+modules.ResidualCouplingLayer, mean_only=True; docs/gpt-sovits.md, SoVITS decode, step
+5), inference direction only.  Weight-norm convolutions keep upstream's keys."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """chinese-hubert-base on a fixed window, masked to equal the unpadded model.
 
-Upstream (TTS._set_prompt_semantic, shared/docs/gpt-sovits-v2pro.md §1.4) runs
+Upstream (TTS._set_prompt_semantic, docs/gpt-sovits.md, reference audio) runs
 transformers' ``HubertModel`` on exactly the reference + 9600 zeros. The NPU
 needs one static length, so the clip is zero-padded to the window and every
 place where padding would leak into the valid frames is masked:
@@ -19,9 +19,9 @@ frames (``BlockConv``): the HTP simulator computes a Conv1d over the 169600-samp
 window wrongly from output frame 3584 on (cosine 0.52 vs onnxruntime), while the
 same conv as two MatMuls is exact (cosine 0.9999999).
 
-Then ``hidden[:, :, :valid]`` equals HF's ``last_hidden_state.transpose(1, 2)``
-on the unpadded clip. ``SslQuant`` is SynthesizerTrn.extract_latent (§5.3):
-ssl_proj Conv1d(k=2, stride=2) and the nearest codebook entry.
+Then ``hidden[:, :, :valid]`` equals HF's ``last_hidden_state.transpose(1, 2)`` on the
+unpadded clip. ``SslQuant`` is SynthesizerTrn.extract_latent (docs/gpt-sovits.md,
+reference audio): ssl_proj Conv1d(k=2, stride=2) and the nearest codebook entry.
 """
 
 from __future__ import annotations

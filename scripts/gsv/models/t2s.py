@@ -2,7 +2,7 @@
 
 Parameter names equal upstream's Text2SemanticDecoder state dict (without the
 Lightning "model." prefix), so checkpoints load strictly by name. Architecture per
-shared/docs/gpt-sovits-v2pro.md section 4: post-norm transformer, fused in_proj
+docs/gpt-sovits.md, T2S: post-norm transformer, fused in_proj
 (q, k, v order), FFN 4 x width with ReLU, LayerNorm eps 1e-5.
 
 Static split (embeddings, positions, sampling and KV bookkeeping on the CPU):

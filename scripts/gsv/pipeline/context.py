@@ -46,7 +46,8 @@ from scripts.gsv.verify import sim as sim_verify
 from scripts.gsv.verify import text as text_verify
 
 ROOT = Path(__file__).resolve().parents[3]
-# Upstream sampling defaults and EOS rule (gpt-sovits-v2pro.md 4.5 / 4.6).
+# Upstream sampling defaults and EOS rule (docs/gpt-sovits.md, T2S sampling; T2S
+# stopping).
 TOP_K, TOP_P, TEMPERATURE, REPETITION_PENALTY = 15, 1.0, 1.0, 1.35
 EOS_BLOCK_STEPS = 11
 TEXT_FILES = ("vocab.txt", *G2PW_FILES[1:])

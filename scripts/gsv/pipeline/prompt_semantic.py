@@ -1,5 +1,5 @@
 """build_voice ``--hubert DIR``: a reference's prompt semantic tokens exactly as
-upstream's TTS._set_prompt_semantic (shared/docs/gpt-sovits-v2pro.md §1.4):
+upstream's TTS._set_prompt_semantic (docs/gpt-sovits.md, reference audio):
 librosa.load(clip, sr=16000), + int(32000 * 0.3) zeros, chinese-hubert-base
 (transformers HubertModel, called directly as TTS.py does), ssl_proj, nearest
 codebook entry. Runs the torch models on the unpadded clip, so the tokens are

@@ -13,7 +13,7 @@ From these the PC computes what the board needs per voice (refs/<voice>.npz):
 the prompt phones and their BERT features exactly as the runtime frontend and
 bert graph produce them, the prompt semantic tokens, and ge / ge512 (ref encoder
 on the clip's linear spectrogram + the SV projection). Facts:
-shared/docs/gpt-sovits-v2pro.md 1.4 and 5.2.
+docs/gpt-sovits.md, reference audio; SoVITS decode.
 
 Prompt semantic tokens: with ``--hubert DIR`` exactly as upstream's
 TTS._set_prompt_semantic (``prompt_semantic: hubert``): librosa.load(clip,

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-# Worked examples of shared/docs/gpt-sovits-v2pro.md 2.1 (symbols, word2ph, text).
+# Worked examples of docs/gpt-sovits.md, Chinese text (symbols, word2ph, text).
 CLIP_TEXTS = (
     ("n i2 h ao3 , sh ir4 j ie4 .", [2, 2, 1, 2, 2, 1], "你好,世界."),
     (

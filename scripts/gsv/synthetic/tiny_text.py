@@ -12,7 +12,7 @@ architecture and file layout with tiny dims:
   input_ids, token_type_ids, attention_mask, phoneme_mask, char_ids,
   position_ids; output probabilities), plus the dictionary files upstream reads
   (POLYPHONIC_CHARS.txt, MONOPHONIC_CHARS.txt, bopomofo_to_pinyin_wo_tune_dict.json,
-  char_bopomofo_dict.json, config.py). Facts: shared/docs/gpt-sovits-v2pro.md 2.2.
+  char_bopomofo_dict.json, config.py). Facts: docs/gpt-sovits.md, g2pW.
 """
 
 from __future__ import annotations

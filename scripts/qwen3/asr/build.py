@@ -35,8 +35,8 @@ from scripts.qwen3.pipeline_common.compiling import compile_steps
 
 log = logging.getLogger(__name__)
 
-#: qwen3.md §4: one bucket per role until weight sharing loads (the simulator
-#: refuses shared-weights binaries): a
+#: docs/qwen3.md, graph set: one bucket per role until weight sharing loads (the
+#: simulator refuses shared-weights binaries): a
 #: 30 s utterance is 390 audio + ~15 text tokens; 1024 rows hold it and the
 #: 512-token answer upstream allows
 PREFILL_BUCKETS: Final = (512,)

@@ -1,7 +1,7 @@
 """The Qwen3-ASR audio encoder on one attention window, as a static graph.
 
-Upstream `Qwen3ASRAudioEncoder.forward` (shared/docs/qwen3.md §1.2) cuts the mel
-into 100-frame chunks, runs the conv stem per chunk, adds per-chunk positions
+Upstream `Qwen3ASRAudioEncoder.forward` (docs/qwen3.md, ASR encoder windows) cuts the
+mel into 100-frame chunks, runs the conv stem per chunk, adds per-chunk positions
 0..12, and (in its FA2/vLLM backends) attends inside windows of C chunks. One
 call of this graph is one such window: C chunks in, C·13 tokens out, with the
 stem, the layers, `ln_post`, `proj1`, the activation and `proj2` reusing the
@@ -56,7 +56,8 @@ class EncoderDims:
     def of(cls, audio_tower: nn.Module) -> EncoderDims:
         cfg = audio_tower.config
         if 2 * cfg.n_window != CHUNK_FRAMES:
-            # qwen3.md §6: other n_window values break upstream's own length formula.
+            # docs/qwen3.md, tiny models: other n_window values break upstream's own
+            # length formula.
             raise ValueError(
                 f"n_window {cfg.n_window}: upstream needs 2·n_window = 100"
             )

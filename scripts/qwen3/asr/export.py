@@ -1,7 +1,7 @@
 """Export Qwen3-ASR's static graphs from the upstream model, and their I/O.
 
 `model` is upstream's `Qwen3ASRForConditionalGeneration` (fp32, eval). Graphs
-(the engine's graph contract, shared/docs/qwen3.md §4):
+(the engine's graph contract, docs/qwen3.md, graph set):
 
     encoder     mel [C,1,M,100], stem_mask1 [C,1,1,50], stem_mask2 [C,1,1,25],
                 key_mask [1,1,1,W] → audio [W,D]

@@ -8,9 +8,10 @@ float32's), teacher-forced argmax agreement at least upstream float32's (a
 pick inside upstream float32's own error a tie). The encoder's reference is
 upstream's audio tower with upstream's own window mask (scripts/qwen3/asr/
 oracle.py `encode_windowed`); the decoder's is one full-sequence upstream
-forward, which equals upstream's greedy `generate` logits (qwen3.md §5: 1.8e-7).
+forward, which equals upstream's greedy `generate` logits (docs/qwen3.md, export
+findings: 1.8e-7).
 
-The graphs are driven by the engine's own code (style.md §5: no twin loops):
+The graphs are driven by the engine's own code (house style: no twin loops):
 its WindowEncoder per window, its Decoder (CPU embeddings and RoPE, the AR
 toolkit's caches, masks and loop) for prefill and steps. Both take any Runner:
 CPU sessions here, simulator binaries in the pipeline's simulator gates.
@@ -169,9 +170,9 @@ def prompt_embeddings(model: Any, ids: Sequence[int], audio: np.ndarray) -> np.n
 # ---------------------------------------------------------------- simulator
 def top1_with_ties(reference: np.ndarray, test: np.ndarray) -> tuple[float, int]:
     """Share of rows [.., V] whose argmax agrees, a miss excused when the
-    reference scores both picks within TIE_FP16_ULPS fp16 ulps (a tie at the
-    NPU's precision, qwen3.md §7 gate 2: the §5 miss had a top-2 margin of
-    2.2e-4 under an fp16 error of 7.5e-4); and how many were excused."""
+    reference scores both picks within TIE_FP16_ULPS fp16 ulps (a tie at the NPU's
+    precision, docs/qwen3.md, parity gates, gate 2: the export-findings miss had a top-2
+    margin of 2.2e-4 under an fp16 error of 7.5e-4); and how many were excused."""
     ref = np.reshape(reference, (-1, reference.shape[-1])).astype(np.float64)
     got = np.reshape(test, ref.shape).astype(np.float64)
     rows = np.arange(len(ref))

@@ -6,8 +6,8 @@ window mask (``Qwen3ASRAudioEncoder._prepare_attention_mask``) and
 ``parse_asr_output``. Scripts and tests only: qwen_asr and torch are imported
 lazily, and never by the board runtime.
 
-Attention windows (docs/qwen3.md §1.2): upstream's FA2/vLLM backends attend
-within windows of 13 * n_window_infer / 100 tokens, its transformers eager/SDPA
+Attention windows (docs/qwen3.md, ASR encoder windows): upstream's FA2/vLLM backends
+attend within windows of 13 * n_window_infer / 100 tokens, its transformers eager/SDPA
 path over the whole utterance. ``windowed_attention(model)`` makes the eager/SDPA
 encoder layers take upstream's window mask, so every run here can follow the
 production semantics; ``encode_windowed`` and ``greedy`` use it by default.
@@ -27,7 +27,7 @@ import numpy as np
 SAMPLE_RATE: Final = 16000
 #: The tokens upstream's ``generate`` stops at: its default eos_token_id
 #: [151645, 151643] names these in the real vocabulary; a tiny vocabulary has
-#: other ids for them (docs/qwen3.md §1.3).
+#: other ids for them (docs/qwen3.md, ASR prompt and special ids).
 EOS_TOKENS: Final = ("<|im_end|>", "<|endoftext|>")
 #: Upstream's transformers backend default (Qwen3ASRModel max_new_tokens).
 MAX_NEW_TOKENS: Final = 512
@@ -235,7 +235,7 @@ def teacher_forced_logits(
     """Raw LM-head logits [len(tokens), V] with the decoder forced onto
     ``tokens``: row i is the prediction after the prompt and tokens[:i]. One
     upstream forward over prompt + tokens[:-1] (equal to generate's cached
-    steps, docs/qwen3.md §5)."""
+    steps, docs/qwen3.md, export findings)."""
     import torch
 
     if not tokens:

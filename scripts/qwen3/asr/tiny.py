@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-#: The special tokens of the Qwen3 family (docs/qwen3.md §6), appended after the
-#: BPE vocabulary in this order, as the real vocabulary has them after its merges.
+#: The special tokens of the Qwen3 family (docs/qwen3.md, tiny models), appended after
+#: the BPE vocabulary in this order, as the real vocabulary has them after its merges.
 SPECIAL_TOKENS: Final = (
     "<|endoftext|>",
     "<|im_start|>",
@@ -47,9 +47,9 @@ _QWEN2_SPLIT: Final = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+"
     r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
-#: The checkpoint chat template as upstream renders it (docs/qwen3.md §1.3): a
-#: system turn with the context (may be empty), a user turn whose audio item is
-#: <|audio_start|><|audio_pad|><|audio_end|>, then the generation prompt.
+#: The checkpoint chat template as upstream renders it (docs/qwen3.md, ASR prompt and
+#: special ids): a system turn with the context (may be empty), a user turn whose audio
+#: item is <|audio_start|><|audio_pad|><|audio_end|>, then the generation prompt.
 CHAT_TEMPLATE: Final = (
     "{% for message in messages %}"
     "{{ '<|im_start|>' + message['role'] + '\\n' }}"
@@ -86,7 +86,8 @@ AUDIO_DIMS: Final[dict[str, Any]] = {
     "encoder_ffn_dim": 128,
     "d_model": 64,
     "downsample_hidden_size": 16,
-    "n_window": 50,  # the length formula hard-codes 100-frame chunks (§6)
+    # the length formula hard-codes 100-frame chunks (docs/qwen3.md, tiny models)
+    "n_window": 50,
     "n_window_infer": 400,
     "max_source_positions": 1500,
     "output_dim": 64,
@@ -99,7 +100,8 @@ TEXT_DIMS: Final[dict[str, Any]] = {
     "num_key_value_heads": 2,
     "head_dim": 16,
     "rope_theta": 1_000_000.0,
-    # M-RoPE sections sum to head_dim / 2; None breaks upstream's rotary init (§6)
+    # M-RoPE sections sum to head_dim / 2; None breaks upstream's rotary init
+    # (docs/qwen3.md, tiny models)
     "rope_scaling": {
         "rope_type": "default",
         "mrope_section": [2, 3, 3],
@@ -109,9 +111,10 @@ TEXT_DIMS: Final[dict[str, Any]] = {
     "max_position_embeddings": 4096,
     "tie_word_embeddings": False,
 }
-#: Init scales (docs/qwen3.md §5: the default init gives near-constant outputs):
-#: weights variance-preserving, norms 1 + N(0, NORM_JITTER), biases N(0, BIAS_STD);
-#: the LM head gets HEAD_GAIN so the logits spread over several units.
+#: Init scales (docs/qwen3.md, export findings: the default init gives
+#: near-constant outputs): weights variance-preserving, norms 1 + N(0, NORM_JITTER),
+#: biases N(0, BIAS_STD); the LM head gets HEAD_GAIN so the logits spread over several
+#: units.
 NORM_JITTER: Final = 0.1
 BIAS_STD: Final = 0.05
 HEAD_GAIN: Final = 4.0

@@ -11,7 +11,7 @@ trailing_text_hidden). Teacher forcing uses the same loop: the hooks also hand o
 logits that force the given codes (``Generation.talker_logits`` stay raw).
 Codec and speaker references are in oracle_audio.py.
 
-Upstream quirks the engine must reproduce (docs/qwen3.md §2.4):
+Upstream quirks the engine must reproduce (docs/qwen3.md, TTS generation loop):
 - Frames are assembled one step late: talker step g picks code0 of frame g;
   the predictor fills codes 1..15 of frame g inside talker step g + 1. So n
   frames take n + 1 talker steps, and the last code0 (EOS, or the

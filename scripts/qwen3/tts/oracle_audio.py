@@ -5,7 +5,7 @@ Base checkpoint's x-vector (speaker encoder and its mel).
 ``oracle.load(model_dir).model.speech_tokenizer``, the same class); ``tts`` is
 ``oracle.load(model_dir)``. All numpy in, numpy out, CPU fp32.
 
-Upstream quirks (docs/qwen3.md §2.5, §2.6):
+Upstream quirks (docs/qwen3.md, x-vector mel; codec decoder):
 - ``Qwen3TTSTokenizer.decode`` clamps codes to >= 0 and decodes in chunks of 300
   frames with 25 frames of left context (the first chunk has none), restarting
   positions and the sliding window per chunk: it is not one forward.

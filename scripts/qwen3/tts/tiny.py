@@ -36,7 +36,7 @@ Kind = Literal["custom_voice", "base"]
 KINDS: Final = ("custom_voice", "base")
 #: Codebook size of the tiny codec (= code predictor vocab); the real one has 2048.
 CODEBOOK: Final = 128
-#: docs/qwen3.md §6: the top 1024 talker ids are the suppressed specials.
+#: docs/qwen3.md, tiny models: the top 1024 talker ids are the suppressed specials.
 TALKER_VOCAB: Final = CODEBOOK + 1024
 #: The real checkpoint's ids (codebook 2048) shifted down by this, so they keep
 #: their order and offsets from the codebook and stay below TALKER_VOCAB.
@@ -78,7 +78,8 @@ TALKER_DIMS: Final[dict[str, Any]] = {
     "hidden_act": "silu",
     "rms_norm_eps": 1e-6,
     "rope_theta": 1_000_000.0,
-    # M-RoPE sections sum to head_dim / 2; None breaks upstream's forward (§6)
+    # M-RoPE sections sum to head_dim / 2; None breaks upstream's forward
+    # (docs/qwen3.md, tiny models)
     "rope_scaling": {
         "rope_type": "default",
         "mrope_section": [2, 3, 3],

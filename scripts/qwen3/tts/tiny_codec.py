@@ -7,10 +7,10 @@ upsampling (2·2 then 8·5·4·3 = 1920 samples per 12.5 Hz frame at 24 kHz) and
 real sliding window 72, with tiny widths. The Mimi encoder (ICL only, out of
 scope) is tiny too and left at upstream's init (seeded).
 
-Random init (docs/qwen3.md §5): after ``tiny_init.perturb`` every decoder conv is
-scaled in forward order (LSUV) so its output std on random codes is 1 (residual
-branches RESIDUAL_STD, the last conv OUTPUT_STD), so the wave is audible and
-almost never reaches the ±1 clamp.
+Random init (docs/qwen3.md, export findings): after
+``tiny_init.perturb`` every decoder conv is scaled in forward order (LSUV) so its output
+std on random codes is 1 (residual branches RESIDUAL_STD, the last conv OUTPUT_STD), so
+the wave is audible and almost never reaches the ±1 clamp.
 """
 
 from __future__ import annotations

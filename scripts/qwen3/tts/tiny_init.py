@@ -1,4 +1,6 @@
-"""Random re-initialisation of the tiny Qwen3-TTS models (docs/qwen3.md §5).
+"""Random re-initialisation of the tiny Qwen3-TTS models.
+
+Why: docs/qwen3.md, export findings.
 
 Upstream's init leaves norms at 1, biases at 0, codebooks at 0 and the codec
 output near 6e-8; a plain variance-preserving re-init clipped 96 % of the codec's

@@ -2,7 +2,7 @@
 
 Trained with ``tokenizers`` on a fixed English + Chinese corpus and wrapped in
 ``Qwen2TokenizerFast`` (what upstream's processor loads). The specials follow
-docs/qwen3.md §6. ``assistant``, ``user`` and ``system`` are single BPE tokens
+docs/qwen3.md, tiny models. ``assistant``, ``user`` and ``system`` are single BPE tokens
 (the corpus repeats them), because upstream's ``generate`` slices the prompt by
 position: the role ``<|im_start|>assistant\\n`` must be 3 tokens.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-#: The Qwen3 family specials (docs/qwen3.md §6), appended after the BPE vocabulary
-#: in this order, as the real vocabulary has them after its merges.
+#: The Qwen3 family specials (docs/qwen3.md, tiny models), appended after the BPE
+#: vocabulary in this order, as the real vocabulary has them after its merges.
 SPECIAL_TOKENS: Final = (
     "<|endoftext|>",
     "<|im_start|>",

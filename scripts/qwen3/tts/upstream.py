@@ -8,7 +8,7 @@ Only the 25 Hz path calls it (kaldi fbank); the 12 Hz checkpoints never do. So
 transformers is imported first (it probes for torchaudio while it imports and
 must see the truth), then, only when the real torchaudio does not import,
 ``torchaudio``, ``torchaudio.compliance`` and ``torchaudio.compliance.kaldi``
-become empty stub modules in ``sys.modules`` (docs/qwen3.md §6). Any use of a
+become empty stub modules in ``sys.modules`` (docs/qwen3.md, tiny models). Any use of a
 stub raises an AttributeError that says so.
 
 Scripts and tests only: never the board runtime.

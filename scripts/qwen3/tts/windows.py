@@ -2,8 +2,8 @@
 torch decoder, upstream's own ``decode`` (float32 and float64) and the log-mel.
 
 Upstream's ``decode`` (``chunked_decode``: 300-frame chunks with 25 frames of
-left context, qwen3.md §2.6) decodes a whole utterance at once.  The engine
-streams instead (daemon/engines/qwen3tts/stream.py, params.CodecWindow): the
+left context, docs/qwen3.md, codec decoder) decodes a whole utterance at once.  The
+engine streams instead (daemon/engines/qwen3tts/stream.py, params.CodecWindow): the
 first ``first_frames`` frames with no context (nothing precedes them) in the
 smallest ``codec_<T>`` graph that holds them, then window i >= 1 in
 ``windows[min(i-1, len-1)]``: up to ``context`` frames of left context (decoded

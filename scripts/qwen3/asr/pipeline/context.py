@@ -29,10 +29,11 @@ from scripts.qwen3.pipeline_common.workdir import WorkDir
 _LOGGER = logging.getLogger(__name__)
 
 #: The CPU keeps embed_tokens; at full size (151,936 x 1024) float16 halves its
-#: 622 MB (qwen3.md §3).  A table this small or smaller stays float32, so a tiny
-#: test checkpoint runs the CPU backend bit-exact against upstream's fp32.
+#: 622 MB (docs/qwen3.md, CPU side).  A table this small or smaller stays float32, so a
+#: tiny test checkpoint runs the CPU backend bit-exact against upstream's fp32.
 EMBED_FP32_MAX_BYTES: Final = 64 << 20
-#: additive mask value of the graphs (hexvoice's shapes.MASK_VALUE, qwen3.md §3)
+#: additive mask value of the graphs (hexvoice's shapes.MASK_VALUE, docs/qwen3.md, CPU
+#: side)
 MASK_VALUE: Final = -100.0
 
 

@@ -4,8 +4,8 @@ The template is rendered by upstream's own inference code
 (``Qwen3ASRModel._build_text_prompt``: the checkpoint's chat template over
 ``_build_messages``) with sentinels for the context and the forced language, so
 ``params.prompt`` is exactly what upstream feeds, whatever the checkpoint's
-template says (shared/docs/qwen3.md §1.3).  The ids come from config.json and
-the checkpoint's tokenizer, never from code defaults.
+template says (docs/qwen3.md, ASR prompt and special ids).  The ids come from
+config.json and the checkpoint's tokenizer, never from code defaults.
 """
 
 from __future__ import annotations

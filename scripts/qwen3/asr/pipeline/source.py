@@ -9,7 +9,7 @@ or an index with its shards).  Only the keys the build uses are read, through
 the project's typed reader (daemon/engine/reader.py), so a missing or mistyped
 key fails naming the file and the key; the other keys are upstream's business.
 Code defaults are never relied on: they are wrong for the real checkpoints
-(shared/docs/qwen3.md, head note).
+(docs/qwen3.md, config values).
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ WEIGHTS_INDEX: Final = hfdir.WEIGHTS_INDEX
 OPTIONAL: Final = ("added_tokens.json", "special_tokens_map.json")
 #: upstream hard-codes 100-frame conv chunks of 13 tokens
 #: (modeling_qwen3_asr.py: _get_feat_extract_output_lengths), so 2 * n_window
-#: must be 100 (qwen3.md §6: any other value fails inside upstream's encoder)
+#: must be 100 (docs/qwen3.md, tiny models: any other value fails inside upstream's
+#: encoder)
 CHUNK_FRAMES: Final = 100
 #: the processor's feature-extractor rate (processing_qwen3_asr.py defaults)
 SAMPLE_RATE: Final = 16000

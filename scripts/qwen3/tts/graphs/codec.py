@@ -1,5 +1,5 @@
 """The 12 Hz codec decoder as one static graph per window, codec_<T>
-(upstream `Qwen3TTSTokenizerV2Decoder.forward`, qwen3.md §2.6).
+(upstream `Qwen3TTSTokenizerV2Decoder.forward`, docs/qwen3.md, codec decoder).
 
 codes int32 [1,16,T] → wav f32 [1,1,1920·T], written for the HTP:
 
@@ -17,7 +17,7 @@ codes int32 [1,16,T] → wav f32 [1,1,1920·T], written for the HTP:
 - SnakeBeta is x + c·(s·s), s = sin(x·a), with a = exp(α) and
   c = 1/(exp(β) + 1e-9) folded to constants: `Pow(sin(x), 2)` returned −4.0
   for small negative sines on the HTP fp16 simulator and took the codec to 4 dB
-  (qwen3.md §5); s·s gave 50 dB.
+  (docs/qwen3.md, export findings); s·s gave 50 dB.
 - The pre-transformer is re-written (upstream's goes through transformers'
   mask and attention dispatch): RMSNorm squaring as x·x, RoPE cos/sin and the
   causal sliding-window mask (keys q−W+1..q, transformers'

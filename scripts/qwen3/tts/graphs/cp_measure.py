@@ -2,9 +2,9 @@
 embedding tables and heads go in graphs or on the CPU is left to measurement;
 the 2-token prefill vs step calls).
 
-Random weights at the 0.6B checkpoint's predictor shape (qwen3.md §2.1: 5 layers,
-hidden 1024, 16/8 heads, head_dim 128, vocab 2048, talker hidden 1024), built by
-upstream's own class, exported with scripts/qwen3/tts/graphs/predictor.py, timed on
+Random weights at the 0.6B checkpoint's predictor shape (docs/qwen3.md, TTS components:
+5 layers, hidden 1024, 16/8 heads, head_dim 128, vocab 2048, talker hidden 1024), built
+by upstream's own class, exported with scripts/qwen3/tts/graphs/predictor.py, timed on
 onnxruntime CPU (the bundle's CPU backend; the NPU's times differ, the ratios
 and bytes are what decide):
 
@@ -34,7 +34,8 @@ from scripts.qwen3.graph_export import export_static
 from scripts.qwen3.tts.graphs import predictor
 from scripts.qwen3.tts.upstream import import_qwen_tts
 
-#: the 0.6B checkpoints' code predictor (qwen3.md §2.1; upstream's config defaults)
+#: the 0.6B checkpoints' code predictor (docs/qwen3.md, TTS components; upstream's
+#: config defaults)
 FULL_PREDICTOR = {
     "vocab_size": 2048,
     "hidden_size": 1024,

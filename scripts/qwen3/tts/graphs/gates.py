@@ -9,9 +9,9 @@ Rows are scripts/qwen3/asr/gates.py `GateResult`s (the same report the ASR
 build prints).
 
 References are full upstream forwards, which equal upstream's cached `generate`
-(qwen3.md §5 for the ASR decoder; the predictor's prefill + 14 steps are one
-causal forward of the same 16 rows): the talker's over prompt + step rows
-(`talker.model` + `codec_head`), the predictor's over its 16 rows per frame
+(docs/qwen3.md, export findings for the ASR decoder; the predictor's
+prefill + 14 steps are one causal forward of the same 16 rows): the talker's over prompt
++ step rows (`talker.model` + `codec_head`), the predictor's over its 16 rows per frame
 (`code_predictor.model`, `lm_head[k]` on row k+1), the codec decoder's plain
 forward (the speaker encoder's gates: speaker_gate.py). The graphs are driven
 here with plain numpy caches (prefill padded to its bucket, one decode call per

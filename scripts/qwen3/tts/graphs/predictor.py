@@ -1,4 +1,6 @@
-"""Qwen3-TTS's code predictor as one static step graph, cp_step (qwen3.md §2.4).
+"""Qwen3-TTS's code predictor as one static step graph, cp_step.
+
+Facts: docs/qwen3.md, TTS generation loop.
 
 Upstream (`Qwen3TTSTalkerCodePredictorModelForConditionalGeneration`) runs per
 frame a 2-row prefill [past_hidden, codec_embedding(code0)] → lm_head[0] → code1,

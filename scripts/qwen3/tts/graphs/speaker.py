@@ -1,5 +1,6 @@
 """The Base checkpoint's speaker encoder as one static graph per mel bucket,
-speaker_<F> (upstream `Qwen3TTSSpeakerEncoder`, ECAPA-TDNN, qwen3.md §2.1, §2.5).
+speaker_<F> (upstream `Qwen3TTSSpeakerEncoder`, ECAPA-TDNN, docs/qwen3.md, TTS
+components; x-vector mel).
 
     mel f32 [1,F,128]      upstream `mel_spectrogram` of the clip, transposed as
                            `extract_speaker_embedding` feeds it; n <= F frames,
@@ -25,7 +26,8 @@ frames than it pads).  Upstream runs each clip at its own length; here:
   weights are 0;
 - kernel-1 convs mix no frames and run as they are.
 
-The variance squares as d·d, the form the HTP computes right (qwen3.md §5).
+The variance squares as d·d, the form the HTP computes right (docs/qwen3.md, export and
+simulator measurements).
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Qwen3-TTS's talker and text projection as static graphs (qwen3.md §2.1, §4).
+"""Qwen3-TTS's talker and text projection as static graphs.
+
+Facts: docs/qwen3.md, TTS components; graph set.
 
 `model` is upstream's `Qwen3TTSForConditionalGeneration` or its `.talker`
 (`Qwen3TTSTalkerForConditionalGeneration`), fp32, eval. The talker is the Qwen3

@@ -13,8 +13,8 @@ from typing import Final
 from scripts.qwen3.pipeline_common import cli
 from scripts.qwen3.tts.windows import UPSTREAM_CHUNK, UPSTREAM_CONTEXT, Window
 
-#: qwen3.md §4: one bucket per role until weight sharing lands (each copies the
-#: talker's 0.88 GB): 64 rows hold a sentence's non-streaming prompt, 256 a
+#: docs/qwen3.md, graph set: one bucket per role until weight sharing lands (each copies
+#: the talker's 0.88 GB): 64 rows hold a sentence's non-streaming prompt, 256 a
 #: paragraph's; 1024 KV rows are ~80 s of audio at 12.5 frames/s
 PREFILL_BUCKETS: Final = (64, 256)
 KV_BUCKETS: Final = (1024,)

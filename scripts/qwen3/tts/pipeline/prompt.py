@@ -1,5 +1,5 @@
 """The prompt, special ids, voices and sampling defaults as upstream has them,
-for the bundle's params (shared/docs/qwen3.md §2.2-2.4).
+for the bundle's params (docs/qwen3.md, TTS special ids; TTS generation loop).
 
 The template is upstream's own ``Qwen3TTSModel._build_assistant_text`` rendered
 with a sentinel; ``generate`` slices its ids by position (``[:, :3]`` role,

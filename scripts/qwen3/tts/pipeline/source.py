@@ -9,7 +9,7 @@ preprocessor_config.json; ``--codec`` names another copy).  Only the keys the
 build uses are read, through the typed reader, so a missing or mistyped key
 fails naming the file and the key.  Every special id, speaker and language
 comes from config.json: upstream's code defaults (e.g. codec_eos_token_id 4198)
-are wrong for the real checkpoints (shared/docs/qwen3.md §2.2; the ncnn port
+are wrong for the real checkpoints (docs/qwen3.md, TTS special ids; the ncnn port
 found 4198 where the checkpoint says 2150), so none is ever relied on.
 """
 
@@ -36,7 +36,7 @@ CODEC_KIND: Final = "Qwen3-TTS 12 Hz codec (speech_tokenizer)"
 #: the 12 Hz codec: 16 codebooks a frame (talker + 15 predictor steps)
 GROUPS: Final = 16
 #: upstream suppresses the top 1024 talker ids except EOS (modeling_qwen3_tts.py
-#: generate: suppress_tokens), so the codes sit below them (qwen3.md §6)
+#: generate: suppress_tokens), so the codes sit below them (docs/qwen3.md, tiny models)
 SPECIAL_ROWS: Final = 1024
 SAMPLE_RATE: Final = 24000
 SAMPLES_PER_FRAME: Final = 1920

@@ -1,7 +1,7 @@
 """The tables step: upstream's model loaded once, the CPU arrays, the
 tokenizer and the bundle's params (daemon/engines/qwen3tts/params.py).
 
-CPU arrays (qwen3.md §3): the talker's text_embedding [Vt, Dt] and
+CPU arrays (docs/qwen3.md, CPU side): the talker's text_embedding [Vt, Dt] and
 codec_embedding [V, Ht], the predictor's 15 input tables [15, Vc, Ht] and, for
 Base, the x-vector mel basis [128, 513] (upstream's own librosa slaney call, so
 the runtime needs no librosa).  float16 at full size (text_embedding alone is
@@ -54,7 +54,8 @@ EMBED_FP32_MAX_BYTES: Final = 64 << 20
 #: text rows per text_proj call (params.text.rows; the contract's default:
 #: a sentence's prompt in one or two calls)
 TEXT_ROWS: Final = 32
-#: additive mask value of the graphs (hexvoice's shapes.MASK_VALUE, qwen3.md §3)
+#: additive mask value of the graphs (hexvoice's shapes.MASK_VALUE, docs/qwen3.md, CPU
+#: side)
 MASK_VALUE: Final = -100.0
 #: upstream extract_speaker_embedding's mel_spectrogram arguments
 #: (modeling_qwen3_tts.py; pad = (n_fft - hop) // 2, reflect, no centre)
