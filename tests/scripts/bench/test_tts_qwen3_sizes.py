@@ -30,7 +30,8 @@ def test_a_wrong_count_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_full_size_weights_are_the_estimated_figures() -> None:
     d = sizes.Dims()
-    # qwen3.md §4: a full-width layer is 15.7 M params; 28 layers ~ 0.88 GB fp16
+    # docs/qwen3.md, graph set: a full-width layer is 15.7 M params; 28 layers ~ 0.88 GB
+    # fp16
     assert sizes.layer_params(d.talker) == 15_730_944
     assert round(sizes.FP16 * sizes.talker_params(d) / 1e9, 2) == 0.89
     # one predictor call: 5 layers + the head it selects ~ 161 MB fp16

@@ -48,7 +48,7 @@ def test_speed_one_is_the_identity_and_no_extra_frame():
 
 @pytest.mark.parametrize(
     ("tokens", "sp", "frames"),
-    # shared/docs/gpt-sovits-v2pro.md §5.2 step 7, verified upstream: N = 10
+    # docs/gpt-sovits.md, SoVITS decode, step 7, verified upstream: N = 10
     # gives 12800 samples at 1, 10880 at 1.25, 16640 at 0.8 (x 640 per frame)
     [(10, 1.0, 20), (10, 1.25, 17), (10, 0.8, 26), (7, 0.6, 24), (7, 1.65, 9)],
 )

@@ -184,7 +184,7 @@ def test_at_the_cap_the_last_token_is_dropped_as_upstreams_batched_path(
     """Our cap of k tokens draws k + 1 (a stop at the extra draw is no cap) and
     keeps the first k: upstream's default (batched) path at its cap, with
     limit = k + 1.  The naive path (streaming modes) would keep 1..k instead;
-    we follow the default path (shared/docs/gpt-sovits-v2pro.md §4.6)."""
+    we follow the default path (docs/gpt-sovits.md, T2S stopping)."""
     p = cpu_engine.loaded.params
     # EOS sliced off at every step: the cap is the only way out
     cfg = SamplingConfig(15, 1.0, 1.0, p.repetition_penalty, p.eos, 10**6)

@@ -2,7 +2,7 @@
 
 GPT_SoVITS/AR/models/utils.py ``logits_to_probs`` / ``multinomial_sample_one_no_sync``
 (batched form, dim=1) and the stop logic of t2s_model.py ``infer_panel_naive``,
-per shared/docs/gpt-sovits-v2pro.md §4.5-4.6. Only change: the exponential draw
+per docs/gpt-sovits.md, T2S sampling; T2S stopping. Only change: the exponential draw
 ``q`` is passed in, so the oracle and the engine can share it.
 """
 

@@ -5,8 +5,8 @@ The suite's tiny checkpoint (seed 0) never emits EOS; the seed-1 checkpoint
 does, after 8 to 53 tokens on these cases. Its bundle is built by the real
 build_asr (cached by content like ``tiny_asr_bundle``), and the engine's greedy
 ids, with a context and a language hint in the prompt, must equal upstream's
-``generate`` to the same length, stopping where upstream stops (qwen3.md §7:
-teacher forcing alone hides prompt and stop bugs).
+``generate`` to the same length, stopping where upstream stops (docs/qwen3.md, parity
+gates: teacher forcing alone hides prompt and stop bugs).
 """
 
 from __future__ import annotations

@@ -63,8 +63,8 @@ def want(tiny_tts_custom: Path) -> Any:
 
 def _top1(reference: np.ndarray, test: np.ndarray) -> tuple[float, list[str]]:
     """Top-1 agreement and the misses; a miss the fp16 error cannot explain
-    (reference top-2 margin above twice the row's max error, qwen3.md §7)
-    fails at once."""
+    (reference top-2 margin above twice the row's max error, docs/qwen3.md, parity
+    gates) fails at once."""
     ref, got = reference, test
     hits = ref.argmax(1) == got.argmax(1)
     misses = []

@@ -1,5 +1,5 @@
 """Talker and predictor code choices against transformers' own processors, in
-upstream's order (qwen3.md §2.4)."""
+upstream's order (docs/qwen3.md, TTS generation loop)."""
 
 from __future__ import annotations
 

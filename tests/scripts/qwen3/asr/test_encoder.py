@@ -1,8 +1,8 @@
 """The one-window encoder graph (ONNX fp32 on the runtime's CPU backend, fed by
 the engine's WindowEncoder) against upstream's audio tower on utterances of at
 most one window, where upstream's own forward (no window mask) and its windowed
-backends agree (qwen3.md §1.2). Longer audio, window by window, is the encoder
-gate's (test_gates.py)."""
+backends agree (docs/qwen3.md, ASR encoder windows). Longer audio, window by window, is
+the encoder gate's (test_gates.py)."""
 
 from __future__ import annotations
 

@@ -59,7 +59,7 @@ def test_the_contract_shapes_of_the_tiny_model(asr_model: Any) -> None:
 
 def test_no_graph_squares_with_pow(asr_graphs: Any) -> None:
     """Upstream's norms square with pow(2); the exported graphs hold no Pow at
-    all (qwen3.md §5), and every op is a standard ONNX one."""
+    all (docs/qwen3.md, export findings), and every op is a standard ONNX one."""
     for path in vars(asr_graphs).values():
         model = onnx.load(str(path))
         ops = {n.op_type for n in model.graph.node}

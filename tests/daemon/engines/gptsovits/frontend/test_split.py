@@ -1,4 +1,4 @@
-"""Sentence splitting/packing; expectations derived by hand from §1.7 rules."""
+"""Sentence splitting/packing; expectations derived by hand from docs/board.md."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ def test_table_has_upstream_size_and_landmark_ids() -> None:
     assert len(table) == V2_SYMBOL_COUNT == 732
     assert len(set(table)) == 732
     ids = symbol_ids()
-    # Landmarks from gpt-sovits-v2pro.md §2.5 / Appendix A.
+    # Landmarks from docs/gpt-sovits.md, symbol table / Appendix A.
     expected = {
         "!": 0,
         ",": 1,

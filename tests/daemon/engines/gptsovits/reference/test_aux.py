@@ -10,7 +10,7 @@ from daemon.engines.gptsovits.reference.aux import mean_style
 
 torch = pytest.importorskip("torch")
 
-# Full-size v2Pro widths (gpt-sovits-v2pro.md §5.1): gin 1024, MRTE 512.
+# Full-size v2Pro widths (docs/gpt-sovits.md, SoVITS config): gin 1024, MRTE 512.
 GIN, MRTE = 1024, 512
 
 

@@ -25,8 +25,8 @@ from daemon.engines.gptsovits.reference.voiceprint import (
 RATE = 32000
 SPOKEN, TRANSCRIPT, CLIP_SECONDS = "你好。你好。", "你好。", 3.2
 TEXT = "我们走吧。"
-#: HuBERT's conv front end (400-sample receptive field, hop 320) and ssl_proj
-#: (kernel 2, stride 2): tokens of an n-sample 16 kHz input (§1.4)
+#: HuBERT's conv front end (400-sample receptive field, hop 320) and ssl_proj (kernel 2,
+#: stride 2): tokens of an n-sample 16 kHz input (docs/gpt-sovits.md, reference audio)
 HUBERT_FIELD, HUBERT_HOP = 400, 320
 
 

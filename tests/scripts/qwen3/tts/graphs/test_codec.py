@@ -49,11 +49,15 @@ def test_right_padding_leaves_the_valid_prefix_unchanged(
     b = runner.run({"codes": other[None]})[0][..., : n * spf]
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
     assert gates.gate_codec(tts_codec, runner, codes[:, :n]).passed
-    assert np.abs(a).std() > 0.01  # audio, not ~0 (qwen3.md §5 init pitfall)
+    # audio, not ~0 (docs/qwen3.md, export findings: the init pitfall)
+    assert np.abs(a).std() > 0.01
 
 
 def test_snake_is_folded_and_squares_without_pow(codec_graphs: dict[int, Any]) -> None:
-    """qwen3.md §5: s·s, never Pow(sin, 2); exp(α), 1/(exp β + ε) constants."""
+    """s·s, never Pow(sin, 2); exp(α), 1/(exp β + ε) constants.
+
+    docs/qwen3.md, export findings.
+    """
     nodes = onnx.load(str(codec_graphs[min(CODEC_FRAMES)])).graph.node
     ops = [n.op_type for n in nodes]
     assert "Pow" not in ops and "Sin" in ops

@@ -21,7 +21,10 @@ PAD = 4
 
 
 def _mel(frames: int, seed: int) -> np.ndarray:
-    """Upstream's own x-vector mel of a noise clip (qwen3.md §2.5), [F, 128]."""
+    """Upstream's own x-vector mel of a noise clip, [F, 128].
+
+    docs/qwen3.md, x-vector mel.
+    """
     hop = 256
     clip = 0.1 * np.random.default_rng(seed).standard_normal(frames * hop)
     mel = import_qwen_tts().modeling.mel_spectrogram(

@@ -118,7 +118,7 @@ def test_text_proj_passes_the_cpu_gate(tts_custom: Any, talker_graphs: Any) -> N
 
 
 def test_no_talker_graph_squares_with_pow(talker_graphs: Any) -> None:
-    """qwen3.md §5: no Pow at all (RMSNorm squares as x·x)."""
+    """docs/qwen3.md, export findings: no Pow at all (RMSNorm squares as x·x)."""
     for path in vars(talker_graphs).values():
         assert "Pow" not in op_types(path), path.name
 

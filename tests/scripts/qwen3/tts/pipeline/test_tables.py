@@ -63,7 +63,8 @@ def test_sampling_is_the_file_over_upstreams_hard_defaults(
     model = Path(shutil.copytree(tiny_tts_custom, tmp_path / "model"))
     (model / "generation_config.json").write_text(json.dumps({"top_k": 7}))
     s = prompt.sampling(read_model_dir(model), _model_cls())
-    # upstream's hard defaults (qwen3.md §2.4), except what the file sets
+    # upstream's hard defaults (docs/qwen3.md, TTS generation loop), except what the
+    # file sets
     assert s == {
         "do_sample": True,
         "top_k": 7,
