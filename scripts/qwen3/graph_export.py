@@ -88,7 +88,7 @@ def export_static(
     path.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     # Constants captured from parameters must not require grad (docs/qwen3.md, export
-    # and simulator measurements: "Cannot insert a Tensor that requires grad as a
+    # findings: "Cannot insert a Tensor that requires grad as a
     # constant").
     module = module.eval().requires_grad_(False)
     if external_data is None:

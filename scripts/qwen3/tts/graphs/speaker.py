@@ -26,8 +26,8 @@ frames than it pads).  Upstream runs each clip at its own length; here:
   weights are 0;
 - kernel-1 convs mix no frames and run as they are.
 
-The variance squares as d·d, the form the HTP computes right (docs/qwen3.md, export and
-simulator measurements).
+The variance squares as d·d, the form the HTP computes right (docs/qwen3.md,
+export findings).
 """
 
 from __future__ import annotations
