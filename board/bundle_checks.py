@@ -16,8 +16,8 @@ from typing import Final
 import numpy as np
 
 import qnnrt
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.bundles.verify import TargetMismatch, target_problems
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.bundles.verify import TargetMismatch, target_problems
 
 from .checks import Check, Finding, error, ok, skip, warning
 from .qnn_checks import ENV_FILE, BoardTarget, install_fix

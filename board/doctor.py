@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, TextIO
 
-from daemon.engine.targets import Profile, ProfileError, available, load_profile
+from daemon.targets.profile import Profile, ProfileError, available, load_profile
 
 from .bundle_checks import BundleIntact, BundleTarget, NpuRun
 from .checks import (

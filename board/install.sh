@@ -13,7 +13,7 @@
 # Steps: service user in the device group -> /opt/hexvoice/venv with hexvoice ->
 # QNN host libs + V73 skel -> /etc/hexvoice (config, service environment) ->
 # systemd units, sysusers/tmpfiles -> enable -> `hexvoice doctor` as the service
-# user.  Board facts come from daemon/engine/target_profiles/<profile>.yaml
+# user.  Board facts come from daemon/targets/<profile>.yaml
 # (one source of truth).
 set -euo pipefail
 

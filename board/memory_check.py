@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import qnnrt
-from daemon.engine.bundles.manifest import Bundle
+from daemon.sdk.bundles.manifest import Bundle
 from qnnrt.rpcmem import open_memory
 
 from .checks import Check, Finding, ok, skip, warning

@@ -2,7 +2,7 @@
 
 ``--env`` prints the service environment file (``/etc/hexvoice/hexvoice.env``) and
 ``--shell`` the variables ``board/install.sh`` reads; the profiles themselves are
-``daemon.engine.targets`` (the runtime checks bundles against them too).
+``daemon.targets.profile`` (the runtime checks bundles against them too).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 
-from daemon.engine.targets import Profile, ProfileError, available, load_profile
+from daemon.targets.profile import Profile, ProfileError, available, load_profile
 
 
 def main(argv: Sequence[str] | None = None) -> int:

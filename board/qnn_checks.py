@@ -17,9 +17,9 @@ from typing import Final
 import yaml
 
 import qnnrt
-from daemon.engine.bundles.manifest import Bundle, BundleError
-from daemon.engine.bundles.verify import verify_bundle
-from daemon.engine.targets import ADSP_SEPARATOR, Profile
+from daemon.sdk.bundles.manifest import Bundle, BundleError
+from daemon.sdk.bundles.verify import verify_bundle
+from daemon.targets.profile import ADSP_SEPARATOR, Profile
 from qnnrt import ENV_LIB_DIR  # $QNN_LIB_DIR, as qnnrt.load_library reads it
 from qnnrt.dsp import DSP_ENV
 

@@ -46,7 +46,7 @@ while (($#)); do
 done
 
 need_root
-# SERVICE_USER, INSTALL_PREFIX, ... from daemon/engine/target_profiles/<profile>.yaml.
+# SERVICE_USER, INSTALL_PREFIX, ... from daemon/targets/<profile>.yaml.
 PROFILE_VARS="$(PYTHONPATH="$REPO" "$PYTHON" -m board.profile "$PROFILE" --shell)" ||
     die "cannot read profile $PROFILE ($PYTHON needs yaml: apt-get install python3-yaml)"
 eval "$PROFILE_VARS"

@@ -26,7 +26,7 @@ from .errors import QnnError
 
 _LOGGER = logging.getLogger(__name__)
 
-#: QCS8550's HTP (daemon/engine/target_profiles/qcs8550.yaml), the only board
+#: QCS8550's HTP (daemon/targets/qcs8550.yaml), the only board
 #: hexvoice targets.
 HTP_ARCH: Final = 73
 STUB: Final = f"libQnnHtpV{HTP_ARCH}Stub.so"

@@ -15,7 +15,7 @@ from typing import Any, Final
 import pytest
 import yaml
 
-from daemon.engine.bundles.manifest import MANIFEST, sha256_file
+from daemon.sdk.bundles.manifest import MANIFEST, sha256_file
 from scripts.common import qnn_compile
 
 #: SM8650 (Snapdragon 8 Gen 3): HTP v75, Qnn_SocModel_t 57 (QNN SDK SoC table).

@@ -6,7 +6,7 @@ check n lets exactly n - 1 graph calls run: no thread timing involved.
 
 from __future__ import annotations
 
-from daemon.engine.cancel import CancelToken
+from daemon.sdk.cancel import CancelToken
 
 
 class CancelAfter(CancelToken):

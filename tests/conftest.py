@@ -44,7 +44,7 @@ def build_model(name: str, path: Path) -> Path:
 #: ``python -m tests.qnnrt.board_bundle DIR``.
 BOARD_BUNDLE_ENV = "HEXVOICE_BOARD_BUNDLE"
 #: FastRPC device nodes: Ubuntu/QLI images, and upstream fastrpc / Debian images
-#: (daemon/engine/target_profiles/qcs8550.yaml).
+#: (daemon/targets/qcs8550.yaml).
 FASTRPC_NODES = ("adsprpc-smd", "fastrpc-*")
 
 
@@ -105,11 +105,11 @@ def qnn_cache(request: pytest.FixtureRequest) -> Path:
 
 @pytest.fixture(scope="session")
 def gsv_voice(request: pytest.FixtureRequest) -> Path:
-    """DIR of ``scripts/make_test_voice --out DIR``: the GPT-SoVITS test voice,
+    """DIR of ``scripts/tiny-gptsovits --out DIR``: the GPT-SoVITS test voice,
     built by the real pipeline once per machine (content-keyed, cached)."""
     pytest.importorskip("torch")
     pytest.importorskip("onnxruntime_qnn")
-    from scripts.gsv.synthetic.build import make_test_voice
+    from scripts.gptsovits.synthetic.build import make_test_voice
 
     out = Path(request.config.cache.mkdir("gsv-test-voice"))
     make_test_voice(out, sim_gates=False)
@@ -118,13 +118,13 @@ def gsv_voice(request: pytest.FixtureRequest) -> Path:
 
 @pytest.fixture(scope="session")
 def gsv_clone_voice(request: pytest.FixtureRequest) -> Path:
-    """DIR of ``scripts/make_test_voice --zero-shot --out DIR``: the test voice
+    """DIR of ``scripts/tiny-gptsovits --zero-shot --out DIR``: the test voice
     with the four reference graphs (it clones), built once per machine and
     cached by content like ``gsv_voice``."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     pytest.importorskip("onnxruntime_qnn")
-    from scripts.gsv.synthetic.build import make_test_voice
+    from scripts.gptsovits.synthetic.build import make_test_voice
 
     out = Path(request.config.cache.mkdir("gsv-clone-voice"))
     make_test_voice(out, sim_gates=False, zero_shot=True)

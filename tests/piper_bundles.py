@@ -54,11 +54,11 @@ def cpu_parts(config: pytest.Config, dynamic: str) -> Iterator[tuple[Any, dict, 
     ort = pytest.importorskip("onnxruntime")
     import onnx
 
-    from daemon.engine.bundles.manifest import Bundle
-    from daemon.engine.graphs import GraphHost
     from daemon.engines.piper.cpu import DurationPredictor
     from daemon.engines.piper.params import PiperParams
     from daemon.engines.piper.pipeline import PiperGraphs
+    from daemon.sdk.bundles.manifest import Bundle
+    from daemon.sdk.graphs import GraphHost
     from scripts.piper import graphs
     from scripts.piper.cuts import find_cuts
 

@@ -235,7 +235,7 @@ def test_readme_asr_block_runs_as_written(
     text = README.read_text()
     (serve, *clients) = commands_of(fenced(text, ASR_HEADING))
     assert serve.startswith("hexvoice serve ") and str(ASR_BUNDLE) in serve
-    build = re.search(r"^    (scripts/build_asr .*)$", text, re.M)
+    build = re.search(r"^    (scripts/build-qwen3-asr .*)$", text, re.M)
     assert build and f"--out {ASR_BUNDLE}" in build[1], "the build line's --out"
     links = {
         DEMO_BUNDLE: bundle_dir(pytestconfig, CPU_OPTIONS),
@@ -293,7 +293,7 @@ def test_readme_tts_block_runs_as_written(
     text = README.read_text()
     (serve, *clients) = commands_of(fenced(text, TTS_HEADING))
     assert serve.startswith("hexvoice serve ") and str(TTS_BASE) in serve
-    builds = re.findall(r"^    (scripts/build_tts_qwen3 .*)$", text, re.M)
+    builds = re.findall(r"^    (scripts/build-qwen3-tts .*)$", text, re.M)
     assert [b.rsplit("--out ", 1)[1] for b in builds] == [
         str(TTS_CUSTOM),
         str(TTS_BASE),
@@ -327,9 +327,9 @@ GSV_CLIP_SECONDS, GSV_SPOKEN = 3.2, "你好。你好。"
 
 
 def _gsv_clips(bundle: Path, cwd: Path) -> None:
-    from daemon.engine.bundles.manifest import Bundle
-    from daemon.engine.local import open_engine
-    from daemon.engine.tts import SynthesisOptions
+    from daemon.sdk.bundles.manifest import Bundle
+    from daemon.sdk.local import open_engine
+    from daemon.sdk.tts import SynthesisOptions
 
     n = round(GSV_CLIP_SECONDS * GSV_RATE)
     with open_engine(Bundle.load(bundle), "cpu", warmup=False) as (engine, _):
@@ -347,7 +347,7 @@ def test_readme_gsv_clone_block_runs_as_written(
     text = README.read_text()
     (serve, *clients) = commands_of(fenced(text, GSV_HEADING))
     assert serve.startswith("hexvoice serve ") and str(GSV_BUNDLE) in serve
-    build = re.search(r"^    (scripts/build_voice .*--hubert .*)$", text, re.M)
+    build = re.search(r"^    (scripts/build-gptsovits .*--hubert .*)$", text, re.M)
     assert build and f"--out {GSV_BUNDLE} " in build[1], "the build line's --out"
     cwd = tmp_path_factory.mktemp("readme_gsv")
     bundle = gsv_clone_voice / "bundle"

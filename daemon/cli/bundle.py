@@ -11,8 +11,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from daemon.engine.bundles.manifest import Bundle, BundleError, unpack
-from daemon.engine.bundles.verify import verify_bundle
+from daemon.sdk.bundles.manifest import Bundle, BundleError, unpack
+from daemon.sdk.bundles.verify import verify_bundle
 
 
 def _open(path: Path, tmp: str) -> Bundle:

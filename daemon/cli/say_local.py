@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from daemon.engine.audio.shaping import OUTPUT_RATES, StreamResampler, to_int16
-from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.cancel import Cancelled
-from daemon.engine.graphs import BACKENDS
-from daemon.engine.local import open_engine
-from daemon.engine.requests import BadRequest, SynthesisRequest, check
+from daemon.sdk.audio.shaping import OUTPUT_RATES, StreamResampler, to_int16
+from daemon.sdk.bundles.manifest import BundleError
+from daemon.sdk.cancel import Cancelled
+from daemon.sdk.graphs import BACKENDS
+from daemon.sdk.local import open_engine
+from daemon.service.edge.requests import BadRequest, SynthesisRequest, check
 
 
 def parser() -> argparse.ArgumentParser:

@@ -21,9 +21,9 @@ import time
 from dataclasses import replace
 from typing import Any, Final
 
-from daemon.engine.bundles.manifest import BundleError
 from daemon.protocols.openai import app as http_server
 from daemon.protocols.wyoming.server import WyomingServer
+from daemon.sdk.bundles.manifest import BundleError
 from daemon.service import systemd
 from daemon.service.admission import Admission
 from daemon.service.config import ConfigError, ServeConfig, check_voices, load_config

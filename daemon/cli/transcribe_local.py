@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 
 from daemon.cli.client import TranscribeError
-from daemon.engine.asr import AsrEngine, Transcript
-from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.cancel import Cancelled
-from daemon.engine.local import open_engine
-from daemon.engine.requests import BadRequest, TranscriptionRequest, check
 from daemon.protocols import audio_files
 from daemon.protocols.openai.transcripts import Transcription
+from daemon.sdk.asr import AsrEngine, Transcript
+from daemon.sdk.bundles.manifest import BundleError
+from daemon.sdk.cancel import Cancelled
+from daemon.sdk.local import open_engine
 from daemon.service.config import DEFAULT_MAX_AUDIO_S
+from daemon.service.edge.requests import BadRequest, TranscriptionRequest, check
 
 
 def transcribe_local(data: bytes, args: argparse.Namespace) -> str:

@@ -29,7 +29,7 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.requests import BadRequest, Found, check_duration, refuse
+from daemon.service.edge.requests import BadRequest, Found, check_duration, refuse
 
 #: The request field the file arrives in (OpenAI's multipart ``file``).
 FIELD: Final = "file"

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from daemon.engine.bundles.manifest import MANIFEST, Bundle, BundleError
-from daemon.engine.bundles.verify import TargetMismatch, verify_bundle
-from daemon.engine.graphs import GraphHost, Runner
-from daemon.engine.registry import Engine
+from daemon.sdk.bundles.manifest import MANIFEST, Bundle, BundleError
+from daemon.sdk.bundles.verify import TargetMismatch, verify_bundle
+from daemon.sdk.graphs import GraphHost, Runner
+from daemon.sdk.registry import Engine
 from daemon.service.config import EngineConfig, VoiceSource
 from daemon.service.jobs import Voice
 

@@ -3,7 +3,7 @@
 Loaded once in ``serve.main`` and validated completely (types, ranges, socket
 group, every bundle manifest and its engine registration) before any model loads,
 so a typo fails in milliseconds with the field named, not after a minute of NPU
-set-up.  The dataclasses below are the schema: ``daemon.engine.reader`` reads the
+set-up.  The dataclasses below are the schema: ``daemon.config.reader`` reads the
 YAML into them (errors: ``<file>: limits.queue_size: expected ..., found ...``).
 Example::
 
@@ -26,10 +26,10 @@ from typing import Annotated, Any, Final
 import msgspec
 import yaml
 
-from daemon.engine.bundles.manifest import Bundle, BundleError
-from daemon.engine.graphs import BACKENDS
-from daemon.engine.reader import INTERNAL, ReadError, fail, invalid, read
-from daemon.engine.registry import engine_class
+from daemon.config.reader import INTERNAL, ReadError, fail, invalid, read
+from daemon.sdk.bundles.manifest import Bundle, BundleError
+from daemon.sdk.graphs import BACKENDS
+from daemon.sdk.registry import engine_class
 from daemon.service.cloning.voicestore import VoiceStoreConfig
 
 DEFAULT_CONFIG_PATH: Final = Path("/etc/hexvoice/config.yaml")

@@ -18,11 +18,13 @@ from collections.abc import Awaitable, Collection
 from importlib import metadata
 from typing import Final, TypeVar
 
-from daemon.engine.capabilities import Capabilities, Task
-from daemon.engine.cloning import unfit
-from daemon.engine.languages import described
-from daemon.engine.registry import Engine
-from daemon.engine.requests import (
+from daemon.sdk.capabilities import Capabilities, Task
+from daemon.sdk.cloning import unfit
+from daemon.sdk.languages import described
+from daemon.sdk.registry import Engine
+from daemon.service.cloning.clones import Clones
+from daemon.service.config import ServeConfig, VoiceSource
+from daemon.service.edge.requests import (
     SynthesisRequest,
     TranscriptionRequest,
     UnknownLanguage,
@@ -31,8 +33,6 @@ from daemon.engine.requests import (
     refuse,
     speaks,
 )
-from daemon.service.cloning.clones import Clones
-from daemon.service.config import ServeConfig, VoiceSource
 from daemon.service.jobs import AsrJob, Job, Unavailable, Voice
 from daemon.service.metrics import Metrics
 from daemon.service.reload import Loader

@@ -23,12 +23,13 @@ from typing import Any, Final, TypeVar
 
 import numpy as np
 
-from daemon.engine.asr import SessionFinished, Transcript, channels_of, pcm_problem
-from daemon.engine.cancel import Cancelled, CancelToken
-from daemon.engine.capabilities import Capabilities, Task, VoiceInfo
-from daemon.engine.cloning import VoicePrint
-from daemon.engine.registry import Engine
-from daemon.engine.requests import (
+from daemon.sdk.asr import SessionFinished, Transcript, channels_of, pcm_problem
+from daemon.sdk.cancel import Cancelled, CancelToken
+from daemon.sdk.capabilities import Capabilities, Task, VoiceInfo
+from daemon.sdk.cloning import VoicePrint
+from daemon.sdk.registry import Engine
+from daemon.sdk.tts import AudioChunk
+from daemon.service.edge.requests import (
     BadRequest,
     BadValue,
     Found,
@@ -36,7 +37,6 @@ from daemon.engine.requests import (
     check_duration,
     refuse,
 )
-from daemon.engine.tts import AudioChunk
 
 DEADLINE_REASON: Final = "deadline passed"
 CONSUMER_LEFT: Final = "the consumer stopped reading"

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from daemon.engine.bundles.manifest import BundleError
+from daemon.sdk.bundles.manifest import BundleError
 from daemon.service.bundles import Checked, LoadedEngine, settings
 from daemon.service.config import ConfigError, EngineConfig, ServeConfig, VoiceSource
 from daemon.service.voiceset import LoadStopped, VoiceSet, no_room

@@ -2,7 +2,7 @@
 
 Each item advances one job's ``synthesize`` generator up to the next chunk
 that ends a segment (``AudioChunk.end_of_segment``: where the engine holds no
-state on shared buffers, the SDK's contract in ``daemon/engine/tts.py``),
+state on shared buffers, the SDK's contract in ``daemon/sdk/tts.py``),
 streams those chunks, and queues the job's next item behind whatever waits
 then.  So jobs in progress, new requests, ASR session steps and load steps
 take turns on the one worker, a segment (about a sentence) at a time, and a
@@ -24,9 +24,9 @@ from concurrent.futures import Future, InvalidStateError
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
-from daemon.engine.cancel import Cancelled
-from daemon.engine.registry import Engine
-from daemon.engine.tts import AudioChunk
+from daemon.sdk.cancel import Cancelled
+from daemon.sdk.registry import Engine
+from daemon.sdk.tts import AudioChunk
 from daemon.service.jobs import Job
 from qnnrt import NpuWorker, WorkerStopped
 

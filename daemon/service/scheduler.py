@@ -39,13 +39,13 @@ from typing import Any, Final, TypeVar, cast
 
 import numpy as np
 
-from daemon.engine.asr import AsrEngine, AsrSession, TranscriptionOptions
-from daemon.engine.cancel import Cancelled
-from daemon.engine.cloning import AuxClips, CloningEngine
-from daemon.engine.registry import Engine
-from daemon.engine.requests import BadRequest, RequestError, UnknownVoice
-from daemon.engine.tts import AudioChunk, SynthesisOptions, TtsEngine
+from daemon.sdk.asr import AsrEngine, AsrSession, TranscriptionOptions
+from daemon.sdk.cancel import Cancelled
+from daemon.sdk.cloning import AuxClips, CloningEngine
+from daemon.sdk.registry import Engine
+from daemon.sdk.tts import AudioChunk, SynthesisOptions, TtsEngine
 from daemon.service.config import LimitsConfig
+from daemon.service.edge.requests import BadRequest, RequestError, UnknownVoice
 from daemon.service.jobs import (
     AsrJob,
     Busy,

@@ -26,8 +26,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, TypeVar
 
-from daemon.engine.asr import AsrSession, Transcript
-from daemon.engine.cancel import Cancelled
+from daemon.sdk.asr import AsrSession, Transcript
+from daemon.sdk.cancel import Cancelled
 from daemon.service.jobs import AsrJob
 from daemon.service.turns import Turn
 

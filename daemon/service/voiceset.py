@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final
 
-from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.bundles.verify import engine_for
-from daemon.engine.graphs import Checkpoint, GraphHost, go_on
-from daemon.engine.registry import Engine
+from daemon.sdk.bundles.manifest import BundleError
+from daemon.sdk.bundles.verify import engine_for
+from daemon.sdk.graphs import Checkpoint, GraphHost, go_on
+from daemon.sdk.registry import Engine
 from daemon.service.bundles import Checked, LoadedEngine, Settings, settings
 from daemon.service.config import ServeConfig
 from daemon.service.jobs import Voice

@@ -5,7 +5,7 @@
 1. Host time per decode step, graphExecute excluded, with full-size buffers
    (28 layers, 8 KV heads x 128, hidden 1024, vocab 151,936; prefill 512, KV
    1024; fp16 K/V): the engine's own session (Qwen3AsrEngine -> Decoder ->
-   daemon/engine/ar KvGraph, greedy chooser, TextStream, partials) on a stand-in
+   daemon/sdk/ar KvGraph, greedy chooser, TextStream, partials) on a stand-in
    bundle whose graphs have exactly that I/O and trivial compute
    (scripts/bench/asr_standin.py).  A step is the wall time from one decode
    feed to the next minus the runner's last_execute_s (QNN: graphExecute
@@ -34,8 +34,8 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.asr import TranscriptionOptions
-from daemon.engines.qwen3asr.audio import SAMPLE_RATE
+from daemon.engines.qwen3.asr.audio import SAMPLE_RATE
+from daemon.sdk.asr import TranscriptionOptions
 from scripts.bench import asr_mel
 from scripts.bench import asr_sizes as sizes
 from scripts.bench.asr_mel import chirp, stats_ms
@@ -70,12 +70,12 @@ def alone(
 
 # --- 1. host time per decode step -------------------------------------------
 def host_step(backend: str, d: Dims, steps: int, runs: int, cache: Path | None):
-    from daemon.engine.bundles.manifest import Bundle
-    from daemon.engine.graphs import GraphHost
-    from daemon.engines.qwen3asr.decoder import DecodeStats
-    from daemon.engines.qwen3asr.engine import Qwen3AsrEngine
-    from daemon.engines.qwen3asr.options import Request
-    from daemon.engines.qwen3asr.text import TextStream, partial_text
+    from daemon.engines.qwen3.asr.decoder import DecodeStats
+    from daemon.engines.qwen3.asr.engine import Qwen3AsrEngine
+    from daemon.engines.qwen3.asr.options import Request
+    from daemon.engines.qwen3.asr.text import TextStream, partial_text
+    from daemon.sdk.bundles.manifest import Bundle
+    from daemon.sdk.graphs import GraphHost
     from scripts.bench.asr_standin import standin_bundle
 
     print(f"\n== host per decode step, {backend}", file=sys.stderr)

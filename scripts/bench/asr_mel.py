@@ -1,5 +1,5 @@
 """Resample + log-mel of 10 s of 44.1 kHz stereo through the engine's own
-front end (daemon/engine/asr.py ``downmix``, qwen3asr audio.py ``Resampler``,
+front end (daemon/sdk/asr.py ``downmix``, qwen3asr audio.py ``Resampler``,
 mel.py ``MelStream``), whole and fed in 100 ms chunks (scripts/bench/asr.py)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.asr import downmix
-from daemon.engines.qwen3asr.audio import SAMPLE_RATE, Resampler, peak_scale
-from daemon.engines.qwen3asr.mel import MelStream
-from daemon.engines.qwen3asr.params import MelParams
+from daemon.engines.qwen3.asr.audio import SAMPLE_RATE, Resampler, peak_scale
+from daemon.engines.qwen3.asr.mel import MelStream
+from daemon.engines.qwen3.asr.params import MelParams
+from daemon.sdk.asr import downmix
 
 #: budget for the front end of a 10 s utterance (resample + log-mel)
 TARGET_MEL_MS: Final = 20.0

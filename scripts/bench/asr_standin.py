@@ -27,8 +27,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engines.qwen3asr.params import (
+from daemon.engines.qwen3.asr.params import (
     ENCODER,
     AsrParams,
     MelParams,
@@ -37,6 +36,7 @@ from daemon.engines.qwen3asr.params import (
     decode_key,
     prefill_key,
 )
+from daemon.sdk.bundles.manifest import Bundle
 
 OPSET: Final = 17
 F32, F16 = TensorProto.FLOAT, TensorProto.FLOAT16

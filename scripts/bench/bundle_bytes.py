@@ -25,7 +25,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from daemon.engine.targets import available
+from daemon.targets.profile import available
 from scripts.common import weight_sharing
 from scripts.common.qnn_compile import compile_onnx
 

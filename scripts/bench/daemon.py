@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _in_process(bundle: Path, backend: str, text: str, rounds: int) -> list[Run]:
-    from daemon.engine.tts import SynthesisOptions
+    from daemon.sdk.tts import SynthesisOptions
     from daemon.service.config import EngineConfig, ServeConfig, VoiceSource
     from daemon.service.voiceset import VoiceSet
 

@@ -3,7 +3,7 @@
     python -m scripts.bench.gsv_clone [--voice DIR] [--backend cpu qnn] [--repeat N]
 
 1. The tiny test voice built with the four reference graphs
-   (``scripts/make_test_voice --zero-shot --out DIR``, built if missing) on each
+   (``scripts/tiny-gptsovits --zero-shot --out DIR``, built if missing) on each
    backend: the time ``clone`` takes for a 3.2 s clip the voice itself spoke
    (mean and best of ``--repeat``), split into each reference graph's time per
    call (the runners' own stats: ``cpu`` is onnxruntime, ``qnn`` the x86 HTP
@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.local import open_engine
-from daemon.engine.tts import SynthesisOptions
 from daemon.engines.gptsovits.layout import REFERENCE_GRAPHS
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.local import open_engine
+from daemon.sdk.tts import SynthesisOptions
 
 DEFAULT_VOICE = Path(".cache/gsv-clone-voice")
 #: the clip: what the test voice says, cut to a length whose prompt fits the
@@ -76,13 +76,13 @@ def full_size_onnx(work: Path) -> dict[str, Path]:
     from transformers import HubertConfig, HubertModel
 
     from scripts.bench.board.gsv_full import SOVITS_WEIGHTS
-    from scripts.gsv.export.hubert import export_hubert
-    from scripts.gsv.export.reference import export_reference
-    from scripts.gsv.export.shapes import FULL_REFERENCE
-    from scripts.gsv.models.eres2net import Eres2NetDims
-    from scripts.gsv.models.sovits import SovitsDims, SovitsModel
-    from scripts.gsv.synthetic.sv import random_sv
-    from scripts.gsv.synthetic.voice import s2v2pro_hparams
+    from scripts.gptsovits.export.hubert import export_hubert
+    from scripts.gptsovits.export.reference import export_reference
+    from scripts.gptsovits.export.shapes import FULL_REFERENCE
+    from scripts.gptsovits.models.eres2net import Eres2NetDims
+    from scripts.gptsovits.models.sovits import SovitsDims, SovitsModel
+    from scripts.gptsovits.synthetic.sv import random_sv
+    from scripts.gptsovits.synthetic.voice import s2v2pro_hparams
 
     torch.manual_seed(0)
     work.mkdir(parents=True, exist_ok=True)
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--full", action="store_true", help="board estimate at full size")
     p.add_argument("--work", type=Path, default=Path("/tmp/hexvoice-gsv-clone-bench"))
     a = p.parse_args(argv)
-    from scripts.gsv.synthetic.build import make_test_voice
+    from scripts.gptsovits.synthetic.build import make_test_voice
 
     bundle = Bundle.load(make_test_voice(a.voice, sim_gates=False, zero_shot=True))
     with open_engine(bundle, "cpu") as (engine, _):

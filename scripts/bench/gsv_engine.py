@@ -2,7 +2,7 @@
 
     python -m scripts.bench.gsv_engine [--voice DIR] [--backend cpu qnn] [--steps N]
 
-1. The test voice (``scripts/make_test_voice --out DIR``, built if missing) on
+1. The test voice (``scripts/tiny-gptsovits --out DIR``, built if missing) on
    each backend: per-stage times (every graph, the host's frontend and T2S
    loop), RTF, and time to the first audio chunk next to time to the first
    complete segment (what per-sentence streaming would give).
@@ -24,15 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.graphs import GraphHost
-from daemon.engine.tts import SynthesisOptions
 from daemon.engines.gptsovits.engine import GptSovitsEngine
 from daemon.engines.gptsovits.layout import GsvParams
 from daemon.engines.gptsovits.options import default_sampling
 from daemon.engines.gptsovits.sampling import TokenSampler
 from daemon.engines.gptsovits.t2s import T2S
 from daemon.engines.gptsovits.tables import CpuTables
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.graphs import GraphHost
+from daemon.sdk.tts import SynthesisOptions
 
 SEED = 1
 TEXT = "今天天气很好，我们一起去公园看一看花吧。明天下雨的话，我们就在家里读书。"
@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sim-max-tokens", type=int, default=SIM_MAX_TOKENS)
     args = parser.parse_args(argv)
     voice = args.voice or Path(tempfile.gettempdir()) / "hexvoice-test-voice"
-    from scripts.gsv.synthetic.build import make_test_voice
+    from scripts.gptsovits.synthetic.build import make_test_voice
 
     bundle = Bundle.load(make_test_voice(voice, sim_gates=False))
     bench_frontend(bundle)

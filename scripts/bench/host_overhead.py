@@ -34,12 +34,12 @@ def piper(sentences: int) -> list[float]:
     import onnx
     import onnxruntime as ort
 
-    from daemon.engine.bundles.manifest import TensorSpec
-    from daemon.engine.graphs import CpuRunner
     from daemon.engines.piper.cpu import DurationPredictor
     from daemon.engines.piper.params import Scales, dec_key, enc_key, flow_key
     from daemon.engines.piper.pipeline import PiperGraphs
     from daemon.engines.piper.text import PiperText
+    from daemon.sdk.bundles.manifest import TensorSpec
+    from daemon.sdk.graphs import CpuRunner
     from scripts.piper import graphs
     from scripts.piper.convert import ConvertOptions, read_config
     from scripts.piper.cuts import find_cuts
@@ -132,8 +132,8 @@ def _params(config: dict, opts, hop: int, channels: int, ctx: int):  # type: ign
 
 def t2s(bundle: Path) -> list[float]:
     """Host ms per T2S decode step of a GPT-SoVITS bundle on the CPU backend."""
-    from daemon.engine.local import open_engine
-    from daemon.engine.tts import SynthesisOptions
+    from daemon.sdk.local import open_engine
+    from daemon.sdk.tts import SynthesisOptions
 
     with open_engine(bundle, "cpu", warmup=True) as (engine, _):
         t2s_ = engine.loaded.t2s

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.graphs import GraphHost
-from daemon.engine.local import open_engine
-from daemon.engine.tts import SynthesisOptions
 from daemon.engines.piper.engine import PiperEngine
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.graphs import GraphHost
+from daemon.sdk.local import open_engine
+from daemon.sdk.tts import SynthesisOptions
 from scripts.piper.oracle import SENTENCES, default_voice
 
 SEED = 1

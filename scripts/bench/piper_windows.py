@@ -63,12 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     import onnx
     import onnxruntime as ort
 
-    from daemon.engine.bundles.manifest import TensorSpec
-    from daemon.engine.graphs import CpuRunner
     from daemon.engines.piper.cpu import DurationPredictor
     from daemon.engines.piper.params import PiperParams, Scales
     from daemon.engines.piper.pipeline import PiperGraphs
     from daemon.engines.piper.text import PiperText
+    from daemon.sdk.bundles.manifest import TensorSpec
+    from daemon.sdk.graphs import CpuRunner
     from scripts.bench.board_model import estimate
     from scripts.bench.host_overhead import _params, _Spec
     from scripts.piper import graphs

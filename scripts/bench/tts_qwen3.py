@@ -66,10 +66,10 @@ def synth_runs(
 ) -> dict[str, Any]:
     """Run the engine's synthesize ``runs`` times: first-audio and total
     seconds, audio seconds, and the engine's frame stats when it has them."""
-    from daemon.engine.bundles.manifest import Bundle
-    from daemon.engine.graphs import GraphHost
-    from daemon.engine.tts import SynthesisOptions
-    from daemon.engines.qwen3tts.engine import Qwen3TtsEngine
+    from daemon.engines.qwen3.tts.engine import Qwen3TtsEngine
+    from daemon.sdk.bundles.manifest import Bundle
+    from daemon.sdk.graphs import GraphHost
+    from daemon.sdk.tts import SynthesisOptions
 
     bundle = Bundle.load(bundle_dir)
     host = GraphHost(backend)

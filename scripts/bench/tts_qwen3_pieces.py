@@ -47,9 +47,9 @@ def pieces(
     engine: Any, sampled: bool, calls: int = PIECE_CALLS, flushed: int = FLUSHED_CALLS
 ) -> list[tuple[str, int, list[float], list[float]]]:
     """(name, calls per frame, warm seconds, flushed seconds) per piece."""
-    from daemon.engine.tts import SynthesisOptions
-    from daemon.engines.qwen3tts.options import Request
-    from daemon.engines.qwen3tts.sampling import CodeChooser, TalkerChooser
+    from daemon.engines.qwen3.tts.options import Request
+    from daemon.engines.qwen3.tts.sampling import CodeChooser, TalkerChooser
+    from daemon.sdk.tts import SynthesisOptions
 
     m = engine.model
     p, pred, talker = m.p, m.predictor, m.talker

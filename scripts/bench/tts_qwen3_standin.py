@@ -12,7 +12,7 @@ input feeds an output (no compiler drops one), outputs have the real shapes
 and dtypes, the logits are a small projection of x and cos (so greedy walks
 through the codes instead of repeating one), and the talker's specials and EOS
 get -1e4 so every run lasts ``max_new_tokens`` frames.  Every graph comes from
-the engine's own I/O table (daemon/engines/qwen3tts/graphio.py).
+the engine's own I/O table (daemon/engines/qwen3/tts/graphio.py).
 
 The text vocabulary is small (a byte-level BPE of the ASCII letters and the
 specials): text rows are looked up only while the prompt is built, never per
@@ -28,15 +28,15 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engines.qwen3tts import graphio
-from daemon.engines.qwen3tts.params import (
+from daemon.engines.qwen3.tts import graphio
+from daemon.engines.qwen3.tts.params import (
     CODEC_EMBEDDING,
     CP_EMBEDDING,
     TEXT_EMBEDDING,
     TOKENIZER,
     TtsParams,
 )
+from daemon.sdk.bundles.manifest import Bundle
 from scripts.bench.tts_qwen3_sizes import Dims
 
 OPSET: Final = 17

@@ -29,8 +29,8 @@ def _top1(a: np.ndarray, b: np.ndarray) -> float:
 
 def forced(engine: Any, text: str, language: str, speaker: str | None,
            codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    from daemon.engine.tts import SynthesisOptions
-    from daemon.engines.qwen3tts.options import Request
+    from daemon.engines.qwen3.tts.options import Request
+    from daemon.sdk.tts import SynthesisOptions
 
     m = engine.model
     options = SynthesisOptions(speaker=speaker, language=language)
@@ -39,8 +39,8 @@ def forced(engine: Any, text: str, language: str, speaker: str | None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    from daemon.engine.bundles.manifest import Bundle
-    from daemon.engine.local import open_engine
+    from daemon.sdk.bundles.manifest import Bundle
+    from daemon.sdk.local import open_engine
     from scripts.qwen3.tts import oracle, tiny
 
     parser = argparse.ArgumentParser(prog="python -m scripts.bench.tts_qwen3_w8a16")

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import qnnrt
-from daemon.engine.bundles.manifest import (
+from daemon.sdk.bundles.manifest import (
     Bundle,
     GraphSpec,
     sha256_file,
     tensor_spec,
     write_manifest,
 )
-from daemon.engine.capabilities import Task
+from daemon.sdk.capabilities import Task
 from scripts.common.onnx_data import external_files
 
 

@@ -2,7 +2,7 @@
 
 A window decode equals a whole-sequence decode (to float rounding) when every
 kept frame has at least the receptive radius of real context on each side
-(daemon/engine/audio/windows.py), so the window overlap is sized from it.
+(daemon/sdk/audio/windows.py), so the window overlap is sized from it.
 
 Two ways to get it, both in frames on ONE side:
 - `hifigan_radius`: from a HiFiGAN config (upsample rates and kernels, ResBlock1

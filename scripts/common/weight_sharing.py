@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from daemon.engine.targets import load_profile
+from daemon.targets.profile import load_profile
 from scripts.common.qnn_compile import compile_onnx, compile_shared, qnn_sdk_version
 
 #: Two graphs share a binary when the weights they have in common are at least

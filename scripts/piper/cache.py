@@ -12,7 +12,7 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from daemon.engine.bundles.manifest import sha256_file
+from daemon.sdk.bundles.manifest import sha256_file
 from scripts.common.onnx_surgery import ConversionError
 from scripts.common.qnn_compile import qnn_sdk_version
 from scripts.piper.convert import ConvertOptions, convert, log
@@ -92,9 +92,9 @@ def _sources() -> list[Path]:
         repo / "scripts/common/bundling.py",
         repo / "scripts/common/weight_sharing.py",
         # a target's share_weights decides the binaries
-        *sorted((repo / "daemon/engine/target_profiles").glob("*.yaml")),
-        repo / "daemon/engine/bundles/manifest.py",
+        *sorted((repo / "daemon/targets/").glob("*.yaml")),
+        repo / "daemon/sdk/bundles/manifest.py",
         repo / "daemon/engines/piper/cpu.py",  # the SDP port checked at conversion
         repo / "daemon/engines/piper/params.py",  # the params schema
-        repo / "daemon/engine/audio/windows.py",
+        repo / "daemon/sdk/audio/windows.py",
     ]

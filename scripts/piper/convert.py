@@ -3,7 +3,7 @@
     python -m scripts.piper.convert VOICE.onnx --target T --out DIR
 
 T is a scripts/common/qnn_compile.py target (qcs8550, simulator). The output is a
-standard voice bundle (daemon/engine/bundles/manifest.py, voice.yaml format 1):
+standard voice bundle (daemon/sdk/bundles/manifest.py, voice.yaml format 1):
 
     voice.yaml           engine piper-vits; voice parameters under `params`
     graphs/enc_P{P}.bin  text encoder + SDP conditioning per phoneme bucket (NPU)
@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from daemon.engine.audio.windows import OVERLAP_FRAMES
-from daemon.engine.bundles.manifest import Bundle, GraphSpec, sha256_file
 from daemon.engines.piper.engine import ENGINE_ID
 from daemon.engines.piper.params import PiperParams, dec_key, enc_key, flow_key
+from daemon.sdk.audio.windows import OVERLAP_FRAMES
+from daemon.sdk.bundles.manifest import Bundle, GraphSpec, sha256_file
 from scripts.common import bundling
 from scripts.common.onnx_surgery import ConversionError, op_histogram
 from scripts.common.qnn_compile import TARGETS as QNN_TARGETS

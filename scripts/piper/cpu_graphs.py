@@ -14,7 +14,7 @@ from pathlib import Path
 import onnx
 from onnx import TensorProto, helper
 
-from daemon.engine.bundles.manifest import GraphSpec, sha256_file
+from daemon.sdk.bundles.manifest import GraphSpec, sha256_file
 from scripts.common.onnx_surgery import TensorSpec, extract, retype_index_input
 from scripts.piper.cuts import PiperCuts
 from scripts.piper.graphs import F32, _hidden_channels, channels, decoder_dynamic

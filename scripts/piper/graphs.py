@@ -112,7 +112,7 @@ def decoder_window(
     The whole-sentence decoder does not fit a static graph (and for GPT-SoVITS's
     generator did not fit the v73's TCM), so it runs on fixed windows; the frame
     mask zeroes every conv output beyond the real frames, which makes a window
-    holding a sequence shorter than itself exact (daemon/engine/audio/windows.py).
+    holding a sequence shorter than itself exact (daemon/sdk/audio/windows.py).
     """
     graph = decoder_dynamic(model, cuts)
     c = channels(model)

@@ -21,8 +21,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from daemon.engine.tts import SynthesisOptions
 from daemon.engines.piper.output import PIPER_WAV_MAX, silence, spoken
+from daemon.sdk.tts import SynthesisOptions
 from scripts.common.parity import snr_db
 
 SENTENCES: Final = (
@@ -159,7 +159,7 @@ def default_voice() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from daemon.engine.local import open_engine
+    from daemon.sdk.local import open_engine
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("bundle", type=Path)

@@ -14,14 +14,14 @@ import qnnrt
 from board.checks import Finding, run_checks
 from board.doctor import board_checks
 from board.qnn_checks import MARKER, BoardTarget
-from daemon.engine.bundles.manifest import (
+from daemon.sdk.bundles.manifest import (
     Bundle,
     GraphSpec,
     sha256_file,
     tensor_spec,
     write_manifest,
 )
-from daemon.engine.targets import Profile, load_profile
+from daemon.targets.profile import Profile, load_profile
 from tests.engine_site import TONE_ENGINE, engine_site, twins_bundle
 
 SERVICE_UID = 990  # the fake tree's hexvoice user; never the test runner's uid

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from board.doctor import board_checks
-from daemon.engine.targets import load_profile
+from daemon.targets.profile import load_profile
 
 REPO = Path(__file__).resolve().parents[2]
 x86_only = pytest.mark.skipif(

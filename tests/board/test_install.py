@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.engine.targets import load_profile
+from daemon.targets.profile import load_profile
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"
@@ -54,7 +54,7 @@ def fake(tmp_path: Path) -> dict[str, Path]:
     (board / "profiles").mkdir(parents=True)
     for f in ("__init__.py", "profile.py", "install.sh", "uninstall.sh", "_common.sh"):
         shutil.copy2(REPO / "board" / f, board / f)
-    for f in (REPO / "daemon/engine/target_profiles").glob("*.yaml"):
+    for f in (REPO / "daemon/targets/").glob("*.yaml"):
         shutil.copy2(f, board / "profiles" / f.name)
     (repo / "systemd").mkdir()
     for f in SYSTEMD_FILES:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from board.profile import shell_variables
-from daemon.engine.targets import (
+from daemon.targets.profile import (
     load_profile,
 )
 

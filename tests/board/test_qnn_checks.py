@@ -12,7 +12,7 @@ import yaml
 import qnnrt
 from board.checks import ERROR, OK, SKIP, WARNING
 from board.qnn_checks import MARKER, elf_machine, same_sdk
-from daemon.engine.bundles.manifest import MANIFEST
+from daemon.sdk.bundles.manifest import MANIFEST
 
 INSTALL = "install.sh --qairt"
 

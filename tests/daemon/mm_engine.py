@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import threading
 
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.capabilities import VoiceInfo
-from daemon.engine.graphs import Runner
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.capabilities import VoiceInfo
+from daemon.sdk.graphs import Runner
 
 
 class MmEngine:

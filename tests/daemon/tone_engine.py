@@ -33,12 +33,12 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.cancel import CancelToken
-from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
-from daemon.engine.cloning import AuxClips, Cloning, VoicePrint
-from daemon.engine.graphs import Runner
-from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.cancel import CancelToken
+from daemon.sdk.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
+from daemon.sdk.cloning import AuxClips, Cloning, VoicePrint
+from daemon.sdk.graphs import Runner
+from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from tests.daemon.mm_engine import MmEngine
 
 ENGINE_ID: Final = "test-tone"

@@ -30,17 +30,17 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.asr import (
+from daemon.sdk.asr import (
     SessionFinished,
     Transcript,
     TranscriptionOptions,
     channels_of,
     downmix,
 )
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.cancel import CancelToken
-from daemon.engine.capabilities import Capabilities, VoiceInfo
-from daemon.engine.graphs import Runner
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.cancel import CancelToken
+from daemon.sdk.capabilities import Capabilities, VoiceInfo
+from daemon.sdk.graphs import Runner
 from tests.daemon.mm_engine import MmEngine
 
 ENGINE_ID: Final = "test-vad"

@@ -22,14 +22,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.engine.ar.draws import request_rng
-from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
-from daemon.engine.bundles.manifest import Bundle, BundleError
-from daemon.engine.bundles.needs import require
-from daemon.engine.cancel import CancelToken
-from daemon.engine.capabilities import Capabilities, VoiceInfo
-from daemon.engine.cloning import AuxClips, VoicePrint
-from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from daemon.engines.gptsovits.frontend import Phonemes, Segment
 from daemon.engines.gptsovits.layout import ENGINE_ID, graph_needs
 from daemon.engines.gptsovits.loaded import EngineStats, Loaded, read_params
@@ -43,10 +35,18 @@ from daemon.engines.gptsovits.t2s import T2S, CapacityError
 from daemon.engines.gptsovits.tables import CpuTables, load_references
 from daemon.engines.gptsovits.text import build_text
 from daemon.engines.gptsovits.vits import Vits
+from daemon.sdk.ar.draws import request_rng
+from daemon.sdk.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
+from daemon.sdk.bundles.manifest import Bundle, BundleError
+from daemon.sdk.bundles.needs import require
+from daemon.sdk.cancel import CancelToken
+from daemon.sdk.capabilities import Capabilities, VoiceInfo
+from daemon.sdk.cloning import AuxClips, VoicePrint
+from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 
 if TYPE_CHECKING:
-    from daemon.engine.bundles.needs import GraphNeeds
-    from daemon.engine.graphs import Runner
+    from daemon.sdk.bundles.needs import GraphNeeds
+    from daemon.sdk.graphs import Runner
 
 log = logging.getLogger(__name__)
 

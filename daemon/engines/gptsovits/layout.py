@@ -1,6 +1,6 @@
 """The ``gpt-sovits-v2pro`` bundle layout: one place for file names and params.
 
-Written by ``scripts/build_voice`` (PC side) and read by the engine (board side),
+Written by ``scripts/build-gptsovits`` (PC side) and read by the engine (board side),
 so both import these names instead of repeating strings.
 
 Graph keys (``voice.yaml`` → ``graphs``)::
@@ -37,7 +37,7 @@ from typing import Annotated, Any, Final
 
 import msgspec
 
-from daemon.engine.reader import invalid, read
+from daemon.config.reader import invalid, read
 from daemon.engines.gptsovits.frontend.zh.g2pw import (
     BODY_INPUTS,
     G2PW_ROWS,

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engines.gptsovits.layout import GsvParams
 from daemon.engines.gptsovits.reference.clone import Cloner
 from daemon.engines.gptsovits.t2s import T2S
 from daemon.engines.gptsovits.tables import Reference
 from daemon.engines.gptsovits.text import TextStack
 from daemon.engines.gptsovits.vits import Vits
+from daemon.sdk.bundles.manifest import Bundle, BundleError
 
 
 @dataclass

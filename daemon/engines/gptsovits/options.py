@@ -18,13 +18,13 @@ from typing import Annotated
 
 import msgspec
 
-from daemon.engine.reader import fail, read
-from daemon.engine.tts import SynthesisOptions
+from daemon.config.reader import fail, read
 from daemon.engines.gptsovits.layout import ENGINE_ID, GsvParams
 from daemon.engines.gptsovits.sampling import SamplingConfig
 from daemon.engines.gptsovits.speed import max_tokens as max_tokens_at
 from daemon.engines.gptsovits.tables import Reference
 from daemon.engines.gptsovits.vits import FRAMES_PER_TOKEN
+from daemon.sdk.tts import SynthesisOptions
 
 
 class Extra(msgspec.Struct, frozen=True):
@@ -70,7 +70,7 @@ class Request:
         call (ValueError)."""
         extra = read(options.extra, Extra, where=ENGINE_ID)
         # The voice and the speed were checked at the edge against the
-        # engine's capabilities (daemon.engine.requests.check), not again here.
+        # engine's capabilities (daemon.service.edge.requests.check), not again here.
         name = options.voice or default_voice
         given = {
             k: v for k, v in msgspec.structs.asdict(extra).items() if v is not None

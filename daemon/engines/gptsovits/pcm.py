@@ -13,7 +13,7 @@ clipping.  Here:
   we clip it to 32767 instead (a full-scale peak must not flip sign).
 
 Every protocol turns engine audio into PCM with the one shared
-``daemon.engine.audio.shaping.to_int16`` (round(x * 32767), clipped to int16),
+``daemon.sdk.audio.shaping.to_int16`` (round(x * 32767), clipped to int16),
 which other engines' conventions rely on.  So this engine hands out upstream's
 int16 value ``q`` as the float ``q / 32767``: ``to_int16`` maps it back to
 exactly ``q`` (the float32 round trip errs by < 0.01 of a step), -32768
@@ -26,7 +26,7 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.audio.shaping import INT16_MAX
+from daemon.sdk.audio.shaping import INT16_MAX
 
 #: upstream's scale: ``audio * 32768``
 UPSTREAM_SCALE: Final = 32768

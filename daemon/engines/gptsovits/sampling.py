@@ -2,7 +2,7 @@
 
 Order per step (upstream AR/models/utils.py ``logits_to_probs`` + t2s_model.py
 ``infer_panel_naive``; docs/gpt-sovits.md, T2S sampling; T2S stopping), built from
-the shared toolkit (``daemon.engine.ar.processors.gpt_sovits_chain``):
+the shared toolkit (``daemon.sdk.ar.processors.gpt_sovits_chain``):
 
 1. for the first ``eos_block_steps`` steps the EOS column is sliced off;
 2. repetition penalty, in place, once per distinct token id seen so far (prompt
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from daemon.engine.ar.processors import History, gpt_sovits_chain
-from daemon.engine.ar.sampler import Sampler
+from daemon.sdk.ar.processors import History, gpt_sovits_chain
+from daemon.sdk.ar.sampler import Sampler
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """T2S (GPT) driver: prefill assembly, KV buckets and the decode loop of one model.
 
-The NPU graphs (scripts/gsv/models/t2s.py) are
+The NPU graphs (scripts/gptsovits/models/t2s.py) are
 
     t2s_prefill    xy [1,P,W], mask [1,1,P,P] -> h [1,P,W], k, v [layers,H,P,dh]
     t2s_decode_L   x [1,1,W], k_cache, v_cache [layers,H,L,dh], mask [1,1,1,L]
@@ -10,8 +10,8 @@ What is GPT-SoVITS's is here (docs/gpt-sovits.md, T2S): text
 and audio embeddings with their scaled positions, the prefill mask's shape (text
 rows see all text and never audio; audio rows see all text and earlier audio),
 the predict layer on the prefill's last row. The bound caches, masks, sampler
-and loop are the shared toolkit's (daemon/engine/ar). The engine and the
-build-time parity gates (scripts/gsv/verify) both run this driver.
+and loop are the shared toolkit's (daemon/sdk/ar). The engine and the
+build-time parity gates (scripts/gptsovits/verify) both run this driver.
 """
 
 from __future__ import annotations
@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from daemon.engine.ar import loop, masks
-from daemon.engine.ar.bound import BoundGraph
-from daemon.engine.ar.kv import CapacityError, KvBuckets, KvGraph
-from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.cancel import CancelToken
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.sampling import TokenSampler
+from daemon.sdk.ar import loop, masks
+from daemon.sdk.ar.bound import BoundGraph
+from daemon.sdk.ar.kv import CapacityError, KvBuckets, KvGraph
+from daemon.sdk.bundles.manifest import BundleError
+from daemon.sdk.cancel import CancelToken
 
 if TYPE_CHECKING:
-    from daemon.engine.graphs import Runner
+    from daemon.sdk.graphs import Runner
 
 __all__ = ["T2S", "CapacityError", "T2SParams", "T2SResult", "T2STables"]
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from daemon.engine.bundles.manifest import Bundle, BundleError
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.layout import GsvParams
 from daemon.engines.gptsovits.t2s import T2STables
+from daemon.sdk.bundles.manifest import Bundle, BundleError
 
 log = logging.getLogger(__name__)
 

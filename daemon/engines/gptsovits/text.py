@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.engine.bundles.manifest import Bundle, BundleError
-from daemon.engine.cancel import CancelToken
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.frontend import (
     CharVocab,
@@ -35,9 +33,11 @@ from daemon.engines.gptsovits.frontend.zh.g2pw import (
 )
 from daemon.engines.gptsovits.layout import GsvParams
 from daemon.engines.gptsovits.t2s import CapacityError
+from daemon.sdk.bundles.manifest import Bundle, BundleError
+from daemon.sdk.cancel import CancelToken
 
 if TYPE_CHECKING:
-    from daemon.engine.graphs import Runner
+    from daemon.sdk.graphs import Runner
 
 #: the BERT WordPiece vocabulary inside the bundle's ``text/`` directory
 VOCAB_FILE = "vocab.txt"

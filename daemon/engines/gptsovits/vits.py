@@ -10,7 +10,7 @@ Host side of docs/gpt-sovits.md, SoVITS decode (B = 1):
 - prior noise ``randn * noise_scale`` drawn from the request's generator for the
   real (stretched) frames only (padding stays zero, so the draw does not depend
   on FR);
-- HiFiGAN over overlapped windows (daemon.engine.audio.windows), each window's audio
+- HiFiGAN over overlapped windows (daemon.sdk.audio.windows), each window's audio
   yielded as soon as it is computed.
 """
 
@@ -21,18 +21,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.engine.ar.bound import BoundGraph
-from daemon.engine.audio.windows import decode_windowed
-from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.cancel import CancelToken
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits import speed
 from daemon.engines.gptsovits.layout import GsvParams
 from daemon.engines.gptsovits.t2s import CapacityError
 from daemon.engines.gptsovits.tables import CpuTables, Reference
+from daemon.sdk.ar.bound import BoundGraph
+from daemon.sdk.audio.windows import decode_windowed
+from daemon.sdk.bundles.manifest import BundleError
+from daemon.sdk.cancel import CancelToken
 
 if TYPE_CHECKING:
-    from daemon.engine.graphs import Runner
+    from daemon.sdk.graphs import Runner
 
 # 25 Hz semantic tokens -> 50 Hz latent frames (upstream decode: nearest x2).
 FRAMES_PER_TOKEN = 2
@@ -86,7 +86,7 @@ class Vits:
             raise ValueError(
                 f"speed {sp:g}: this bundle's {L.VITS_ENC} graph predates speed "
                 f"(no {speed.STRETCH!r} input), so it speaks at speed 1.0 only; "
-                "rebuild the voice with scripts/build_voice to change speed"
+                "rebuild the voice with scripts/build-gptsovits to change speed"
             )
 
     def check_fits(self, n_phones: int, n_tokens: int, sp: float = 1.0) -> None:

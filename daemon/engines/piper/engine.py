@@ -14,19 +14,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from daemon.engine.bundles.manifest import Bundle, BundleError
-from daemon.engine.cancel import CancelToken
-from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
-from daemon.engine.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from daemon.engines.piper.cpu import DurationPredictor
 from daemon.engines.piper.output import spoken
 from daemon.engines.piper.params import PiperParams, Scales
 from daemon.engines.piper.pipeline import PiperGraphs
 from daemon.engines.piper.text import Piece, PiperText
+from daemon.sdk.bundles.manifest import Bundle, BundleError
+from daemon.sdk.cancel import CancelToken
+from daemon.sdk.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
+from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 
 if TYPE_CHECKING:
-    from daemon.engine.bundles.needs import GraphNeeds
-    from daemon.engine.graphs import Runner
+    from daemon.sdk.bundles.needs import GraphNeeds
+    from daemon.sdk.graphs import Runner
 
 ENGINE_ID = "piper-vits"
 # Warm-up text: a short sentence that makes espeak-ng load its voice data.

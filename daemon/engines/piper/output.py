@@ -22,9 +22,9 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.audio.shaping import shaped_segment
-from daemon.engine.tts import AudioChunk
 from daemon.engines.piper.text import Piece
+from daemon.sdk.audio.shaping import shaped_segment
+from daemon.sdk.tts import AudioChunk
 
 #: piper's full scale for int16 (piper/voice.py ``_MAX_WAV_VALUE``).
 PIPER_WAV_MAX: Final = 32767

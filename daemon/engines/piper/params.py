@@ -14,8 +14,8 @@ from typing import Annotated, Any, Final
 
 import msgspec
 
-from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.reader import invalid, read
+from daemon.config.reader import invalid, read
+from daemon.sdk.bundles.manifest import BundleError
 
 # Piper's special symbols (piper/const.py): pad after every phoneme, BOS, EOS.
 PAD: Final = "_"
@@ -213,7 +213,7 @@ class _Window(msgspec.Struct, frozen=True):
     frames: Count  # the steady window
     overlap: Index
     first: Count | None = None  # the first window (None: frames)
-    sizes: tuple[Count, ...] = ()  # tail sizes (daemon/engine/audio/windows.py)
+    sizes: tuple[Count, ...] = ()  # tail sizes (daemon/sdk/audio/windows.py)
 
 
 class _Credit(msgspec.Struct, frozen=True):

@@ -5,7 +5,7 @@
         -> dec_W{window} (NPU, overlapped windows, each yielded when done: a small
         first window, then the build's sizes as windows.py `plan` picks them)
 
-Graphs are `daemon.engine.graphs.Runner`s, so the same code runs on the QNN HTP and
+Graphs are `daemon.sdk.graphs.Runner`s, so the same code runs on the QNN HTP and
 on onnxruntime's CPU provider. The NPU graphs are static (buckets, padding and
 masks); the CPU backend's ONNX take any length (the converter writes them so),
 so there every graph runs the real length: no padding, the flow in one call and
@@ -21,9 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from daemon.engine.audio.windows import decode_windowed, windows
-from daemon.engine.bundles.needs import require
-from daemon.engine.cancel import CancelToken
 from daemon.engines.piper.cpu import (
     DurationPredictor,
     durations,
@@ -39,9 +36,12 @@ from daemon.engines.piper.params import (
     enc_key,
     flow_key,
 )
+from daemon.sdk.audio.windows import decode_windowed, windows
+from daemon.sdk.bundles.needs import require
+from daemon.sdk.cancel import CancelToken
 
 if TYPE_CHECKING:
-    from daemon.engine.graphs import Runner
+    from daemon.sdk.graphs import Runner
 
 # CPU backend (graphs of any length) decoder schedule. The first window is where
 # streaming shows: 128 frames = 1.5 s of audio at 22.05 kHz / 256, so a short

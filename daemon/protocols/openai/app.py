@@ -28,9 +28,6 @@ from typing import Final
 import numpy as np
 from aiohttp import HttpVersion11, web
 
-from daemon.engine.audio.shaping import to_int16
-from daemon.engine.cancel import Cancelled
-from daemon.engine.requests import BadRequest, RequestError
 from daemon.protocols.openai import edge
 from daemon.protocols.openai import encoders as encode
 from daemon.protocols.openai.forms import MAX_FORM_BYTES
@@ -48,8 +45,11 @@ from daemon.protocols.openai.requests import (
 )
 from daemon.protocols.openai.transcriptions import Transcriptions
 from daemon.protocols.openai.voices import Voices, api_error
+from daemon.sdk.audio.shaping import to_int16
+from daemon.sdk.cancel import Cancelled
 from daemon.service.admission import Acceptor, Admission, Tracked
 from daemon.service.cloning.clone_rules import VoiceUnusable
+from daemon.service.edge.requests import BadRequest, RequestError
 from daemon.service.host import EngineHost
 from daemon.service.jobs import Busy, Job
 

@@ -19,7 +19,7 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.audio.shaping import StreamResampler, to_int16
+from daemon.sdk.audio.shaping import StreamResampler, to_int16
 
 #: OpenAI: ``pcm`` is raw 24 kHz 16-bit signed little-endian mono (docs/clients.md).
 OPENAI_PCM_RATE: Final = 24000

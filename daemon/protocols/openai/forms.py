@@ -26,7 +26,6 @@ import msgspec
 from aiohttp import BodyPartReader, web
 from aiohttp.http import HttpProcessingError
 
-from daemon.engine.requests import Found, MissingField, WrongType, decode, refuse
 from daemon.protocols.openai.requests import (
     ApiError,
     Name,
@@ -36,6 +35,7 @@ from daemon.protocols.openai.requests import (
     too_large,
 )
 from daemon.protocols.openai.transcripts import DEFAULT_RESPONSE_FORMAT
+from daemon.service.edge.requests import Found, MissingField, WrongType, decode, refuse
 
 #: OpenAI's upload limit for a transcription's file (25 MB).
 MAX_FILE_BYTES: Final = 25 * 1024 * 1024

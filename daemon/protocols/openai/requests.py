@@ -2,7 +2,7 @@
 
 A CreateSpeechRequest body is read by the one typed reader into ``SpeechBody``
 (types only) and becomes a ``SynthesisRequest``; the host checks that once,
-against the voice's capabilities, before queueing (``daemon.engine.requests``).
+against the voice's capabilities, before queueing (``daemon.service.edge.requests``).
 Errors use OpenAI's envelope ``{"error": {"message", "type", "param", "code"}}``,
 which the official SDK maps to its exception classes (docs/clients.md, errors);
 ``param`` is the body field, and the message starts with it.
@@ -21,8 +21,8 @@ import msgspec
 from aiohttp import web
 from aiohttp.http_exceptions import ContentEncodingError, HttpProcessingError
 
-from daemon.engine.cancel import Cancelled
-from daemon.engine.requests import (
+from daemon.sdk.cancel import Cancelled
+from daemon.service.edge.requests import (
     BadRequest,
     RequestError,
     SynthesisRequest,

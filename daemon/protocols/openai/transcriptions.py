@@ -37,17 +37,6 @@ from typing import Final
 
 from aiohttp import web
 
-from daemon.engine.asr import Transcript, stream_text
-from daemon.engine.cancel import Cancelled
-from daemon.engine.requests import (
-    BadFormat,
-    BadRequest,
-    BadValue,
-    RequestError,
-    TranscriptionRequest,
-    UnknownVoice,
-    refuse,
-)
 from daemon.protocols import audio_files
 from daemon.protocols.audio_files import AudioFile
 from daemon.protocols.openai.forms import Form, read_form
@@ -59,6 +48,17 @@ from daemon.protocols.openai.transcripts import (
     sse_delta,
     sse_done,
     sse_event,
+)
+from daemon.sdk.asr import Transcript, stream_text
+from daemon.sdk.cancel import Cancelled
+from daemon.service.edge.requests import (
+    BadFormat,
+    BadRequest,
+    BadValue,
+    RequestError,
+    TranscriptionRequest,
+    UnknownVoice,
+    refuse,
 )
 from daemon.service.host import NO_VOICES, EngineHost
 from daemon.service.jobs import AsrJob, Busy, Unavailable, Voice

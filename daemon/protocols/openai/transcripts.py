@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
-from daemon.engine.asr import Transcript, stream_text
+from daemon.sdk.asr import Transcript, stream_text
 from daemon.text.languages import reported
 
 #: OpenAI's ``response_format`` values we answer (not ``diarized_json``).

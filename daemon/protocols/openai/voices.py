@@ -35,9 +35,17 @@ import msgspec
 import numpy as np
 from aiohttp import web
 
-from daemon.engine.asr import downmix
-from daemon.engine.cancel import Cancelled
-from daemon.engine.requests import (
+from daemon.protocols import audio_files
+from daemon.protocols.openai.forms import read_parts
+from daemon.protocols.openai.requests import ApiError, job_error
+from daemon.sdk.asr import downmix
+from daemon.sdk.cancel import Cancelled
+from daemon.service.cloning.clone_rules import (
+    StoreFull,
+    VoiceExists,
+    VoiceUnusable,
+)
+from daemon.service.edge.requests import (
     BadRequest,
     BadValue,
     Found,
@@ -46,14 +54,6 @@ from daemon.engine.requests import (
     UnknownVoice,
     decode,
     refuse,
-)
-from daemon.protocols import audio_files
-from daemon.protocols.openai.forms import read_parts
-from daemon.protocols.openai.requests import ApiError, job_error
-from daemon.service.cloning.clone_rules import (
-    StoreFull,
-    VoiceExists,
-    VoiceUnusable,
 )
 from daemon.service.host import EngineHost
 from daemon.service.jobs import Busy

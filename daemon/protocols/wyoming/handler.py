@@ -6,7 +6,7 @@ task plays the queued work in order.  One ``synthesize`` gives exactly one
 ``audio-start``/``audio-chunk``*/``audio-stop`` cycle; a
 ``synthesize-start``/``-chunk``/``-stop`` stream gives one cycle per complete
 sentence (``daemon.text.sentences``), each after the first led by the pause the engine
-puts between sentences (``daemon.engine.audio.shaping``), and always ends in
+puts between sentences (``daemon.sdk.audio.shaping``), and always ends in
 ``synthesize-stopped``.  Audio is framed in ``playback.SAMPLES_PER_CHUNK``
 chunks; only the last chunk of a cycle is shorter.  Speech to text
 (``transcribe``, ``audio-start``/``-chunk``/``-stop``) is ``listen.Listener``'s.
@@ -39,8 +39,6 @@ from wyoming.tts import (
     SynthesizeStopped,
 )
 
-from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
-from daemon.engine.requests import BadRequest, RequestError, SynthesisRequest
 from daemon.protocols.wyoming.input import (
     FramingError,
     GuardedReader,
@@ -55,7 +53,9 @@ from daemon.protocols.wyoming.requests import (
     stream_request,
     synthesize_request,
 )
+from daemon.sdk.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
 from daemon.service.clientlog import CLIENT_LOG
+from daemon.service.edge.requests import BadRequest, RequestError, SynthesisRequest
 from daemon.service.host import EngineHost, capabilities
 from daemon.service.jobs import Job
 from daemon.text.sentences import Sentence, SentenceStream

@@ -37,13 +37,6 @@ from wyoming.asr import Transcript, TranscriptChunk, TranscriptStart, Transcript
 from wyoming.error import Error
 from wyoming.event import Event, Eventable
 
-from daemon.engine.cancel import Cancelled
-from daemon.engine.requests import (
-    MIN_ASR_RATE,
-    BadRequest,
-    RequestError,
-    UnknownVoice,
-)
 from daemon.protocols.wyoming.requests import (
     ASR_WIRE,
     SAMPLE_WIDTH,
@@ -54,6 +47,13 @@ from daemon.protocols.wyoming.requests import (
     error_event,
     transcribe_data,
     transcription_request,
+)
+from daemon.sdk.cancel import Cancelled
+from daemon.service.edge.requests import (
+    MIN_ASR_RATE,
+    BadRequest,
+    RequestError,
+    UnknownVoice,
 )
 from daemon.service.host import EngineHost, capabilities
 from daemon.service.jobs import AsrJob, outcome

@@ -15,10 +15,10 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error
 from wyoming.event import Event
 
-from daemon.engine.audio.shaping import Frames, to_int16
-from daemon.engine.cancel import Cancelled
-from daemon.engine.requests import RequestError
 from daemon.protocols.wyoming.requests import error_event
+from daemon.sdk.audio.shaping import Frames, to_int16
+from daemon.sdk.cancel import Cancelled
+from daemon.service.edge.requests import RequestError
 from daemon.service.jobs import Job, outcome
 from daemon.service.metrics import Metrics
 

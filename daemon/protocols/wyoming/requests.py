@@ -5,7 +5,7 @@
 
 The event data is read by the one typed reader (types only); the host checks
 the request once, against the voice's capabilities, before queueing
-(``daemon.engine.requests``).  Wyoming carries no speed or format: those stay
+(``daemon.service.edge.requests``).  Wyoming carries no speed or format: those stay
 at their defaults.  A ``synthesize`` event may carry a ``seed`` beside its text
 (not Wyoming's: hexvoice's, as HTTP's ``seed``), so a sampling engine says the
 same thing twice; without one each request draws its own.
@@ -21,7 +21,7 @@ import numpy as np
 from wyoming.error import Error
 from wyoming.event import Event
 
-from daemon.engine.requests import (
+from daemon.service.edge.requests import (
     BadRequest,
     BadValue,
     Found,

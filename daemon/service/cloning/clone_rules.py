@@ -9,8 +9,8 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.cloning import AuxClips, Cloning
-from daemon.engine.requests import (
+from daemon.sdk.cloning import AuxClips, Cloning
+from daemon.service.edge.requests import (
     BadRequest,
     BadValue,
     Found,

@@ -32,8 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 
-from daemon.engine.cloning import AuxClips, Cloning, unfit
-from daemon.engine.requests import Found, UnknownVoice, refuse
+from daemon.sdk.cloning import AuxClips, Cloning, unfit
 from daemon.service.cloning import voicestore
 from daemon.service.cloning.clone_rules import (
     RESERVED,
@@ -52,6 +51,7 @@ from daemon.service.cloning.clone_rules import (
 from daemon.service.cloning.offers import Offers, cloned
 from daemon.service.cloning.voicefile import NAME_RULE, SUFFIX, Entry, valid_name
 from daemon.service.cloning.voicestore import Damaged, VoiceStore, VoiceStoreConfig
+from daemon.service.edge.requests import Found, UnknownVoice, refuse
 from daemon.service.jobs import Unavailable, Voice
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final
 
-from daemon.engine.cloning import unfit
+from daemon.sdk.cloning import unfit
 from daemon.service.cloning import clone_rules as rules
 from daemon.service.cloning.clone_rules import VoiceUnusable
 from daemon.service.cloning.voicefile import Entry

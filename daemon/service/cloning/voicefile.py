@@ -28,8 +28,8 @@ from typing import Annotated, Final, Literal
 import msgspec
 import numpy as np
 
-from daemon.engine.cloning import DTYPES, Meta, VoicePrint
-from daemon.engine.reader import ReadError, read
+from daemon.config.reader import ReadError, read
+from daemon.sdk.cloning import DTYPES, Meta, VoicePrint
 
 SUFFIX: Final = ".voice"
 #: Names: no path characters, no leading dot (hidden/temporary files), short.

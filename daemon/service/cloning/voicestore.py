@@ -31,7 +31,7 @@ from typing import Annotated, Final, Protocol
 
 import msgspec
 
-from daemon.engine.reader import ReadError
+from daemon.config.reader import ReadError
 from daemon.service.cloning.voicefile import SUFFIX, Entry, decode, encode, valid_name
 
 _LOGGER = logging.getLogger(__name__)

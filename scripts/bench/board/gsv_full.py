@@ -3,7 +3,7 @@
 The latency model needs the graphs the port timed (docs/board.md, reference port graphs)
 at full size; only MACs and bytes matter, so random weights are fine. Dims are
 upstream's: T2S 24 layers x 512 (16 heads, FFN 2048, vocab 1025, bert 1024),
-SoVITS from s2v2Pro.json (scripts/gsv/synthetic/voice.py s2v2pro_hparams),
+SoVITS from s2v2Pro.json (scripts/gptsovits/synthetic/voice.py s2v2pro_hparams),
 bert = chinese-roberta-wwm-ext-large (1024 wide, 16 heads, FFN 4096, first 22
 of 24 layers), g2pw = g2pW's bert-base-chinese body (768, 12 layers, 12 heads,
 FFN 3072) cut at the queried char's hidden.
@@ -21,12 +21,16 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from scripts.gsv.export import graphs as export
-from scripts.gsv.export.bert import BertFeatures
-from scripts.gsv.export.shapes import FULL, GraphShapes
-from scripts.gsv.models.sovits import SovitsDims, SovitsModel
-from scripts.gsv.models.t2s import T2SDims, T2SModel
-from scripts.gsv.synthetic.voice import PHONE_VOCAB, SEMANTIC_VOCAB, s2v2pro_hparams
+from scripts.gptsovits.export import graphs as export
+from scripts.gptsovits.export.bert import BertFeatures
+from scripts.gptsovits.export.shapes import FULL, GraphShapes
+from scripts.gptsovits.models.sovits import SovitsDims, SovitsModel
+from scripts.gptsovits.models.t2s import T2SDims, T2SModel
+from scripts.gptsovits.synthetic.voice import (
+    PHONE_VOCAB,
+    SEMANTIC_VOCAB,
+    s2v2pro_hparams,
+)
 
 # Upstream s1longer-v2.yaml (v2Pro GPT): 24 layers, 16 heads, 512 wide.
 T2S_FULL = T2SDims(

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from daemon.engine.audio.windows import windows
+from daemon.sdk.audio.windows import windows
 from scripts.bench import tts_qwen3_sizes as tq
-from scripts.gsv.export.shapes import FRAMES_PER_TOKEN, FULL, GraphShapes
+from scripts.gptsovits.export.shapes import FRAMES_PER_TOKEN, FULL, GraphShapes
 
 SENTENCES: Final = 3
 SENTENCE_S: Final = 12.34 / SENTENCES

@@ -1,6 +1,6 @@
 """Qwen3-ASR Hugging Face directory -> static NPU graphs -> verified bundle.
 
-    scripts/build_asr MODEL_DIR --target qcs8550|simulator --out DIR \\
+    scripts/build-qwen3-asr MODEL_DIR --target qcs8550|simulator --out DIR \\
         [--prefill-buckets 512] [--kv-buckets 1024]
 
 Steps (each skipped when its inputs, options and code are unchanged; state in
@@ -29,9 +29,9 @@ from scripts.qwen3.asr.pipeline import code, finish, gating, report
 from scripts.qwen3.asr.pipeline.context import BuildContext
 from scripts.qwen3.asr.pipeline.prompt import PromptError
 from scripts.qwen3.asr.pipeline.source import ModelDirError, read_model_dir
-from scripts.qwen3.pipeline_common import bundle, cli
-from scripts.qwen3.pipeline_common.bundle import BuildError
-from scripts.qwen3.pipeline_common.compiling import compile_steps
+from scripts.qwen3.common import bundle, cli
+from scripts.qwen3.common.bundle import BuildError
+from scripts.qwen3.common.compiling import compile_steps
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ _sizes = cli.comma_list(int, "sizes", "512 or 256,512")
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="scripts/build_asr", description=__doc__.split("\n")[0]
+        prog="scripts/build-qwen3-asr", description=__doc__.split("\n")[0]
     )
     p.add_argument("model", type=Path, help="Hugging Face model directory")
     p.add_argument("--target", choices=sorted(TARGETS), required=True)

@@ -17,7 +17,7 @@ Padding, as upstream sees it:
 - `key_mask` blocks the padding tokens as keys (0 valid, MASK_VALUE padding);
   the outputs of padding tokens are garbage the CPU drops.
 
-The engine fills these inputs (daemon/engines/qwen3asr/encoder.py
+The engine fills these inputs (daemon/engines/qwen3/asr/encoder.py
 `WindowEncoder`); the gates run that code on this graph.
 """
 

@@ -12,7 +12,7 @@
 
 Every tensor is float32 except the K/V tensors with `kv_dtype=torch.float16`:
 the ONNX graphs compiled for the NPU take and give fp16 K/V (as GPT-SoVITS's
-T2S, scripts/gsv/pipeline/context.py), so the runtime's fp16 caches bind
+T2S, scripts/gptsovits/pipeline/context.py), so the runtime's fp16 caches bind
 without conversion; the bundle's CPU graphs keep float32.
 """
 
@@ -25,9 +25,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from scripts.qwen3 import decoder
 from scripts.qwen3.asr import encoder
-from scripts.qwen3.graph_export import export_static
+from scripts.qwen3.common import decoder
+from scripts.qwen3.common.graph_export import export_static
 
 ENCODER = "encoder"
 _DTYPES = {torch.float32: "float32", torch.float16: "float16"}

@@ -1,6 +1,6 @@
 """Parity gates of the Qwen3-ASR graphs.
 
-CPU gates: the fp32 ONNX graphs on the runtime's CPU backend (daemon/engine/
+CPU gates: the fp32 ONNX graphs on the runtime's CPU backend (daemon/sdk/
 graphs.py `CpuRunner`) against upstream's torch modules cast to float64, each
 bound by how close upstream's own float32 comes on the same inputs
 (scripts/common/floor.py): relative error < max(1e-4, 1.41 x upstream
@@ -30,15 +30,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from daemon.engine.ar import loop
-from daemon.engine.graphs import Runner
-from daemon.engines.qwen3asr.decoder import Decoder
-from daemon.engines.qwen3asr.encoder import WindowEncoder
-from daemon.engines.qwen3asr.params import AsrParams, decode_key, prefill_key
+from daemon.engines.qwen3.asr.decoder import Decoder
+from daemon.engines.qwen3.asr.encoder import WindowEncoder
+from daemon.engines.qwen3.asr.params import AsrParams, decode_key, prefill_key
+from daemon.sdk.ar import loop
+from daemon.sdk.graphs import Runner
 from scripts.common.floor import argmax_gate, as64, in_float64, rel_gate
 from scripts.common.gate_result import GateResult
 from scripts.common.parity import cosine
-from scripts.gsv.verify.runtime import cpu_runner
+from scripts.gptsovits.verify.runtime import cpu_runner
 
 __all__ = ["GateResult", "gate_decoder", "gate_encoder", "sim_gate"]
 #: the CPU gates' fixed relative-error bound, widened to upstream float32's
@@ -49,7 +49,7 @@ SIM_MIN_COSINE = 0.999
 SIM_MIN_TOP1 = 0.99
 #: a simulator argmax miss is a tie when the reference's two picks are closer
 #: than this many fp16 units in the last place of its best logit (fp16 logits
-#: land within a few ulps; as scripts/gsv/verify/sim.py SIM_TOPK_TIE_ULPS)
+#: land within a few ulps; as scripts/gptsovits/verify/sim.py SIM_TOPK_TIE_ULPS)
 TIE_FP16_ULPS = 4
 
 

@@ -1,6 +1,6 @@
 """Qwen3-TTS 12 Hz Hugging Face directory -> static NPU graphs -> verified bundle.
 
-    scripts/build_tts_qwen3 MODEL_DIR [--codec DIR] --target qcs8550|simulator \\
+    scripts/build-qwen3-tts MODEL_DIR [--codec DIR] --target qcs8550|simulator \\
         --out DIR [--prefill-buckets 64,256] [--kv-buckets 1024] \\
         [--codec-windows 40,100,325] [--first-frames 8] [--xvector-seconds 3,5,8,10] \\
         [--no-onnx] [--cp-weights fp16|w8a16]
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from scripts.common.qnn_compile import TARGETS, CompileError
 from scripts.common.steps import BuildReport
-from scripts.qwen3.pipeline_common import cli
+from scripts.qwen3.common import cli
 from scripts.qwen3.tts.pipeline import report
 from scripts.qwen3.tts.pipeline.gating import GateError
 from scripts.qwen3.tts.pipeline.graph import BuildError, run_steps
@@ -71,7 +71,7 @@ def _windows(text: str) -> tuple[Window, ...]:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="scripts/build_tts_qwen3", description=__doc__.split("\n")[0]
+        prog="scripts/build-qwen3-tts", description=__doc__.split("\n")[0]
     )
     p.add_argument("model", type=Path, help="Hugging Face model directory")
     p.add_argument("--codec", type=Path,

@@ -44,7 +44,7 @@ _DTYPES: Final = {1: np.float32, 10: np.float16, 6: np.int32, 7: np.int64}
 
 
 class FeedRecorder:
-    """A graph Runner (daemon/engine/graphs.py) that records what it is fed:
+    """A graph Runner (daemon/sdk/graphs.py) that records what it is fed:
     the feeds of ``run`` and, at every ``execute``, a copy of the arrays bound
     so far.  Wraps the engine's cp_step runner while it speaks real prompts."""
 

@@ -3,7 +3,7 @@ torch decoder, upstream's own ``decode`` (float32 and float64) and the log-mel.
 
 Upstream's ``decode`` (``chunked_decode``: 300-frame chunks with 25 frames of
 left context, docs/qwen3.md, codec decoder) decodes a whole utterance at once.  The
-engine streams instead (daemon/engines/qwen3tts/stream.py, params.CodecWindow): the
+engine streams instead (daemon/engines/qwen3/tts/stream.py, params.CodecWindow): the
 first ``first_frames`` frames with no context (nothing precedes them) in the
 smallest ``codec_<T>`` graph that holds them, then window i >= 1 in
 ``windows[min(i-1, len-1)]``: up to ``context`` frames of left context (decoded
@@ -73,7 +73,7 @@ def schedule(
 ) -> list[tuple[int, int, int, int]]:
     """(graph frames, start, context, end) of each call for ``n`` frames:
     frames [start - context, end) decoded, the first context frames dropped.
-    The engine's own schedule (daemon/engines/qwen3tts/stream.py), so the
+    The engine's own schedule (daemon/engines/qwen3/tts/stream.py), so the
     measurement is of what the engine runs."""
     return [(w.graph, w.start, w.context, w.stop)
             for w in engine_schedule(windows, first_frames).plan(n)]  # fmt: skip
@@ -81,7 +81,7 @@ def schedule(
 
 def engine_schedule(windows: Sequence[tuple[int, int]], first_frames: int) -> Any:
     """The engine's Schedule of these windows, in upstream's chunks."""
-    from daemon.engines.qwen3tts.stream import schedule_of_windows
+    from daemon.engines.qwen3.tts.stream import schedule_of_windows
 
     return schedule_of_windows(first_frames, [(f, c) for f, c in windows],
                                UPSTREAM_CHUNK, UPSTREAM_CONTEXT)  # fmt: skip

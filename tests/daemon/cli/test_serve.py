@@ -24,7 +24,7 @@ from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize
 
 from daemon.cli.service import exit_status
-from daemon.engine.bundles.manifest import BundleError, sha256_file
+from daemon.sdk.bundles.manifest import BundleError, sha256_file
 from daemon.service.config import ConfigError
 from qnnrt import QnnError, QnnLibraryError
 from tests.daemon.conftest import (

@@ -26,8 +26,8 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncClient
 from wyoming.event import Event
 
-from daemon.engine.asr import TranscriptionOptions, stream_text
-from daemon.engine.local import open_engine
+from daemon.sdk.asr import TranscriptionOptions, stream_text
+from daemon.sdk.local import open_engine
 from tests.daemon.conftest import ROOT, Daemon, ServiceVoice
 from tests.daemon.voice_clients import bundle_name, sdk, serving, wav_bytes
 

@@ -23,8 +23,9 @@ from wyoming.client import AsyncClient
 from wyoming.error import Error
 from wyoming.event import Event
 
-from daemon.engine.capabilities import MAX_SPEED, MIN_SPEED, Capabilities
-from daemon.engine.requests import (
+from daemon.protocols.openai import encoders
+from daemon.sdk.capabilities import MAX_SPEED, MIN_SPEED, Capabilities
+from daemon.service.edge.requests import (
     BadFormat,
     BadRequest,
     BadText,
@@ -38,7 +39,6 @@ from daemon.engine.requests import (
     check,
     check_duration,
 )
-from daemon.protocols.openai import encoders
 from tests.daemon.conftest import Daemon, copy_voice, serving
 
 #: The service's text limit in this module (the default, OpenAI's).

@@ -26,8 +26,8 @@ from wyoming.audio import AudioChunk, AudioStart
 from wyoming.client import AsyncClient
 from wyoming.tts import Synthesize
 
-from daemon.engine.audio.shaping import StreamResampler, to_int16
 from daemon.protocols.openai.encoders import OPENAI_PCM_RATE
+from daemon.sdk.audio.shaping import StreamResampler, to_int16
 from scripts.common.parity import snr_db
 from tests.daemon.conftest import Daemon, ServiceVoice, serving
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir, voice_path

@@ -38,11 +38,11 @@ from wyoming.client import AsyncClient  # noqa: E402
 from wyoming.event import Event  # noqa: E402
 from wyoming.tts import Synthesize, SynthesizeVoice  # noqa: E402
 
-from daemon.engine.audio.resample import resample  # noqa: E402
-from daemon.engine.audio.shaping import to_int16  # noqa: E402
-from daemon.engine.cloning import VoicePrint  # noqa: E402
 from daemon.engines.gptsovits.reference.aux import mean_style  # noqa: E402
 from daemon.protocols.openai.encoders import OPENAI_PCM_RATE  # noqa: E402
+from daemon.sdk.audio.resample import resample  # noqa: E402
+from daemon.sdk.audio.shaping import to_int16  # noqa: E402
+from daemon.sdk.cloning import VoicePrint  # noqa: E402
 from scripts.common.parity import snr_db  # noqa: E402
 from tests.daemon.conftest import Daemon  # noqa: E402
 from tests.daemon.engines.gptsovits.reference.test_clone_upstream import (  # noqa: E402

@@ -52,8 +52,8 @@ from wyoming.tts import (  # noqa: E402
     SynthesizeVoice,
 )
 
-from daemon.engine.audio.shaping import to_int16  # noqa: E402
 from daemon.protocols.openai.encoders import OPENAI_PCM_RATE  # noqa: E402
+from daemon.sdk.audio.shaping import to_int16  # noqa: E402
 from scripts.common.floor import snr_gate  # noqa: E402
 from scripts.common.parity import snr_db  # noqa: E402
 from tests.daemon.conftest import Daemon, ServiceVoice, copy_voice  # noqa: E402

@@ -11,10 +11,10 @@ from dataclasses import replace
 
 import pytest
 
-from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.cancel import Cancelled
-from daemon.engine.requests import SynthesisRequest
+from daemon.sdk.bundles.manifest import BundleError
+from daemon.sdk.cancel import Cancelled
 from daemon.service.config import ConfigError, LimitsConfig, ServeConfig, VoiceSource
+from daemon.service.edge.requests import SynthesisRequest
 from daemon.service.host import EngineHost
 from daemon.service.jobs import Busy, Unavailable, Voice
 from daemon.service.voiceset import no_room

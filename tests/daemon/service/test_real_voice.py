@@ -20,9 +20,9 @@ from wyoming.client import AsyncClient
 from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize
 
-from daemon.engine.local import open_engine
-from daemon.engine.tts import SynthesisOptions
 from daemon.protocols.wyoming.server import PROJECT_URL
+from daemon.sdk.local import open_engine
+from daemon.sdk.tts import SynthesisOptions
 from scripts.common.parity import snr_db
 from tests.daemon.conftest import Daemon, ServiceVoice, serving
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir

@@ -19,9 +19,9 @@ import httpx
 import pytest
 import yaml
 
-from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.requests import SynthesisRequest
+from daemon.sdk.bundles.manifest import BundleError
 from daemon.service.config import ServeConfig, VoiceSource
+from daemon.service.edge.requests import SynthesisRequest
 from daemon.service.host import EngineHost
 from daemon.service.metrics import Metrics
 from tests.daemon.conftest import (

@@ -12,19 +12,19 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from daemon.engine.asr import SessionFinished
-from daemon.engine.cancel import Cancelled
-from daemon.engine.requests import (
+from daemon.sdk.asr import SessionFinished
+from daemon.sdk.cancel import Cancelled
+from daemon.service.config import LimitsConfig, ServeConfig, VoiceSource
+from daemon.service.edge.requests import (
     BadRequest,
     BadValue,
     SynthesisRequest,
     TranscriptionRequest,
 )
-from daemon.service.config import LimitsConfig, ServeConfig, VoiceSource
 from daemon.service.host import EngineHost
 from daemon.service.jobs import INPUT_CHUNKS, AsrJob, Busy, Job
 from tests.daemon.conftest import LONG_WORDS, words
-from tests.daemon.engine.test_asr import BURST_FINALS, BURSTS
+from tests.daemon.sdk.test_asr import BURST_FINALS, BURSTS
 from tests.daemon.service.hosts import loaded_host, with_limits
 from tests.daemon.vad_engine import MAX_AUDIO_S, burst_signal, write_bundle
 

@@ -12,12 +12,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from daemon.engine.requests import SynthesisRequest, TranscriptionRequest
 from daemon.service.config import LimitsConfig, ServeConfig, VoiceSource
+from daemon.service.edge.requests import SynthesisRequest, TranscriptionRequest
 from daemon.service.host import EngineHost
 from daemon.service.jobs import AsrJob, Job
 from tests.daemon.conftest import words
-from tests.daemon.engine.test_asr import BURST_FINALS, BURSTS
+from tests.daemon.sdk.test_asr import BURST_FINALS, BURSTS
 from tests.daemon.service.hosts import loaded_host
 from tests.daemon.vad_engine import burst_signal, write_bundle
 

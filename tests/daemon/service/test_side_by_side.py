@@ -21,8 +21,8 @@ ENGINE_MODULES = {
     "test-vad": "tests.daemon.vad_engine",
     "piper": "daemon.engines.piper",
     "gpt-sovits": "daemon.engines.gptsovits",
-    "qwen3-asr": "daemon.engines.qwen3asr",
-    "qwen3-tts": "daemon.engines.qwen3tts",
+    "qwen3-asr": "daemon.engines.qwen3.asr",
+    "qwen3-tts": "daemon.engines.qwen3.tts",
 }
 _PROBE = """
 import asyncio, json, sys

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.bundles.verify import verify_bundle
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.bundles.verify import verify_bundle
 from scripts.common import bundling
 from scripts.common.onnx_data import external_files, model_files
 from scripts.common.qnn_compile import _cache_key
@@ -62,7 +62,7 @@ def test_a_bundle_carries_and_hashes_the_data(onnx_dir, bins, tmp_path):
     assert "onnx/mm.onnx.data" in bundle.files
     assert verify_bundle(Bundle.load(root)) == []
 
-    from daemon.engine.graphs import GraphHost
+    from daemon.sdk.graphs import GraphHost
 
     host = GraphHost("cpu")
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scripts.common.steps import Steps, code_hash
-from scripts.gsv.pipeline.build_voice import CODE_ROOTS
+from scripts.gptsovits.pipeline.build_voice import CODE_ROOTS
 
 
 def _run(work: Path, src: Path, out: Path, calls: list, code: str = "c1") -> Steps:

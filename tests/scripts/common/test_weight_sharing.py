@@ -101,8 +101,8 @@ def test_the_shared_binary_drops_one_weight_copy(compiled: dict) -> None:
 def test_the_bundle_names_one_binary_for_both_graphs_and_verifies(
     compiled: dict, tmp_path: Path
 ) -> None:
-    from daemon.engine.bundles.manifest import Bundle
-    from daemon.engine.bundles.verify import engine_problems, verify_bundle
+    from daemon.sdk.bundles.manifest import Bundle
+    from daemon.sdk.bundles.verify import engine_problems, verify_bundle
     from scripts.common import bundling
 
     results = {compiled["unit"].name: compiled["result"]}

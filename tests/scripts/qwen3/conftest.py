@@ -47,7 +47,7 @@ def asr_model(asr_build: Any) -> Any:
 @pytest.fixture(scope="session")
 def asr_params(asr_build: Any) -> Any:
     """The engine's AsrParams of a bundle with buckets PREFILL and KV."""
-    from daemon.engines.qwen3asr.params import AsrParams
+    from daemon.engines.qwen3.asr.params import AsrParams
 
     return AsrParams.from_mapping(asr_build.params())
 

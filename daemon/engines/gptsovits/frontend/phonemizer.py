@@ -33,7 +33,7 @@ from daemon.engines.gptsovits.frontend.zh.polyphone import PolyphoneResolver
 from daemon.text.writing_systems import HAN, LATIN, Coverage
 
 if TYPE_CHECKING:
-    from daemon.engine.cancel import CancelToken
+    from daemon.sdk.cancel import CancelToken
 
 # get_phones_and_bert: fewer phones than this -> retry once with "." in front.
 MIN_PHONES = 6

@@ -10,7 +10,7 @@
 - sv: that peak-limited 32 kHz copy at 16 kHz, by ``Resample(32000, 16000)``
   again (``_get_ref_spec``'s v2Pro branch).
 
-The torchaudio copies come from daemon/engine/audio/sinc.py, its arithmetic
+The torchaudio copies come from daemon/sdk/audio/sinc.py, its arithmetic
 in numpy.  Upstream downmixes a stereo file by its mean; the service hands us
 mono.
 """
@@ -22,8 +22,6 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engine.audio.resample import resample
-from daemon.engine.audio.sinc import sinc_resample
 from daemon.engines.gptsovits.reference.fbank import FBANK_RATE
 from daemon.engines.gptsovits.reference.params import (
     HUBERT_RATE,
@@ -31,6 +29,8 @@ from daemon.engines.gptsovits.reference.params import (
     MIN_REF_SECONDS,
     SPEC_RATE,  # the SoVITS rate: _get_ref_spec resamples the clip to it
 )
+from daemon.sdk.audio.resample import resample
+from daemon.sdk.audio.sinc import sinc_resample
 
 #: rates a clip may come at (telephone to studio)
 MIN_RATE: Final = 8000

@@ -10,7 +10,7 @@ the mean of the per-reference ``ge512`` is the same vector up to float rounding
 torch Linear).  That lets the style graph (``ref_enc`` + sv projection + PReLU
 + ge_to512) run once per clip and the average happen here, on the CPU.
 
-Used by build_voice ``--aux-ref`` (scripts/gsv/pipeline/aux_refs.py) and by a
+Used by build_voice ``--aux-ref`` (scripts/gptsovits/pipeline/aux_refs.py) and by a
 zero-shot registration with aux clips (reference/clone.py).
 """
 

@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.cloning import AuxClips, Cloning, VoicePrint
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.reference.audio import Clip, prepare, prepare_aux
 from daemon.engines.gptsovits.reference.aux import mean_style
@@ -41,14 +39,16 @@ from daemon.engines.gptsovits.reference.voiceprint import (
     reference_model_id,
 )
 from daemon.engines.gptsovits.t2s import CapacityError
+from daemon.sdk.bundles.manifest import BundleError
+from daemon.sdk.cloning import AuxClips, Cloning, VoicePrint
 
 if TYPE_CHECKING:
-    from daemon.engine.bundles.manifest import Bundle
-    from daemon.engine.cancel import CancelToken
-    from daemon.engine.graphs import Runner
     from daemon.engines.gptsovits.layout import GsvParams
     from daemon.engines.gptsovits.t2s import T2S
     from daemon.engines.gptsovits.text import TextStack
+    from daemon.sdk.bundles.manifest import Bundle
+    from daemon.sdk.cancel import CancelToken
+    from daemon.sdk.graphs import Runner
 
 #: TTS.run step 4: a prompt not ending in one of these gets "。".
 SENTENCE_ENDS: Final = frozenset("，。？！,.?!~:：—…")

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final
 
 import msgspec
 
-from daemon.engine.reader import read
+from daemon.config.reader import read
 from daemon.engines.gptsovits.reference import fbank, spectrogram
 
 #: TTS._set_prompt_semantic refuses a 16 kHz reference outside 3..10 s

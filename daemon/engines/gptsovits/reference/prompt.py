@@ -6,7 +6,7 @@ the 16 kHz clip (3..10 s) + int(32000 * 0.3) = 9600 zeros -> chinese-hubert-base
 window (``ReferenceParams.hubert_samples``): the clip + zeros is written at its
 start, the rest is zero, and two 0/1 masks mark the valid first-conv frames and
 output frames (the graph normalises and attends over those only, so the valid
-outputs equal HuBERT run on the unpadded clip; scripts/gsv/models/hubert.py).
+outputs equal HuBERT run on the unpadded clip; scripts/gptsovits/models/hubert.py).
 
 ``ssl_quant`` either returns the codes (``codes`` [1, T // 2]) or stops at
 ssl_proj (``proj`` [1, ssl, T // 2]); then the nearest entry of the bundle's
@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from daemon.engine.ar.bound import BoundGraph
-from daemon.engine.bundles.manifest import BundleError
 from daemon.engines.gptsovits.reference.params import (
     HUBERT_RATE,
     MAX_REF_SECONDS,
@@ -30,10 +28,12 @@ from daemon.engines.gptsovits.reference.params import (
     PROMPT_ZEROS,
     ReferenceParams,
 )
+from daemon.sdk.ar.bound import BoundGraph
+from daemon.sdk.bundles.manifest import BundleError
 
 if TYPE_CHECKING:
-    from daemon.engine.cancel import CancelToken
-    from daemon.engine.graphs import Runner
+    from daemon.sdk.cancel import CancelToken
+    from daemon.sdk.graphs import Runner
 
 #: chinese-hubert-base config.json conv_kernel / conv_stride (hop 320 at 16 kHz).
 CONV_KERNELS: Final = (10, 3, 3, 3, 3, 2, 2)

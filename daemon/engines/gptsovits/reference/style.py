@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from daemon.engine.ar.bound import BoundGraph
-from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.cancel import CancelToken
 from daemon.engines.gptsovits.reference.audio import sv_copy
 from daemon.engines.gptsovits.reference.fbank import FBANK_RATE, MEL_BINS, kaldi_fbank
 from daemon.engines.gptsovits.reference.params import ReferenceParams
 from daemon.engines.gptsovits.reference.spectrogram import linear_spectrogram
+from daemon.sdk.ar.bound import BoundGraph
+from daemon.sdk.bundles.manifest import BundleError
+from daemon.sdk.cancel import CancelToken
 
 if TYPE_CHECKING:
-    from daemon.engine.graphs import Runner
+    from daemon.sdk.graphs import Runner
 
 #: SynthesizerTrn.decode (v2Pro): ref_enc reads refer[:, :704]
 REF_BINS: Final = 704

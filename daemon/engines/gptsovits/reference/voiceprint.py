@@ -19,13 +19,13 @@ import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from daemon.engine.bundles.manifest import BundleError
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.tables import Reference
+from daemon.sdk.bundles.manifest import BundleError
 
 if TYPE_CHECKING:
-    from daemon.engine.cloning import VoicePrint
     from daemon.engines.gptsovits.layout import GsvParams
+    from daemon.sdk.cloning import VoicePrint
 
 #: meta["prompt_semantic"] of a clone: its tokens came from the hubert graph
 PROMPT_SOURCE: Final = L.PROMPT_HUBERT

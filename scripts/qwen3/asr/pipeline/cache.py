@@ -2,7 +2,7 @@
 
 ``cached_build(model_dir, root, ...)`` runs the real build_asr once per key and
 returns ``root/<key>/bundle`` (layout, locking and pruning:
-scripts/qwen3/pipeline_common/cache.py).  The key covers everything that can
+scripts/qwen3/common/cache.py).  The key covers everything that can
 change the bundle: the model files, the pipeline's code (pipeline/code.py
 ALL), the options, and the onnxruntime / QNN versions.
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 from scripts.qwen3.asr.build import BuildOptions, BuildReport, build
 from scripts.qwen3.asr.pipeline.code import all_hash
 from scripts.qwen3.asr.pipeline.source import read_model_dir
-from scripts.qwen3.pipeline_common import cache
-from scripts.qwen3.pipeline_common.cache import DONE, KEEP
+from scripts.qwen3.common import cache
+from scripts.qwen3.common.cache import DONE, KEEP
 
 __all__ = ["DONE", "KEEP", "cache_key", "cached_build"]
 

@@ -1,7 +1,7 @@
 """The work of each build_asr step, over one checked model directory.
 
 The upstream model loads lazily (a fully resumed run loads none).  Work-dir
-layout (scripts/qwen3/pipeline_common/workdir.py)::
+layout (scripts/qwen3/common/workdir.py)::
 
     onnx/<key>.onnx       fp32 graphs (bundle onnx/: the CPU backend; CPU gates)
     onnx_npu/<key>.onnx   prefill/decode with float16 K/V (compiled for the NPU)
@@ -20,11 +20,11 @@ from typing import Any, Final
 import numpy as np
 import torch
 
-from daemon.engines.qwen3asr import params as layout
+from daemon.engines.qwen3.asr import params as layout
 from scripts.qwen3.asr import encoder, export
 from scripts.qwen3.asr.pipeline import prompt
 from scripts.qwen3.asr.pipeline.source import GENERATION, SAMPLE_RATE, ModelDir
-from scripts.qwen3.pipeline_common.workdir import WorkDir
+from scripts.qwen3.common.workdir import WorkDir
 
 _LOGGER = logging.getLogger(__name__)
 

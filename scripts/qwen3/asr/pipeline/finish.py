@@ -1,8 +1,8 @@
 """The bundle step: graphs, tables and voice.yaml into the output directory,
 verified as ``hexvoice bundle verify`` does, then packed as a .tar (shared with
-the other Qwen3 builds: scripts/qwen3/pipeline_common/bundle.py).
+the other Qwen3 builds: scripts/qwen3/common/bundle.py).
 
-Layout (daemon/engines/qwen3asr/params.py names the files)::
+Layout (daemon/engines/qwen3/asr/params.py names the files)::
 
     voice.yaml              engine qwen3-asr, task asr, sample_rate 16000
     graphs/<key>.bin        one graph per binary (the simulator refuses shared weights)
@@ -16,11 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from daemon.engines.qwen3asr import params as layout
-from daemon.engines.qwen3asr.prompt import language_code
+from daemon.engines.qwen3.asr import params as layout
+from daemon.engines.qwen3.asr.prompt import language_code
 from scripts.qwen3.asr.pipeline.context import BuildContext
 from scripts.qwen3.asr.pipeline.source import SAMPLE_RATE
-from scripts.qwen3.pipeline_common import bundle
+from scripts.qwen3.common import bundle
 
 TASK: Final = "asr"
 

@@ -25,8 +25,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from daemon.engines.qwen3asr import params as layout
-from daemon.engines.qwen3asr.params import AsrParams
+from daemon.engines.qwen3.asr import params as layout
+from daemon.engines.qwen3.asr.params import AsrParams
 from scripts.qwen3.asr import encoder, gates
 from scripts.qwen3.asr.pipeline.context import BuildContext
 from scripts.qwen3.asr.pipeline.source import SAMPLE_RATE
@@ -153,7 +153,7 @@ def _renamed(r: gates.GateResult, note: str) -> gates.GateResult:
 def sim_gates(ctx: BuildContext) -> dict:
     """The compiled binaries on the x86 HTP simulator against the fp32 graphs on
     the CPU backend: graph key -> its gate results (+ seconds per call)."""
-    from scripts.gsv.verify.runtime import Simulator, cpu_runner
+    from scripts.gptsovits.verify.runtime import Simulator, cpu_runner
 
     x = gate_inputs(ctx, SIM_STEPS)
     out: dict[str, list] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Final
 
-from daemon.engines.qwen3asr.params import AUDIO_FIELD, CONTEXT_FIELD, LANGUAGE_FIELD
+from daemon.engines.qwen3.asr.params import AUDIO_FIELD, CONTEXT_FIELD, LANGUAGE_FIELD
 from scripts.qwen3.asr.oracle import EOS_TOKENS
 from scripts.qwen3.asr.pipeline.source import ModelConfig
 

@@ -1,14 +1,14 @@
 """build_asr's summary table: one row per graph (bucket, binary size, compile
 time, its CPU and simulator gates, simulator seconds per call); the layout is
-shared with the other Qwen3 builds (scripts/qwen3/pipeline_common/table.py)."""
+shared with the other Qwen3 builds (scripts/qwen3/common/table.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Final
 
-from scripts.qwen3.pipeline_common import table
-from scripts.qwen3.pipeline_common.table import HEADER
+from scripts.qwen3.common import table
+from scripts.qwen3.common.table import HEADER
 
 #: short names of the gates' metrics in the table (the shared ones)
 _SHORT: Final = table.SHORT

@@ -6,7 +6,7 @@ generation_config.json, tokenizer_config.json, the tokenizer (tokenizer.json, or
 vocab.json + merges.txt), a chat template (chat_template.jinja / .json, or
 ``chat_template`` in tokenizer_config.json) and the weights (model.safetensors,
 or an index with its shards).  Only the keys the build uses are read, through
-the project's typed reader (daemon/engine/reader.py), so a missing or mistyped
+the project's typed reader (daemon/config/reader.py), so a missing or mistyped
 key fails naming the file and the key; the other keys are upstream's business.
 Code defaults are never relied on: they are wrong for the real checkpoints
 (docs/qwen3.md, config values).
@@ -21,8 +21,8 @@ from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
-from daemon.engine.reader import invalid
-from scripts.qwen3.pipeline_common import hfdir
+from daemon.config.reader import invalid
+from scripts.qwen3.common import hfdir
 
 CONFIG: Final = "config.json"
 PREPROCESSOR: Final = "preprocessor_config.json"

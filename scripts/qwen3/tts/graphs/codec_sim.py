@@ -3,7 +3,7 @@ range of every tensor in them.
 
 Why every size: the HTP simulator has computed a long op of one static shape
 wrongly while shorter ones were right (the HuBERT Conv1d from output frame
-3584 on, scripts/gsv/models/hubert.py), so the smallest window passing says
+3584 on, scripts/gptsovits/models/hubert.py), so the smallest window passing says
 nothing of the others.  A window runs whole, fed codes in all its frames so
 every op sees data: no cheaper sub-graph covers its long layers, since the
 last upsampling block at the full sample length is itself three quarters of

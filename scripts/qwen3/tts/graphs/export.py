@@ -1,6 +1,6 @@
 """Export Qwen3-TTS 12 Hz's static graphs from upstream's modules: the one API
-the build calls (graph keys: daemon/engines/qwen3tts/params.py; shapes the
-engine binds: daemon/engines/qwen3tts/graphio.py).
+the build calls (graph keys: daemon/engines/qwen3/tts/params.py; shapes the
+engine binds: daemon/engines/qwen3/tts/graphio.py).
 
 `model` is upstream's `Qwen3TTSForConditionalGeneration` (fp32, eval; its
 `.talker` works too except for the speaker encoder), `codec` the 12 Hz

@@ -1,5 +1,5 @@
 """CPU gates of the Qwen3-TTS graphs (the CPU parity bar): each fp32 ONNX
-graph, run through a Runner (daemon/engine/graphs.py; `cpu_runner` for the
+graph, run through a Runner (daemon/sdk/graphs.py; `cpu_runner` for the
 bundle's CPU backend), against upstream's torch modules cast to float64, each
 bound by how close upstream's own float32 comes on the same inputs
 (scripts/common/floor.py): relative error < max(1e-4, upstream's),
@@ -16,7 +16,7 @@ prefill + 14 steps are one causal forward of the same 16 rows): the talker's ove
 forward (the speaker encoder's gates: speaker_gate.py). The graphs are driven
 here with plain numpy caches (prefill padded to its bucket, one decode call per
 step); the engine's own loop is gated against upstream by the parity tests
-(tests/daemon/engines/qwen3tts/test_parity_upstream.py).
+(tests/daemon/engines/qwen3/tts/test_parity_upstream.py).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from daemon.engine.ar.rope import rope_tables
-from daemon.engine.graphs import Runner
+from daemon.sdk.ar.rope import rope_tables
+from daemon.sdk.graphs import Runner
 from scripts.common.floor import argmax_gate, in_float64, rel_gate, snr_gate
 from scripts.qwen3.asr.gates import GateResult
 from scripts.qwen3.tts.graphs import codec as codec_graph

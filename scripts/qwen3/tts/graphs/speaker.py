@@ -8,7 +8,7 @@ components; x-vector mel).
     valid f32 [1,F]        1 for the clip's n frames, 0 after
     reflect int32 [F+2P]   frame t - P -> the frame upstream's 'same' reflect
                            padding reads there for an n-frame input
-                           (daemon/engines/qwen3tts/xvector.py reflect_index)
+                           (daemon/engines/qwen3/tts/xvector.py reflect_index)
     → xvec f32 [1,D]
 
 So one graph gives upstream's x-vector of every clip of 1 + P .. F frames (P:
@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from scripts.qwen3.graph_export import export_static
+from scripts.qwen3.common.graph_export import export_static
 
 INPUTS = ("mel", "valid", "reflect")
 OUTPUTS = ("xvec",)

@@ -2,7 +2,7 @@
 
 CPU: each bucket at the shortest clip it holds (one frame over the bucket
 below, or the encoder's minimum), an odd length between and the bucket itself,
-fed as the engine feeds it (daemon/engines/qwen3tts/xvector.py
+fed as the engine feeds it (daemon/engines/qwen3/tts/xvector.py
 ``speaker_feeds``), against upstream's speaker encoder on the unpadded mel of
 that length.  Simulator: the odd length of each bucket, the binary against the
 fp32 graph (cosine, asr/gates.py ``sim_gate``) and, reported, its relative
@@ -17,8 +17,8 @@ from typing import Any, Final
 import numpy as np
 import torch
 
-from daemon.engine.graphs import Runner
-from daemon.engines.qwen3tts.xvector import speaker_feeds
+from daemon.engines.qwen3.tts.xvector import speaker_feeds
+from daemon.sdk.graphs import Runner
 from scripts.common.parity import rel_error
 from scripts.qwen3.asr.gates import GateResult, sim_gate
 from scripts.qwen3.tts.graphs.speaker import encoder_of, reflect_pad

@@ -4,7 +4,7 @@ Facts: docs/qwen3.md, TTS components; graph set.
 
 `model` is upstream's `Qwen3TTSForConditionalGeneration` or its `.talker`
 (`Qwen3TTSTalkerForConditionalGeneration`), fp32, eval. The talker is the Qwen3
-decoder family (scripts/qwen3/decoder.py): its `Qwen3TTSTalkerDecoderLayer`s have
+decoder family (scripts/qwen3/common/decoder.py): its `Qwen3TTSTalkerDecoderLayer`s have
 the same q/k/v, QK-RMSNorm and SwiGLU modules, `codec_head` is the head.
 
 Its RoPE is upstream's M-RoPE (`apply_multimodal_rotary_pos_emb`); a TTS prompt
@@ -24,8 +24,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from scripts.qwen3 import decoder
-from scripts.qwen3.graph_export import export_static
+from scripts.qwen3.common import decoder
+from scripts.qwen3.common.graph_export import export_static
 
 #: the only rope type whose cos/sin the runtime computes (inv_freq from theta)
 DEFAULT_ROPE = "default"

@@ -2,7 +2,7 @@
 
 ``cached_build(model_dir, root, opts)`` runs the real build_tts_qwen3 once per
 key and returns ``root/<key>/bundle`` (layout, locking and pruning:
-scripts/qwen3/pipeline_common/cache.py).  The key covers the model and codec
+scripts/qwen3/common/cache.py).  The key covers the model and codec
 files, the pipeline's code (pipeline/code.py ALL), the options and the
 onnxruntime / QNN versions.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scripts.common.steps import BuildReport
-from scripts.qwen3.pipeline_common import cache
+from scripts.qwen3.common import cache
 from scripts.qwen3.tts.build import BuildOptions, build
 from scripts.qwen3.tts.pipeline.code import all_hash
 from scripts.qwen3.tts.pipeline.source import read_model_dir

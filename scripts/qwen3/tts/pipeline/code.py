@@ -1,12 +1,12 @@
 """Which sources each build_tts_qwen3 step's output depends on; hashed (and why
-per step) by scripts/qwen3/pipeline_common/step_sources.py."""
+per step) by scripts/qwen3/common/step_sources.py."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from scripts.qwen3.pipeline_common import step_sources
-from scripts.qwen3.pipeline_common.step_sources import ROOT
+from scripts.qwen3.common import step_sources
+from scripts.qwen3.common.step_sources import ROOT
 
 __all__ = ["ALL", "ROOT", "ROOTS", "all_hash", "hashes"]
 #: the model directory reader (in every step's set)
@@ -14,7 +14,7 @@ _READ: Final = ("scripts/qwen3/tts/pipeline/source.py", step_sources.HFDIR)
 #: what loads upstream's model (every step that touches it)
 _MODEL: Final = (
     "scripts/qwen3/tts/pipeline/context.py",
-    "scripts/qwen3/pipeline_common/workdir.py",
+    "scripts/qwen3/common/workdir.py",
     "scripts/qwen3/tts/pipeline/tables.py",
     "scripts/qwen3/tts/upstream.py",
 )
@@ -26,13 +26,13 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
         "scripts/common/floor.py",  # the float64 decode
         "scripts/common/receptive_field.py",
         "scripts/common/parity.py",
-        "daemon/engines/qwen3tts/stream.py",  # the schedule measured
+        "daemon/engines/qwen3/tts/stream.py",  # the schedule measured
         *_MODEL,
     ),
     "export": (
         "scripts/qwen3/__init__.py",
-        "scripts/qwen3/decoder.py",
-        "scripts/qwen3/graph_export.py",
+        "scripts/qwen3/common/decoder.py",
+        "scripts/qwen3/common/graph_export.py",
         "scripts/qwen3/tts/graphs/export.py",
         "scripts/qwen3/tts/graphs/talker.py",
         "scripts/qwen3/tts/graphs/predictor.py",
@@ -45,7 +45,7 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
     "tables": (
         "scripts/qwen3/tts/pipeline/prompt.py",
         "scripts/qwen3/tts/graphs/speaker.py",  # reflect_pad
-        "daemon/engines/qwen3tts/params.py",
+        "daemon/engines/qwen3/tts/params.py",
         *_MODEL,
     ),
     "quant": ("scripts/qwen3/tts/quant.py", "scripts/qwen3/tts/pipeline/quant.py",
@@ -59,26 +59,26 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
         "scripts/qwen3/tts/codec_plan.py",
         "scripts/common/receptive_field.py",
         "scripts/qwen3/tts/graphs/speaker_gate.py",
-        "daemon/engines/qwen3tts/xvector.py",  # the speaker graphs' feeds
+        "daemon/engines/qwen3/tts/xvector.py",  # the speaker graphs' feeds
         "scripts/qwen3/tts/windows.py",
-        "daemon/engines/qwen3tts/stream.py",
+        "daemon/engines/qwen3/tts/stream.py",
         "scripts/qwen3/tts/pipeline/gating.py",
         "scripts/qwen3/tts/pipeline/prompt.py",
         "scripts/qwen3/asr/gates.py",  # GateResult, sim_gate's fp16-ulp rule
         "scripts/common/parity.py",
-        "scripts/gsv/verify/runtime.py",
-        "daemon/engines/qwen3tts/params.py",
-        "daemon/engine/ar",
-        "daemon/engine/graphs.py",
+        "scripts/gptsovits/verify/runtime.py",
+        "daemon/engines/qwen3/tts/params.py",
+        "daemon/sdk/ar",
+        "daemon/sdk/graphs.py",
         *_MODEL,
     ),
     "compile": ("scripts/common/qnn_compile.py", "scripts/common/weight_sharing.py"),
     "bundle": (
         "scripts/qwen3/tts/pipeline/finish.py",
-        "scripts/qwen3/pipeline_common/bundle.py",
+        "scripts/qwen3/common/bundle.py",
         "scripts/common/bundling.py",
-        "daemon/engine/bundles/manifest.py",
-        "daemon/engines/qwen3tts/params.py",
+        "daemon/sdk/bundles/manifest.py",
+        "daemon/engines/qwen3/tts/params.py",
     ),
 }
 ALL: Final = step_sources.union(_READ, ROOTS)

@@ -1,7 +1,7 @@
 """The work of each build_tts_qwen3 step, over one checked model directory.
 
 Upstream's model loads lazily (a fully resumed run loads none).  Work-dir
-layout (shared: scripts/qwen3/pipeline_common/workdir.py, plus gate_onnx/ and
+layout (shared: scripts/qwen3/common/workdir.py, plus gate_onnx/ and
 model/)::
 
     onnx/<key>.onnx       fp32 graphs (bundle onnx/: the CPU backend; CPU gates)
@@ -21,8 +21,8 @@ from typing import Any, Final
 
 import torch
 
-from daemon.engines.qwen3tts import params as layout
-from scripts.qwen3.pipeline_common.workdir import WorkDir
+from daemon.engines.qwen3.tts import params as layout
+from scripts.qwen3.common.workdir import WorkDir
 from scripts.qwen3.tts.pipeline import tables
 from scripts.qwen3.tts.pipeline.source import ModelDir
 from scripts.qwen3.tts.pipeline.tables import TEXT_ROWS

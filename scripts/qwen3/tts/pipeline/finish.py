@@ -1,8 +1,8 @@
 """The bundle step: graphs, tables and voice.yaml into the output directory,
 verified as ``hexvoice bundle verify`` does, then packed as a .tar (shared with
-the other Qwen3 builds: scripts/qwen3/pipeline_common/bundle.py).
+the other Qwen3 builds: scripts/qwen3/common/bundle.py).
 
-Layout (daemon/engines/qwen3tts/params.py names the files)::
+Layout (daemon/engines/qwen3/tts/params.py names the files)::
 
     voice.yaml                 engine qwen3-tts, task tts, sample_rate 24000
     graphs/<key>.bin           one graph per binary (simulator: no shared weights)
@@ -19,9 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from daemon.engines.qwen3tts import params as layout
+from daemon.engines.qwen3.tts import params as layout
 from daemon.text.languages import code_of
-from scripts.qwen3.pipeline_common import bundle
+from scripts.qwen3.common import bundle
 from scripts.qwen3.tts.pipeline.context import BuildContext
 from scripts.qwen3.tts.pipeline.source import SAMPLE_RATE
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scripts.common.steps import BuildReport, Steps, hash_path
-from scripts.qwen3.pipeline_common import bundle
-from scripts.qwen3.pipeline_common.bundle import BuildError
-from scripts.qwen3.pipeline_common.compiling import compile_steps
+from scripts.qwen3.common import bundle
+from scripts.qwen3.common.bundle import BuildError
+from scripts.qwen3.common.compiling import compile_steps
 from scripts.qwen3.tts.pipeline import code, finish, gating, quant, tables
 from scripts.qwen3.tts.pipeline.context import BuildContext, xvector_frames
 from scripts.qwen3.tts.pipeline.source import SAMPLE_RATE, read_model_dir

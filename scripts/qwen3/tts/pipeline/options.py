@@ -1,4 +1,4 @@
-"""The options of a Qwen3-TTS build (scripts/build_tts_qwen3) and their defaults.
+"""The options of a Qwen3-TTS build (scripts/build-qwen3-tts) and their defaults.
 
 Their own module, so the step graph (pipeline/graph.py) and the command line
 (build.py) both read them without importing each other.
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from scripts.qwen3.pipeline_common import cli
+from scripts.qwen3.common import cli
 from scripts.qwen3.tts.windows import UPSTREAM_CHUNK, UPSTREAM_CONTEXT, Window
 
 #: docs/qwen3.md, graph set: one bucket per role until weight sharing lands (each copies

@@ -15,7 +15,7 @@ import inspect
 from types import SimpleNamespace
 from typing import Any, Final
 
-from daemon.engines.qwen3tts.params import SPECIAL_IDS, TEXT_FIELD
+from daemon.engines.qwen3.tts.params import SPECIAL_IDS, TEXT_FIELD
 from scripts.qwen3.tts.pipeline.source import GENERATION, ModelDir
 
 #: a private-use code point: no tokenizer gives it a meaning

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from daemon.engines.qwen3tts import params as layout
+from daemon.engines.qwen3.tts import params as layout
 from scripts.qwen3.tts.pipeline.context import BuildContext
 from scripts.qwen3.tts.pipeline.trajectory import gate_inputs
 
 
 def quantize(ctx: BuildContext) -> dict[str, Any]:
-    from scripts.gsv.verify.runtime import cpu_runner
+    from scripts.gptsovits.verify.runtime import cpu_runner
     from scripts.qwen3.tts import quant
     from scripts.qwen3.tts.graphs import gates
 

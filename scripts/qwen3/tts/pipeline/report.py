@@ -1,5 +1,5 @@
 """build_tts_qwen3's summary: the graph table (shared layout:
-scripts/qwen3/pipeline_common/table.py), then the codec schedule measured
+scripts/qwen3/common/table.py), then the codec schedule measured
 (its contexts against the decoder's receptive field, SNR and log-mel L1
 against upstream's decode, frames computed per frame kept, first audio) and
 the CPU tables' dtype."""
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from scripts.qwen3.pipeline_common import table
-from scripts.qwen3.pipeline_common.table import HEADER
+from scripts.qwen3.common import table
+from scripts.qwen3.common.table import HEADER
 
 #: short names of the gates' metrics: the fp16 argmax before the fp32 one and
 #: the codec's SNR in upstream's chunking before the plain one (the more

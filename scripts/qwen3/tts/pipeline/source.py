@@ -21,8 +21,8 @@ from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
-from daemon.engine.reader import invalid
-from scripts.qwen3.pipeline_common import hfdir
+from daemon.config.reader import invalid
+from scripts.qwen3.common import hfdir
 
 CONFIG: Final = "config.json"
 GENERATION: Final = "generation_config.json"

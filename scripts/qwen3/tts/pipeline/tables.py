@@ -1,5 +1,5 @@
 """The tables step: upstream's model loaded once, the CPU arrays, the
-tokenizer and the bundle's params (daemon/engines/qwen3tts/params.py).
+tokenizer and the bundle's params (daemon/engines/qwen3/tts/params.py).
 
 CPU arrays (docs/qwen3.md, CPU side): the talker's text_embedding [Vt, Dt] and
 codec_embedding [V, Ht], the predictor's 15 input tables [15, Vc, Ht] and, for
@@ -20,7 +20,7 @@ from typing import Any, Final, Protocol
 
 import numpy as np
 
-from daemon.engines.qwen3tts import params as layout
+from daemon.engines.qwen3.tts import params as layout
 from scripts.qwen3.tts.pipeline import prompt
 from scripts.qwen3.tts.pipeline.source import (
     CODEC_DIR,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.local import open_engine
 from daemon.engines.gptsovits.engine import GptSovitsEngine
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.local import open_engine
 
 
 @pytest.fixture(scope="session")
@@ -20,8 +20,8 @@ def gsv_bundle(gsv_voice: Path) -> Bundle:
 
 @pytest.fixture(scope="session")
 def t2s_model(gsv_voice: Path):
-    from scripts.gsv.models.checkpoints import load_gpt_checkpoint
-    from scripts.gsv.models.t2s import T2SModel
+    from scripts.gptsovits.models.checkpoints import load_gpt_checkpoint
+    from scripts.gptsovits.models.t2s import T2SModel
 
     (ckpt,) = (gsv_voice / "source" / "GPT_weights_v2Pro").glob("*.ckpt")
     return T2SModel.from_checkpoint(load_gpt_checkpoint(ckpt))
@@ -29,8 +29,8 @@ def t2s_model(gsv_voice: Path):
 
 @pytest.fixture(scope="session")
 def sovits_model(gsv_voice: Path):
-    from scripts.gsv.models.checkpoints import load_sovits_checkpoint
-    from scripts.gsv.models.sovits import SovitsModel
+    from scripts.gptsovits.models.checkpoints import load_sovits_checkpoint
+    from scripts.gptsovits.models.sovits import SovitsModel
 
     (pth,) = (gsv_voice / "source" / "SoVITS_weights_v2Pro").glob("*.pth")
     return SovitsModel.from_checkpoint(load_sovits_checkpoint(pth))

@@ -12,13 +12,13 @@ import threading
 import numpy as np
 import pytest
 
-from daemon.engine.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
-from daemon.engine.bundles.manifest import Bundle, BundleError
-from daemon.engine.cancel import Cancelled, CancelToken
-from daemon.engine.graphs import GraphHost
-from daemon.engine.registry import engine_class
-from daemon.engine.tts import SynthesisOptions
 from daemon.engines.gptsovits.engine import GptSovitsEngine
+from daemon.sdk.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
+from daemon.sdk.bundles.manifest import Bundle, BundleError
+from daemon.sdk.cancel import Cancelled, CancelToken
+from daemon.sdk.graphs import GraphHost
+from daemon.sdk.registry import engine_class
+from daemon.sdk.tts import SynthesisOptions
 from tests.cancel_after import CancelAfter
 
 # Two sentences of ~20 spoken chars: two segments (≤ 30 chars each).

@@ -1,6 +1,6 @@
 """Where GPT-SoVITS may be interleaved with itself: at a segment's end, not
 inside one.  The service runs other requests between the chunk that ends a
-segment and the next (daemon/engine/tts.py); two requests of the same engine
+segment and the next (daemon/sdk/tts.py); two requests of the same engine
 with different references (the bundle's voice and a voice cloned from its own
 speech) must then sound exactly as alone.  Inside a segment the vocoder's bound
 ``ge`` is the request's, so switching there would change the audio: the test
@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.local import open_engine
-from daemon.engine.tts import AudioChunk, SynthesisOptions
 from daemon.engines.gptsovits.engine import GptSovitsEngine
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.local import open_engine
+from daemon.sdk.tts import AudioChunk, SynthesisOptions
 
 #: Four sentences: four segments, several vocoder windows each.
 TEXT = "你好。我们走吧。你好。我们走吧。"

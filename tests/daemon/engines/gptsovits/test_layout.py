@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.engine.reader import ReadError
+from daemon.config.reader import ReadError
 from daemon.engines.gptsovits.layout import REFERENCE_GRAPHS, GsvParams, graph_needs
 
 GOOD = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from daemon.engine.audio.shaping import to_int16
 from daemon.engines.gptsovits.pcm import on_int16_grid, upstream_int16
+from daemon.sdk.audio.shaping import to_int16
 
 
 def _upstream(audio: np.ndarray) -> np.ndarray:
@@ -59,7 +59,7 @@ def test_it_differs_from_the_shared_rounding():
 
 
 def test_the_engine_yields_upstreams_int16_values(cpu_engine):
-    from daemon.engine.tts import SynthesisOptions
+    from daemon.sdk.tts import SynthesisOptions
 
     chunks = list(cpu_engine.synthesize("你好。", SynthesisOptions(seed=3)))
     audio = np.concatenate([c.audio for c in chunks])

@@ -1,6 +1,6 @@
 """Sampling and stop rules against a torch transcription of upstream's code.
 
-The GPT-SoVITS sampler is the shared toolkit's (daemon/engine/ar) chain in
+The GPT-SoVITS sampler is the shared toolkit's (daemon/sdk/ar) chain in
 upstream's order; the single functions here are the toolkit's processors."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 import torch
 
-from daemon.engine.ar.draws import race as draw
-from daemon.engine.ar.processors import (
+from daemon.engines.gptsovits.sampling import SamplingConfig, TokenSampler
+from daemon.sdk.ar.draws import race as draw
+from daemon.sdk.ar.processors import (
     History,
     RepetitionPenalty,
     apply,
     gpt_sovits_chain,
     softmax,
 )
-from daemon.engines.gptsovits.sampling import SamplingConfig, TokenSampler
 from tests.daemon.engines.gptsovits import upstream_sampling as up
 
 VOCAB, EOS = 1025, 1024

@@ -13,7 +13,7 @@ F = torch.nn.functional
 
 # Upstream's range ends (0.6, 1.65) and speeds in between.
 SPEEDS = (0.6, 0.65, 0.8, 0.95, 1.05, 1.25, 1.5, 1.65)
-# FR of the full-size graphs (scripts/gsv/export/shapes.py FULL.vits_frames).
+# FR of the full-size graphs (scripts/gptsovits/export/shapes.py FULL.vits_frames).
 FULL_FRAMES = 500
 
 
@@ -82,7 +82,7 @@ def test_the_engine_speaks_upstreams_range_and_lengths(cpu_engine):
     same at every speed and the audio is (int(2N / speed) + 1) x 640 samples.
     (The tiny test model never stops by itself: a max_new_tokens below every
     speed's cap fixes N; one unsplittable segment keeps its capped tokens.)"""
-    from daemon.engine.tts import SynthesisOptions
+    from daemon.sdk.tts import SynthesisOptions
 
     assert cpu_engine.capabilities().speed_range == (0.6, 1.65)
     n, hop = 20, cpu_engine.loaded.params.hop
@@ -101,8 +101,8 @@ def test_the_engine_speaks_upstreams_range_and_lengths(cpu_engine):
 def test_slow_requests_get_the_cap_that_fits(cpu_engine):
     """Below speed 1 a segment may hold only the tokens whose stretched frames
     fit vits_frames; an explicit max_new_tokens above that is lowered to it."""
-    from daemon.engine.tts import SynthesisOptions
     from daemon.engines.gptsovits.options import Request
+    from daemon.sdk.tts import SynthesisOptions
 
     s, cap = cpu_engine.loaded, cpu_engine.token_cap
 

@@ -7,9 +7,9 @@ import logging
 
 import pytest
 
-from daemon.engine.bundles.manifest import Bundle
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.tables import load_references
+from daemon.sdk.bundles.manifest import Bundle
 
 
 def _params(bundle: Bundle) -> L.GsvParams:

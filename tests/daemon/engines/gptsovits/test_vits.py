@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from daemon.engine.audio.windows import windows
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.engine import GptSovitsEngine
 from daemon.engines.gptsovits.t2s import CapacityError
 from daemon.engines.gptsovits.vits import Vits
+from daemon.sdk.audio.windows import windows
 from scripts.common.parity import snr_db
 
 
@@ -25,7 +25,7 @@ def _segment(engine: GptSovitsEngine, n_tokens: int):
 def test_padded_encoder_equals_the_module_at_exact_length(
     cpu_engine: GptSovitsEngine, sovits_model
 ):
-    from scripts.gsv.models.sovits import VitsEnc
+    from scripts.gptsovits.models.sovits import VitsEnc
 
     vits = cpu_engine.loaded.vits
     ref, phones, tokens = _segment(cpu_engine, 23)
@@ -53,7 +53,7 @@ def test_windowed_audio_equals_a_full_decode(
     cpu_engine: GptSovitsEngine, sovits_model, n_tokens: int
 ):
     """≥ 100 dB on the CPU backend, streamed one chunk per vocoder window."""
-    from scripts.gsv.models.sovits import VitsGen
+    from scripts.gptsovits.models.sovits import VitsGen
 
     vits = cpu_engine.loaded.vits
     ref, phones, tokens = _segment(cpu_engine, n_tokens)
@@ -96,7 +96,7 @@ def test_speed_lengths_and_latent_as_upstream(
 ):
     """(int(2N / speed) + 1) x 640 samples, and z equal to upstream's enc_p with
     F.interpolate (the module's upstream path) at the exact lengths."""
-    from scripts.gsv.models.sovits import VitsEnc
+    from scripts.gptsovits.models.sovits import VitsEnc
 
     vits = cpu_engine.loaded.vits
     ref, phones, tokens = _segment(cpu_engine, 23)
@@ -136,9 +136,9 @@ def test_a_graph_without_the_stretch_input_speaks_at_speed_one_only(
     cpu_engine: GptSovitsEngine, sovits_model, tmp_path
 ):
     """A bundle built before speed: its vits_enc takes no stretch/z_mask."""
-    from scripts.gsv.export.graphs import _export
-    from scripts.gsv.models.sovits import VitsEnc
-    from scripts.gsv.verify.runtime import cpu_runner
+    from scripts.gptsovits.export.graphs import _export
+    from scripts.gptsovits.models.sovits import VitsEnc
+    from scripts.gptsovits.verify.runtime import cpu_runner
 
     s = cpu_engine.loaded
     p, d = s.params, sovits_model.dims

@@ -8,13 +8,13 @@ import pytest
 pytest.importorskip("piper")
 pytest.importorskip("onnxruntime")
 
-from daemon.engine.bundles.manifest import Bundle, BundleError  # noqa: E402
-from daemon.engine.cancel import Cancelled  # noqa: E402
-from daemon.engine.local import open_engine
-from daemon.engine.registry import Engine, engine_class  # noqa: E402
-from daemon.engine.tts import SynthesisOptions  # noqa: E402
 from daemon.engines.piper.engine import PiperEngine  # noqa: E402
 from daemon.engines.piper.params import Scales  # noqa: E402
+from daemon.sdk.bundles.manifest import Bundle, BundleError  # noqa: E402
+from daemon.sdk.cancel import Cancelled  # noqa: E402
+from daemon.sdk.local import open_engine
+from daemon.sdk.registry import Engine, engine_class  # noqa: E402
+from daemon.sdk.tts import SynthesisOptions  # noqa: E402
 from scripts.piper.oracle import (  # noqa: E402
     DETERMINISTIC,
     SENTENCES,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from daemon.engine.audio.shaping import COMMA_PAUSE_S, to_int16
 from daemon.engines.piper.output import normalized, piper_samples, spoken
 from daemon.engines.piper.text import Piece
+from daemon.sdk.audio.shaping import COMMA_PAUSE_S, to_int16
 
 RATE = 22050
 #: A sentence silence other than piper's default (0.0), to tell it apart.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.engine.bundles.manifest import BundleError
 from daemon.engines.piper.params import PiperParams, Scales
+from daemon.sdk.bundles.manifest import BundleError
 
 GOOD = {
     "phoneme_type": "espeak",

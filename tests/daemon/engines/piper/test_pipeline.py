@@ -16,8 +16,6 @@ pytest.importorskip("piper")
 ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
 
-from daemon.engine.bundles.manifest import Bundle  # noqa: E402
-from daemon.engine.graphs import CpuRunner, GraphHost  # noqa: E402
 from daemon.engines.piper.cpu import (  # noqa: E402
     DurationPredictor,
     durations,
@@ -26,6 +24,8 @@ from daemon.engines.piper.cpu import (  # noqa: E402
 from daemon.engines.piper.engine import PiperEngine  # noqa: E402
 from daemon.engines.piper.params import PiperParams, Scales  # noqa: E402
 from daemon.engines.piper.pipeline import PiperGraphs  # noqa: E402
+from daemon.sdk.bundles.manifest import Bundle  # noqa: E402
+from daemon.sdk.graphs import CpuRunner, GraphHost  # noqa: E402
 from scripts.common.floor import FLOOR_MARGIN_DB  # noqa: E402
 from scripts.common.parity import snr_db  # noqa: E402
 from scripts.piper.oracle import SENTENCES  # noqa: E402
@@ -154,8 +154,8 @@ def test_only_static_buckets_cut_a_sentence_and_only_past_the_largest(
     """The NPU's encoder takes at most its largest bucket (512 ids here); the
     CPU backend's takes any length. A sentence of 256..512 ids is whole on
     both; past 512 only the static engine cuts, into pieces that fit."""
-    from daemon.engine.audio.shaping import COMMA_PAUSE_S
-    from daemon.engine.tts import SynthesisOptions
+    from daemon.sdk.audio.shaping import COMMA_PAUSE_S
+    from daemon.sdk.tts import SynthesisOptions
     from scripts.piper.oracle import pieces_reference, piper_reference
 
     _, runners, fit, _ = both

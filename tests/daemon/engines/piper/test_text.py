@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from daemon.engine.audio.shaping import COMMA_PAUSE_S
 from daemon.engines.piper.params import PiperParams
 from daemon.engines.piper.text import PiperText
+from daemon.sdk.audio.shaping import COMMA_PAUSE_S
 
 LONG = (
     "The committee met on Tuesday to discuss the budget for the coming year, "

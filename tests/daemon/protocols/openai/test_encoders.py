@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from daemon.engine.audio.shaping import to_int16
 from daemon.protocols.openai import encoders as encode
+from daemon.sdk.audio.shaping import to_int16
 
 
 def test_streamed_wav_header_reads_as_unknown_length():

@@ -12,8 +12,8 @@ import openai
 import pytest
 import soundfile as sf
 
-from daemon.engine.asr import TranscriptionOptions, stream_text
-from daemon.engine.local import open_engine
+from daemon.sdk.asr import TranscriptionOptions, stream_text
+from daemon.sdk.local import open_engine
 from tests.daemon.asr_service import JOE, JOE_RATE
 from tests.daemon.conftest import Daemon
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from daemon.engine.asr import Transcript
 from daemon.protocols.openai.transcripts import Deltas, Transcription
+from daemon.sdk.asr import Transcript
 
 
 def _final(text: str, start: float, end: float, lang: str | None = None):

@@ -18,8 +18,8 @@ from wyoming.tts import Synthesize
 
 from tests.daemon.asr_service import ASR_MODEL, asr_daemon
 from tests.daemon.conftest import Daemon
-from tests.daemon.engine.test_asr import BURST_FINALS, BURSTS
 from tests.daemon.protocols.wyoming.events import connect, until
+from tests.daemon.sdk.test_asr import BURST_FINALS, BURSTS
 from tests.daemon.vad_engine import burst_signal
 
 READ_TIMEOUT_S = 30

@@ -23,8 +23,8 @@ from wyoming.ping import Ping
 
 from tests.daemon.asr_service import ASR_MODEL, asr_daemon
 from tests.daemon.conftest import Daemon
-from tests.daemon.engine.test_asr import BURSTS
 from tests.daemon.protocols.wyoming.events import connect, until
+from tests.daemon.sdk.test_asr import BURSTS
 from tests.daemon.vad_engine import burst_signal
 
 #: Every answer here is due within a step or two of the worker: a hang fails fast.

@@ -118,8 +118,8 @@ def test_speech_to_text_over_wyoming_equals_the_engine(
 
 
 def test_a_language_hint_reaches_the_engine(speech_service, wav, tiny_asr_bundle):
-    from daemon.engine.asr import TranscriptionOptions, stream_text
-    from daemon.engine.local import open_engine
+    from daemon.sdk.asr import TranscriptionOptions, stream_text
+    from daemon.sdk.local import open_engine
 
     pcm, rate = sf.read(io.BytesIO(wav), dtype="float32")
     with open_engine(tiny_asr_bundle, "cpu") as (engine, _):

@@ -27,9 +27,9 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
-from daemon.engine.audio.shaping import SENTENCE_PAUSE_S
 from daemon.protocols.wyoming.playback import SAMPLE_WIDTH, SAMPLES_PER_CHUNK
 from daemon.protocols.wyoming.server import FALLBACK_URL
+from daemon.sdk.audio.shaping import SENTENCE_PAUSE_S
 from tests.daemon.conftest import LONG_WORDS, Daemon, words
 from tests.daemon.protocols.wyoming.events import connect, until
 

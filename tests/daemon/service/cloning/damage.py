@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from daemon.engine.cloning import VoicePrint
+from daemon.sdk.cloning import VoicePrint
 from daemon.service.cloning import voicefile
 from daemon.service.cloning.voicefile import Entry
 

@@ -15,7 +15,7 @@ import msgspec
 import numpy as np
 import pytest
 
-from daemon.engine.cloning import VoicePrint
+from daemon.sdk.cloning import VoicePrint
 from daemon.service.cloning import voicefile
 from daemon.service.cloning.voicefile import Entry
 from daemon.service.cloning.voicestore import (

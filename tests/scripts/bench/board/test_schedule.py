@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.engine.audio.windows import OVERLAP_FRAMES, WINDOW_FRAMES, plan
+from daemon.sdk.audio.windows import OVERLAP_FRAMES, WINDOW_FRAMES, plan
 from scripts.bench.board import schedule as s
-from scripts.gsv.export.shapes import FULL
+from scripts.gptsovits.export.shapes import FULL
 
 
 def test_gsv_counts_per_sentence():

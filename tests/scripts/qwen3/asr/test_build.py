@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from daemon.cli.bundle import main as bundle_cli
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.bundles.verify import verify_bundle
-from daemon.engines.qwen3asr.params import EMBED_TOKENS, TOKENIZER, AsrParams
+from daemon.engines.qwen3.asr.params import EMBED_TOKENS, TOKENIZER, AsrParams
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.bundles.verify import verify_bundle
 from scripts.common.steps import STATE_FILE
 from scripts.qwen3.asr.build import main as build_asr
 from scripts.qwen3.asr.pipeline.report import HEADER
@@ -115,8 +115,8 @@ def test_a_bundle_without_onnx_verifies_and_the_cpu_backend_says_why(
 ):
     """--no-onnx (a board bundle; full-size fp32 graphs are ~2.4 GB each): only
     the bundle step reruns; the bundle verifies; the CPU backend refuses it."""
-    from daemon.engine.bundles.manifest import BundleError
-    from daemon.engine.graphs import GraphHost
+    from daemon.sdk.bundles.manifest import BundleError
+    from daemon.sdk.graphs import GraphHost
 
     out = Path(fresh[fresh.index("--out") + 1])
     argv = [*fresh, "--no-onnx", "--out", str(out.with_name("board")),
@@ -158,7 +158,7 @@ def test_a_graph_off_upstream_fails_its_gate_naming_it(fresh: list[str], capsys)
 
 
 def test_the_shell_entry_point_helps():
-    """scripts/build_asr (the shell wrapper the docs name) runs the module."""
+    """scripts/build-qwen3-asr (the shell wrapper the docs name) runs the module."""
     import subprocess
 
     root = Path(__file__).resolve().parents[4]
@@ -169,7 +169,7 @@ def test_the_shell_entry_point_helps():
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("usage: scripts/build_asr [-h] --target")
+    assert done.stdout.startswith("usage: scripts/build-qwen3-asr [-h] --target")
     for flag in ("--prefill-buckets", "--kv-buckets", "--sim-gates", "--no-onnx"):
         assert flag in done.stdout
 

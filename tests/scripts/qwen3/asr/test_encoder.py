@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from daemon.engines.qwen3asr.encoder import WindowEncoder
+from daemon.engines.qwen3.asr.encoder import WindowEncoder
 from scripts.common.parity import rel_error
-from scripts.gsv.verify.runtime import cpu_runner
+from scripts.gptsovits.verify.runtime import cpu_runner
 from scripts.qwen3.asr.encoder import CHUNK_TOKENS, EncoderDims
 
 MASK = -100.0

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from scripts.common.parity import rel_error
-from scripts.gsv.verify.runtime import cpu_runner
+from scripts.gptsovits.verify.runtime import cpu_runner
 from scripts.qwen3.asr import export, gates
 from tests.scripts.qwen3.conftest import KV, PREFILL
 

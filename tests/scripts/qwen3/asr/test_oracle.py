@@ -110,7 +110,8 @@ class Block:
         if name.split(".")[0] in {blocked!r}:
             raise ImportError("oracle-only import in the runtime: " + name)
 sys.meta_path.insert(0, Block())
-import daemon.cli.main, daemon.engines.qwen3asr.engine, daemon.engines.qwen3asr.session
+import daemon.cli.main
+import daemon.engines.qwen3.asr.engine, daemon.engines.qwen3.asr.session
 sys.argv = ["hexvoice", "--help"]
 import runpy
 try:

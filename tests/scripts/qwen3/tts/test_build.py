@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from daemon.cli.bundle import main as bundle_cli
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.bundles.verify import verify_bundle
-from daemon.engines.qwen3tts import params as layout
-from daemon.engines.qwen3tts.params import TtsParams
+from daemon.engines.qwen3.tts import params as layout
+from daemon.engines.qwen3.tts.params import TtsParams
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.bundles.verify import verify_bundle
 from scripts.common.steps import STATE_FILE
 from scripts.qwen3.tts.build import main as build_tts
 from scripts.qwen3.tts.pipeline import code
@@ -370,7 +370,7 @@ def test_a_graph_off_upstream_fails_its_gate_naming_it(fresh: list[str], capsys)
 
 
 def test_the_shell_entry_point_helps():
-    """scripts/build_tts_qwen3 (the shell wrapper the docs name) runs the module."""
+    """scripts/build-qwen3-tts (the shell wrapper the docs name) runs the module."""
     import subprocess
 
     root = Path(__file__).resolve().parents[4]
@@ -381,7 +381,7 @@ def test_the_shell_entry_point_helps():
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("usage: scripts/build_tts_qwen3 [-h]")
+    assert done.stdout.startswith("usage: scripts/build-qwen3-tts [-h]")
     for flag in (
         "--codec",
         "--prefill-buckets",

@@ -25,7 +25,7 @@ from daemon.engines.gptsovits.frontend.zh.polyphone import (
 from daemon.engines.gptsovits.frontend.zh.tone_sandhi import ToneSandhi
 
 if TYPE_CHECKING:
-    from daemon.engine.cancel import CancelToken
+    from daemon.sdk.cancel import CancelToken
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from daemon.engines.gptsovits.frontend.zh.normalize import to_simplified
 from daemon.engines.gptsovits.frontend.zh.polyphone import pypinyin_readings
 
 if TYPE_CHECKING:
-    from daemon.engine.cancel import CancelToken
+    from daemon.sdk.cancel import CancelToken
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from pypinyin import Style, pinyin
 from daemon.engines.gptsovits.frontend._data import polyphonic_words
 
 if TYPE_CHECKING:
-    from daemon.engine.cancel import CancelToken
+    from daemon.sdk.cancel import CancelToken
 
 _HAN_FIRST, _HAN_LAST = "\u4e00", "\u9fa5"
 

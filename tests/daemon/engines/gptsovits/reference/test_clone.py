@@ -11,16 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.cloning import VoicePrint
-from daemon.engine.local import open_engine
-from daemon.engine.tts import SynthesisOptions
 from daemon.engines.gptsovits.engine import GptSovitsEngine
 from daemon.engines.gptsovits.reference.params import HUBERT_RATE, PROMPT_ZEROS
 from daemon.engines.gptsovits.reference.voiceprint import (
     reference_model_id,
     reference_of,
 )
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.cloning import VoicePrint
+from daemon.sdk.local import open_engine
+from daemon.sdk.tts import SynthesisOptions
 
 RATE = 32000
 SPOKEN, TRANSCRIPT, CLIP_SECONDS = "你好。你好。", "你好。", 3.2

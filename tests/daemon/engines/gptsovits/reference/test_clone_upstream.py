@@ -4,7 +4,7 @@ Upstream's ``_get_ref_spec``: the clip at 32 kHz by torchaudio's Resample
 (when at another rate), peak-limited, its spectrogram; that copy at 16 kHz by
 Resample again, its fbank -> ERes2NetV2; ge = PReLU(ref_enc(spec) + sv_proj),
 averaged over the aux clips.  Here the resampler is torchaudio's arithmetic in
-torch (tests/daemon/engine/audio/torchaudio_resample.py), the sv and SoVITS
+torch (tests/daemon/sdk/audio/torchaudio_resample.py), the sv and SoVITS
 models are the test voice's torch modules, and the engine's print is held to
 them, at 32 kHz (no first resampling) and at 44.1 kHz, with an aux clip.
 """
@@ -18,20 +18,20 @@ from typing import Any
 import numpy as np
 import pytest
 
-from daemon.engine.bundles.manifest import Bundle
-from daemon.engine.cloning import VoicePrint
-from daemon.engine.local import open_engine
-from daemon.engine.tts import SynthesisOptions
 from daemon.engines.gptsovits.engine import GptSovitsEngine
 from daemon.engines.gptsovits.reference.audio import spec_copy, sv_copy
 from daemon.engines.gptsovits.reference.aux import mean_style
 from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
 from daemon.engines.gptsovits.reference.spectrogram import linear_spectrogram
+from daemon.sdk.bundles.manifest import Bundle
+from daemon.sdk.cloning import VoicePrint
+from daemon.sdk.local import open_engine
+from daemon.sdk.tts import SynthesisOptions
 from scripts.common.parity import snr_db
 
 torch = pytest.importorskip("torch")
 
-from tests.daemon.engine.audio.torchaudio_resample import oracle  # noqa: E402
+from tests.daemon.sdk.audio.torchaudio_resample import oracle  # noqa: E402
 
 SPOKEN, TRANSCRIPT, TEXT, CLIP_SECONDS = "你好。你好。", "你好。", "我们走吧。", 3.2
 RATE, CD_RATE = 32000, 44100
@@ -60,10 +60,10 @@ def engine(gsv_clone_voice: Path) -> Iterator[GptSovitsEngine]:
 @pytest.fixture(scope="module")
 def modules(gsv_clone_voice: Path) -> tuple[Any, Any]:
     """The test voice's ERes2NetV2 and SoVITS models, in torch."""
-    from scripts.gsv.models.checkpoints import load_sovits_checkpoint
-    from scripts.gsv.models.eres2net import load_sv_checkpoint
-    from scripts.gsv.models.sovits import SovitsModel
-    from scripts.gsv.synthetic.build import SV_FILE
+    from scripts.gptsovits.models.checkpoints import load_sovits_checkpoint
+    from scripts.gptsovits.models.eres2net import load_sv_checkpoint
+    from scripts.gptsovits.models.sovits import SovitsModel
+    from scripts.gptsovits.synthetic.build import SV_FILE
 
     src = gsv_clone_voice / "source"
     (pth,) = (src / "SoVITS_weights_v2Pro").glob("*.pth")
@@ -79,7 +79,7 @@ def say(e: GptSovitsEngine, text: str, seed: int, vp: VoicePrint | None = None):
 @pytest.fixture(scope="module")
 def clips(engine: GptSovitsEngine) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """(main, aux) clips by rate: what the voice said, and at 44.1 kHz."""
-    from daemon.engine.audio.resample import resample
+    from daemon.sdk.audio.resample import resample
 
     n = round(CLIP_SECONDS * RATE)
     spoken = [say(engine, SPOKEN, seed)[:n].astype(np.float32) for seed in (3, 4)]

@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 import torch
 
-from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.cancel import Cancelled, CancelToken
 from daemon.engines.gptsovits.reference.params import PROMPT_ZEROS, ReferenceParams
 from daemon.engines.gptsovits.reference.prompt import PromptTokens, conv_lengths
-from scripts.gsv.export.hubert import export_hubert, load_hubert
-from scripts.gsv.export.shapes import TINY_REFERENCE
-from scripts.gsv.models.hubert import reference_tokens
-from scripts.gsv.synthetic.hubert import fit_codebook, write_tiny_hubert
-from scripts.gsv.synthetic.voice import random_sovits, tiny_sovits_hparams
-from scripts.gsv.verify.hubert import gate_clip
-from scripts.gsv.verify.runtime import cpu_runner
+from daemon.sdk.bundles.manifest import BundleError
+from daemon.sdk.cancel import Cancelled, CancelToken
+from scripts.gptsovits.export.hubert import export_hubert, load_hubert
+from scripts.gptsovits.export.shapes import TINY_REFERENCE
+from scripts.gptsovits.models.hubert import reference_tokens
+from scripts.gptsovits.synthetic.hubert import fit_codebook, write_tiny_hubert
+from scripts.gptsovits.synthetic.voice import random_sovits, tiny_sovits_hparams
+from scripts.gptsovits.verify.hubert import gate_clip
+from scripts.gptsovits.verify.runtime import cpu_runner
 
 #: a 4 s window (+ the zeros): small and fast, and a 5 s clip does not fit
 WINDOW = 4 * 16000 + PROMPT_ZEROS

@@ -1,5 +1,5 @@
 """Style on the CPU backend: the graphs' padded result is torch's unpadded one
-(the full gate is scripts/gsv/verify/reference.py); clear errors otherwise."""
+(the full gate is scripts/gptsovits/verify/reference.py); clear errors otherwise."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from daemon.engine.bundles.manifest import BundleError
-from daemon.engine.cancel import Cancelled, CancelToken
 from daemon.engines.gptsovits.reference.params import ReferenceParams
 from daemon.engines.gptsovits.reference.style import Style
+from daemon.sdk.bundles.manifest import BundleError
+from daemon.sdk.cancel import Cancelled, CancelToken
 from scripts.common.parity import rel_error
 
 SPEC_FRAMES, FBANK_FRAMES = 160, 320  # up to 3.2 s
@@ -19,11 +19,11 @@ MAX_REL_ERR = 1e-4
 
 @pytest.fixture(scope="module")
 def style_parts(tmp_path_factory):  # type: ignore[no-untyped-def]
-    from scripts.gsv.export.reference import export_reference
-    from scripts.gsv.export.shapes import ReferenceShapes
-    from scripts.gsv.synthetic.sv import random_sv
-    from scripts.gsv.synthetic.voice import random_sovits, tiny_sovits_hparams
-    from scripts.gsv.verify.runtime import cpu_runner
+    from scripts.gptsovits.export.reference import export_reference
+    from scripts.gptsovits.export.shapes import ReferenceShapes
+    from scripts.gptsovits.synthetic.sv import random_sv
+    from scripts.gptsovits.synthetic.voice import random_sovits, tiny_sovits_hparams
+    from scripts.gptsovits.verify.runtime import cpu_runner
 
     sovits, sv = random_sovits(tiny_sovits_hparams("style"), 3), random_sv(4)
     shapes = ReferenceShapes(1, SPEC_FRAMES, FBANK_FRAMES)
@@ -34,7 +34,7 @@ def style_parts(tmp_path_factory):  # type: ignore[no-untyped-def]
 
 
 def _clip(seconds: float) -> np.ndarray:
-    from scripts.gsv.verify.reference import probe_clip
+    from scripts.gptsovits.verify.reference import probe_clip
 
     return probe_clip(seconds, seed=5)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.engines.qwen3asr.params import AsrParams
+from daemon.engines.qwen3.asr.params import AsrParams
 from scripts.qwen3.asr import oracle
 from scripts.qwen3.asr.pipeline import prompt
 from scripts.qwen3.asr.pipeline.context import BuildContext

@@ -10,7 +10,7 @@ import onnx
 import torch
 
 from scripts.common.parity import snr_db
-from scripts.gsv.verify.runtime import cpu_runner
+from scripts.gptsovits.verify.runtime import cpu_runner
 from scripts.qwen3.tts.graphs import codec, gates
 from tests.scripts.qwen3.tts.conftest import CODEC_FRAMES
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scripts.gsv.verify.runtime import cpu_runner
+from scripts.gptsovits.verify.runtime import cpu_runner
 from scripts.qwen3.tts.graphs import gates
 
 FRAMES = 3

@@ -21,5 +21,5 @@ def test_export_and_compile_do_not_depend_on_the_gates_or_the_engine():
             assert "gates" not in rel and "windows" not in rel, (step, rel)
             assert not rel.startswith("daemon/"), (step, rel)
     assert "scripts/qwen3/tts/graphs/gates.py" in code.ROOTS["gates"]
-    assert "daemon/engines/qwen3tts/stream.py" in code.ROOTS["windows"]
+    assert "daemon/engines/qwen3/tts/stream.py" in code.ROOTS["windows"]
     assert set(code.ALL) >= {r for roots in code.ROOTS.values() for r in roots}

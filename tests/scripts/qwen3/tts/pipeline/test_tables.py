@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from daemon.engines.qwen3tts import params as layout
+from daemon.engines.qwen3.tts import params as layout
 from scripts.qwen3.tts.pipeline import prompt
 from scripts.qwen3.tts.pipeline.source import read_model_dir
 from tests.qwen3_fixtures import require_qwen_tts

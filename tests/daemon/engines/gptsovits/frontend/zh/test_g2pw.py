@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon.engine.cancel import Cancelled
 from daemon.engines.gptsovits.frontend import (
     CharVocab,
     G2pwHead,
@@ -23,6 +22,7 @@ from daemon.engines.gptsovits.frontend.zh.g2pw import (
     PROB_EPS,
     window_tokens,
 )
+from daemon.sdk.cancel import Cancelled
 from tests.cancel_after import CancelAfter
 
 HIDDEN = 16

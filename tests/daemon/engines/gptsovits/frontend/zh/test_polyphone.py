@@ -4,12 +4,12 @@ from collections.abc import Sequence
 
 import pytest
 
-from daemon.engine.cancel import CancelToken
 from daemon.engines.gptsovits.frontend import TextFrontend
 from daemon.engines.gptsovits.frontend.zh.polyphone import (
     correct_pronunciation,
     pypinyin_readings,
 )
+from daemon.sdk.cancel import CancelToken
 
 
 def test_pypinyin_readings_one_per_char() -> None:

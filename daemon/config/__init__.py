@@ -1,0 +1,2 @@
+"""Typed reading of every mapping hexvoice loads: voice.yaml params, the
+service config, target profiles."""

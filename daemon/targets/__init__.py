@@ -1,0 +1,2 @@
+"""Target profiles: what a board (or the simulator) is and needs, as data (one
+YAML file per target)."""

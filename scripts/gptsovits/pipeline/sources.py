@@ -1,0 +1,116 @@
+"""Locate a voice's inputs in an upstream GPT-SoVITS installation.
+
+After training, upstream keeps (webui.py, s1_train.py, s2_train.py):
+
+    <root>/logs/<exp>/                         extracted training data (refs.py)
+    <root>/GPT_weights_v2Pro/<exp>-e<N>.ckpt    GPT (T2S) epoch N
+    <root>/SoVITS_weights_v2Pro/<exp>_e<M>_s<steps>.pth
+    <root>/GPT_SoVITS/pretrained_models/chinese-roberta-wwm-ext-large/
+    <root>/GPT_SoVITS/text/G2PWModel/
+
+(v2ProPlus uses the ``*_v2ProPlus`` weight folders.) Zero-shot voices also take
+
+    <root>/GPT_SoVITS/pretrained_models/chinese-hubert-base/              --hubert
+    <root>/GPT_SoVITS/pretrained_models/sv/pretrained_eres2netv2w24s4ep4.ckpt  --sv
+
+(optional: given, they are checked like the others). Every missing input is
+reported by path before any model is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from scripts.gptsovits.pipeline.refs import TrainingFolderError, resolve_clip
+
+WEIGHT_SUFFIXES = ("v2Pro", "v2ProPlus")
+DEFAULT_BERT = "GPT_SoVITS/pretrained_models/chinese-roberta-wwm-ext-large"
+DEFAULT_G2PW = "GPT_SoVITS/text/G2PWModel"
+BERT_FILES = ("config.json", "vocab.txt")
+HUBERT_CONFIG = "config.json"  # a transformers save_pretrained directory
+G2PW_FILES = (
+    "g2pW.onnx",
+    "POLYPHONIC_CHARS.txt",
+    "MONOPHONIC_CHARS.txt",
+    "bopomofo_to_pinyin_wo_tune_dict.json",
+)
+
+
+class SourceError(FileNotFoundError):
+    """An input of the pipeline is missing; the message names it."""
+
+
+@dataclass(frozen=True)
+class Sources:
+    logs: Path
+    exp: str
+    gpt_ckpt: Path
+    sovits_pth: Path
+    bert_dir: Path
+    g2pw_dir: Path
+    ref_clip: str
+    #: chinese-hubert-base (--hubert) and the ERes2NetV2 checkpoint (--sv)
+    hubert_dir: Path | None = None
+    sv_ckpt: Path | None = None
+
+
+def _one(candidates: list[Path], what: str, searched: list[str]) -> Path:
+    if len(candidates) == 1:
+        return candidates[0]
+    if not candidates:
+        raise SourceError(f"no {what}; searched {', '.join(searched)}")
+    raise SourceError(f"several {what}: {', '.join(map(str, candidates))}")
+
+
+def find_sources(
+    logs: Path,
+    gpt_epoch: int,
+    sovits_epoch: int,
+    ref: str,
+    bert: Path | None = None,
+    g2pw: Path | None = None,
+    hubert: Path | None = None,
+    sv: Path | None = None,
+) -> Sources:
+    logs = Path(logs)
+    if not logs.is_dir():
+        raise SourceError(f"training folder {logs} does not exist")
+    exp, root = logs.name, logs.parent.parent
+    gpt_globs = [f"GPT_weights_{s}/{exp}-e{gpt_epoch}.ckpt" for s in WEIGHT_SUFFIXES]
+    sovits_globs = [
+        f"SoVITS_weights_{s}/{exp}_e{sovits_epoch}_s*.pth" for s in WEIGHT_SUFFIXES
+    ]
+    gpt = _one(
+        [p for g in gpt_globs for p in sorted(root.glob(g))],
+        f"GPT checkpoint for epoch {gpt_epoch}",
+        [str(root / g) for g in gpt_globs],
+    )
+    sovits = _one(
+        [p for g in sovits_globs for p in sorted(root.glob(g))],
+        f"SoVITS checkpoint for epoch {sovits_epoch}",
+        [str(root / g) for g in sovits_globs],
+    )
+    bert_dir = Path(bert) if bert else root / DEFAULT_BERT
+    g2pw_dir = Path(g2pw) if g2pw else root / DEFAULT_G2PW
+    for directory, files, flag in (
+        (bert_dir, BERT_FILES, "--bert"),
+        (g2pw_dir, G2PW_FILES, "--g2pw"),
+    ):
+        for name in files:
+            if not (directory / name).is_file():
+                raise SourceError(f"{flag} {directory}: missing {name}")
+    if sv is not None and hubert is None:
+        raise SourceError("--sv makes the zero-shot graphs, which also need --hubert")
+    if hubert is not None and not (Path(hubert) / HUBERT_CONFIG).is_file():
+        raise SourceError(f"--hubert {hubert}: missing {HUBERT_CONFIG}")
+    if sv is not None and not Path(sv).is_file():
+        raise SourceError(f"--sv {sv}: no such file (the ERes2NetV2 .ckpt)")
+    try:
+        clip = resolve_clip(logs, ref)
+    except TrainingFolderError as exc:
+        raise SourceError(str(exc)) from exc
+    return Sources(
+        logs, exp, gpt, sovits, bert_dir, g2pw_dir, clip,
+        Path(hubert) if hubert else None, Path(sv) if sv else None,
+    )  # fmt: skip
