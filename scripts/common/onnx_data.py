@@ -1,7 +1,7 @@
 """The files an ONNX model is made of: the graph and its external data.
 
 A model over protobuf's 2 GB limit keeps its tensors in files beside the graph
-(``location`` relative to the graph's directory; scripts/qwen3/common/graph_export.py
+(``location`` relative to the graph's directory; scripts/common/build/onnx_export.py
 writes one ``<name>.onnx.data``).  Whoever hashes, caches or copies a graph must
 take these files along, or a changed weight goes unnoticed and a copied graph
 cannot load.

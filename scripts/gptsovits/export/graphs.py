@@ -12,8 +12,6 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
@@ -22,6 +20,7 @@ import torch
 from torch import nn
 
 from daemon.engines.gptsovits import speed
+from scripts.common.build.onnx_export import GraphSpec, graph_spec
 from scripts.gptsovits.export.shapes import GraphShapes
 from scripts.gptsovits.models.sovits import SovitsModel, VitsEnc, VitsGen
 from scripts.gptsovits.models.t2s import T2SDecode, T2SModel, T2SPrefill
@@ -30,51 +29,6 @@ log = logging.getLogger(__name__)
 
 # LayerNormalization is a single ONNX op from opset 17 on (QNN EP maps it 1:1).
 OPSET = 17
-_ONNX_DTYPES = {
-    onnx.TensorProto.FLOAT: "float32",
-    onnx.TensorProto.FLOAT16: "float16",
-    onnx.TensorProto.INT32: "int32",
-}
-
-
-@dataclass(frozen=True)
-class TensorSpec:
-    name: str
-    dtype: str
-    shape: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class GraphSpec:
-    name: str
-    path: Path
-    inputs: tuple[TensorSpec, ...]
-    outputs: tuple[TensorSpec, ...]
-
-
-def graph_spec(name: str, path: Path) -> GraphSpec:
-    """I/O of an exported graph in ONNX order; rejects dynamic dimensions."""
-    model = onnx.load(str(path), load_external_data=False)
-
-    def specs(values: Sequence[onnx.ValueInfoProto]) -> tuple[TensorSpec, ...]:
-        out = []
-        for v in values:
-            t = v.type.tensor_type
-            dims = tuple(
-                d.dim_value if d.HasField("dim_value") else -1 for d in t.shape.dim
-            )
-            if any(d <= 0 for d in dims):
-                raise ValueError(f"{path}: {v.name} has a dynamic shape {dims}")
-            out.append(
-                TensorSpec(
-                    v.name, _ONNX_DTYPES.get(t.elem_type, str(t.elem_type)), dims
-                )
-            )
-        return tuple(out)
-
-    return GraphSpec(
-        name, Path(path), specs(model.graph.input), specs(model.graph.output)
-    )
 
 
 def _fold_static_shapes(src: Path, work: Path) -> onnx.ModelProto:

@@ -23,9 +23,9 @@ from scripts.gptsovits.export.shapes import ReferenceShapes
 if TYPE_CHECKING:
     from transformers import HubertModel
 
+    from scripts.common.build.runners import Simulator
     from scripts.gptsovits.models.eres2net import ERes2NetV2
     from scripts.gptsovits.models.sovits import SovitsModel
-    from scripts.gptsovits.verify.runtime import Simulator
 
 
 class ReferenceGraphs:

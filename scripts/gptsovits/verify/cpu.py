@@ -23,6 +23,7 @@ import torch
 
 from daemon.engines.gptsovits import layout, speed
 from daemon.sdk.audio.windows import decode_windowed
+from scripts.common.build.runners import cpu_runner
 from scripts.common.floor import (
     GateResult,
     argmax_gate,
@@ -35,7 +36,7 @@ from scripts.common.parity import rel_error, snr_db
 from scripts.gptsovits.export.shapes import FRAMES_PER_TOKEN, NOISE_SCALE, GraphShapes
 from scripts.gptsovits.models.sovits import SovitsModel, VitsEnc
 from scripts.gptsovits.models.t2s import T2SModel
-from scripts.gptsovits.verify.runtime import cpu_runner, t2s_driver
+from scripts.gptsovits.verify.runtime import t2s_driver
 
 log = logging.getLogger(__name__)
 

@@ -28,11 +28,11 @@ import torch
 from daemon.engines.gptsovits import layout
 from daemon.engines.gptsovits.reference.params import PROMPT_ZEROS, ReferenceParams
 from daemon.engines.gptsovits.reference.prompt import PromptTokens, conv_lengths
+from scripts.common.build.runners import Simulator, cpu_runner
 from scripts.common.floor import in_float64, index_gate, rel_gate
 from scripts.common.parity import cosine
 from scripts.gptsovits.models.hubert import reference_codes
 from scripts.gptsovits.verify.cpu import _check, enforce
-from scripts.gptsovits.verify.runtime import Simulator, cpu_runner
 from scripts.gptsovits.verify.sim import SimResult
 
 if TYPE_CHECKING:

@@ -26,11 +26,11 @@ from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
 from daemon.engines.gptsovits.reference.params import ReferenceParams
 from daemon.engines.gptsovits.reference.spectrogram import linear_spectrogram
 from daemon.engines.gptsovits.reference.style import Style
+from scripts.common.build.runners import Simulator, cpu_runner
 from scripts.common.floor import as64, in_float64, rel_gate
 from scripts.gptsovits.models.eres2net import ERes2NetV2
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.verify.cpu import enforce
-from scripts.gptsovits.verify.runtime import Simulator, cpu_runner
 from scripts.gptsovits.verify.sim import SimResult, _cosine_gate, _run
 
 #: the fixed bound, widened to the modules' own float32 error where that misses it

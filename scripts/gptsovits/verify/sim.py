@@ -23,6 +23,7 @@ from daemon.engines.gptsovits import layout, speed
 from daemon.sdk.ar import loop
 from daemon.sdk.ar.kv import KvGraph
 from daemon.sdk.graphs import QnnRunner
+from scripts.common.build.runners import Simulator
 from scripts.common.parity import cosine, snr_db
 from scripts.gptsovits.export.bert import bert_inputs
 from scripts.gptsovits.export.shapes import NOISE_SCALE, GraphShapes
@@ -30,7 +31,7 @@ from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.models.t2s import T2SModel
 from scripts.gptsovits.pipeline.refs import RefFeatures
 from scripts.gptsovits.verify.cpu import _check, cpu_session
-from scripts.gptsovits.verify.runtime import Simulator, t2s_driver
+from scripts.gptsovits.verify.runtime import t2s_driver
 
 log = logging.getLogger(__name__)
 

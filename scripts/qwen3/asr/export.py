@@ -25,9 +25,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from scripts.common.build.onnx_export import export_static
 from scripts.qwen3.asr import encoder
 from scripts.qwen3.common import decoder
-from scripts.qwen3.common.graph_export import export_static
 
 ENCODER = "encoder"
 _DTYPES = {torch.float32: "float32", torch.float16: "float16"}

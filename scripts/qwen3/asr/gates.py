@@ -35,10 +35,10 @@ from daemon.engines.qwen3.asr.encoder import WindowEncoder
 from daemon.engines.qwen3.asr.params import AsrParams, decode_key, prefill_key
 from daemon.sdk.ar import loop
 from daemon.sdk.graphs import Runner
+from scripts.common.build.runners import cpu_runner
 from scripts.common.floor import argmax_gate, as64, in_float64, rel_gate
 from scripts.common.gate_result import GateResult
 from scripts.common.parity import cosine
-from scripts.gptsovits.verify.runtime import cpu_runner
 
 __all__ = ["GateResult", "gate_decoder", "gate_encoder", "sim_gate"]
 #: the CPU gates' fixed relative-error bound, widened to upstream float32's

@@ -9,7 +9,7 @@ HTP:
 
 - RMSNorm squares as x·x: upstream's `pow(2)` is the op that broke on HTP fp16
   (docs/qwen3.md, export findings, `Pow(Sin(x),2)`), so none of these
-  graphs holds a Pow (scripts/qwen3/common/graph_export.py `no_pow2` checks every
+  graphs holds a Pow (scripts/common/build/onnx_export.py `no_pow2` checks every
   export).
 - RoPE cos/sin are inputs (the CPU computes them, attention scaling included), so
   no position arithmetic is in a graph.

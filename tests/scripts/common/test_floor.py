@@ -15,7 +15,7 @@ import torch
 from onnx import numpy_helper
 
 from scripts.common import floor
-from scripts.gptsovits.verify.runtime import cpu_runner
+from scripts.common.build.runners import cpu_runner
 from scripts.qwen3.tts import tiny_codec
 from scripts.qwen3.tts.graphs import export, gates
 from tests.qwen3_fixtures import require_qwen_tts

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from scripts.common.build.onnx_export import GraphSpec
 from scripts.gptsovits.export import graphs as export
 from scripts.gptsovits.export import shapes
-from scripts.gptsovits.export.graphs import GraphSpec
 from scripts.gptsovits.models.checkpoints import (
     load_gpt_checkpoint,
     load_sovits_checkpoint,

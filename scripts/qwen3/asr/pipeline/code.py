@@ -21,7 +21,7 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
     "export": (
         "scripts/qwen3/__init__.py",
         "scripts/qwen3/common/decoder.py",
-        "scripts/qwen3/common/graph_export.py",
+        "scripts/common/build/onnx_export.py",
         "scripts/qwen3/asr/encoder.py",
         "scripts/qwen3/asr/export.py",
         "scripts/common/onnx_surgery.py",

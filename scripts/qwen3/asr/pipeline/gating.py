@@ -153,7 +153,7 @@ def _renamed(r: gates.GateResult, note: str) -> gates.GateResult:
 def sim_gates(ctx: BuildContext) -> dict:
     """The compiled binaries on the x86 HTP simulator against the fp32 graphs on
     the CPU backend: graph key -> its gate results (+ seconds per call)."""
-    from scripts.gptsovits.verify.runtime import Simulator, cpu_runner
+    from scripts.common.build.runners import Simulator, cpu_runner
 
     x = gate_inputs(ctx, SIM_STEPS)
     out: dict[str, list] = {}

@@ -39,8 +39,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from scripts.common.build.onnx_export import export_static
 from scripts.qwen3.common.decoder import RmsNorm, _rope
-from scripts.qwen3.common.graph_export import export_static
 
 INPUTS = ("codes",)
 OUTPUTS = ("wav",)

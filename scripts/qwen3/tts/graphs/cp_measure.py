@@ -29,8 +29,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from scripts.common.build.onnx_export import export_static
 from scripts.qwen3.common import decoder
-from scripts.qwen3.common.graph_export import export_static
 from scripts.qwen3.tts.graphs import predictor
 from scripts.qwen3.tts.upstream import import_qwen_tts
 

@@ -30,8 +30,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from scripts.common.build.onnx_export import export_static
 from scripts.qwen3.common import decoder
-from scripts.qwen3.common.graph_export import export_static
 from scripts.qwen3.tts.graphs.talker import Rope, no_sliding_window, rope_of, talker_of
 
 INPUTS = ("x", "k_cache", "v_cache", "mask", "cos", "sin", "head")

@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from scripts.qwen3.common.graph_export import export_static
+from scripts.common.build.onnx_export import export_static
 
 INPUTS = ("mel", "valid", "reflect")
 OUTPUTS = ("xvec",)

@@ -24,8 +24,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from scripts.common.build.onnx_export import export_static
 from scripts.qwen3.common import decoder
-from scripts.qwen3.common.graph_export import export_static
 
 #: the only rope type whose cos/sin the runtime computes (inv_freq from theta)
 DEFAULT_ROPE = "default"

@@ -32,7 +32,7 @@ ROOTS: Final[dict[str, tuple[str, ...]]] = {
     "export": (
         "scripts/qwen3/__init__.py",
         "scripts/qwen3/common/decoder.py",
-        "scripts/qwen3/common/graph_export.py",
+        "scripts/common/build/onnx_export.py",
         "scripts/qwen3/tts/graphs/export.py",
         "scripts/qwen3/tts/graphs/talker.py",
         "scripts/qwen3/tts/graphs/predictor.py",

@@ -122,7 +122,7 @@ def _windows(
 # --------------------------------------------------------------------- CPU
 def cpu_gates(ctx: BuildContext) -> dict:
     """Every graph's CPU gate: graph key -> its gate results."""
-    from scripts.gptsovits.verify.runtime import cpu_runner
+    from scripts.common.build.runners import cpu_runner
 
     x = gate_inputs(ctx)
     m = ctx.model
@@ -167,7 +167,7 @@ def _upstream_chunking(ctx: BuildContext) -> GateResult:
     """codec_325 driven in upstream's chunking (300 new frames, 25 of context)
     over more than one chunk, against upstream's own ``decode`` cast to
     float64, bound by upstream float32's own ``decode`` there."""
-    from scripts.gptsovits.verify.runtime import cpu_runner
+    from scripts.common.build.runners import cpu_runner
 
     w = codec_windows
     frames = w.UPSTREAM_CHUNK + w.UPSTREAM_CONTEXT
@@ -208,7 +208,7 @@ def sim_gates(
     option is opt-in until its parity holds.  ``codec``: the codec windows
     (frames) gated, each whole (seconds per frame on the simulator); None:
     every one."""
-    from scripts.gptsovits.verify.runtime import Simulator, cpu_runner
+    from scripts.common.build.runners import Simulator, cpu_runner
 
     x = gate_inputs(ctx)
     m = ctx.model

@@ -19,7 +19,7 @@ from scripts.qwen3.tts.pipeline.trajectory import gate_inputs
 
 
 def quantize(ctx: BuildContext) -> dict[str, Any]:
-    from scripts.gptsovits.verify.runtime import cpu_runner
+    from scripts.common.build.runners import cpu_runner
     from scripts.qwen3.tts import quant
     from scripts.qwen3.tts.graphs import gates
 

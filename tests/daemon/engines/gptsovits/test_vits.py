@@ -136,9 +136,9 @@ def test_a_graph_without_the_stretch_input_speaks_at_speed_one_only(
     cpu_engine: GptSovitsEngine, sovits_model, tmp_path
 ):
     """A bundle built before speed: its vits_enc takes no stretch/z_mask."""
+    from scripts.common.build.runners import cpu_runner
     from scripts.gptsovits.export.graphs import _export
     from scripts.gptsovits.models.sovits import VitsEnc
-    from scripts.gptsovits.verify.runtime import cpu_runner
 
     s = cpu_engine.loaded
     p, d = s.params, sovits_model.dims

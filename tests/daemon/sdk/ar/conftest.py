@@ -74,7 +74,7 @@ def decode_onnx(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
 @pytest.fixture
 def cpu_runners(decode_onnx: dict[int, Path]):  # type: ignore[no-untyped-def]
     """Fresh runners per test (bound buffers belong to one test)."""
-    from scripts.gptsovits.verify.runtime import cpu_runner
+    from scripts.common.build.runners import cpu_runner
 
     return {n: cpu_runner(p, f"decode_{n}") for n, p in decode_onnx.items()}
 

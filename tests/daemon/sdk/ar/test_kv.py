@@ -128,8 +128,8 @@ def test_smallest_bucket_that_fits(cpu_runners) -> None:  # type: ignore[no-unty
 @pytest.mark.simulator
 def test_caches_are_bound_zero_copy_on_qnn(decode_onnx, qnn_cache, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """On qnnrt the graph holds the very arrays the cache writes into."""
+    from scripts.common.build.runners import Simulator
     from scripts.common.qnn_compile import compile_onnx
-    from scripts.gptsovits.verify.runtime import Simulator
 
     binary = compile_onnx(decode_onnx[8], tmp_path, cache_dir=qnn_cache).bin_path
     sim = Simulator()

@@ -7,7 +7,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from scripts.gptsovits.export.graphs import GraphSpec, TensorSpec, graph_spec
+from scripts.common.build.onnx_export import GraphSpec, TensorSpec, graph_spec
 from scripts.gptsovits.export.shapes import TINY
 
 # Tiny voice dims (P=160, KV 192/224): T2S 2 layers x 4 heads x 16, width 64;

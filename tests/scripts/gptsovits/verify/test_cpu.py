@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from scripts.gptsovits.export.graphs import GraphSpec
+from scripts.common.build.onnx_export import GraphSpec
 from scripts.gptsovits.export.shapes import TINY
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.models.t2s import T2SModel

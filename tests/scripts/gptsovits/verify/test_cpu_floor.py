@@ -13,11 +13,12 @@ import pytest
 import torch
 
 from daemon.engines.gptsovits import layout
+from scripts.common.build.runners import cpu_runner
 from scripts.gptsovits.export import graphs as export
 from scripts.gptsovits.export.shapes import TINY
 from scripts.gptsovits.models.t2s import T2SModel
 from scripts.gptsovits.verify import cpu as verify
-from scripts.gptsovits.verify.runtime import cpu_runner, t2s_driver
+from scripts.gptsovits.verify.runtime import t2s_driver
 
 #: a dim of the last block's output held at 1 (LayerNorm weight 0, bias 1)
 #: lifts LM-head row TOP by TOP_LIFT so it wins every row; row TIE, TIE_STEP

@@ -49,8 +49,8 @@ def test_tokens_are_upstreams_and_varied(models, tmp_path: Path) -> None:  # typ
     import dataclasses
 
     from daemon.engines.gptsovits.reference.prompt import PromptTokens
+    from scripts.common.build.runners import cpu_runner
     from scripts.gptsovits.models.hubert import reference_tokens
-    from scripts.gptsovits.verify.runtime import cpu_runner
 
     hubert, sovits = models
     # upstream's full 10.6 s window (CPU only: the tiny windows hold 4 s)
@@ -81,8 +81,8 @@ def test_sim_gate(models, qnn_cache, tmp_path: Path) -> None:  # type: ignore[no
     import dataclasses
 
     from daemon.engines.gptsovits import layout
+    from scripts.common.build.runners import Simulator
     from scripts.common.qnn_compile import compile_onnx
-    from scripts.gptsovits.verify.runtime import Simulator
 
     hubert, sovits = models
     shapes = dataclasses.replace(TINY_REFERENCE, hubert_samples=SIM_RP.hubert_samples)

@@ -44,8 +44,8 @@ def test_probe_is_voice_like_and_deterministic() -> None:
 @pytest.mark.slow
 @pytest.mark.simulator
 def test_simulator_gates(graphs, qnn_cache, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from scripts.common.build.runners import Simulator
     from scripts.common.qnn_compile import compile_onnx
-    from scripts.gptsovits.verify.runtime import Simulator
 
     _, ref_onnx, sv_onnx, rp = graphs
     bins = {

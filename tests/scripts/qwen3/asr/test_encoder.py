@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from daemon.engines.qwen3.asr.encoder import WindowEncoder
+from scripts.common.build.runners import cpu_runner
 from scripts.common.parity import rel_error
-from scripts.gptsovits.verify.runtime import cpu_runner
 from scripts.qwen3.asr.encoder import CHUNK_TOKENS, EncoderDims
 
 MASK = -100.0

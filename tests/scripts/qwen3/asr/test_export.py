@@ -9,7 +9,7 @@ import onnx
 import pytest
 import torch
 
-from scripts.gptsovits.export.graphs import graph_spec
+from scripts.common.build.onnx_export import graph_spec
 from scripts.qwen3.asr import export
 from tests.scripts.qwen3.conftest import KV, PREFILL
 

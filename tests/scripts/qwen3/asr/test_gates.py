@@ -109,8 +109,8 @@ def test_compiled_graphs_pass_the_simulator_gates(
 ) -> None:
     """fp16 binaries (fp16 K/V) on the x86 HTP simulator: one encoder window and
     a prefill + a few teacher-forced steps, against the fp32 CPU graphs."""
+    from scripts.common.build.runners import Simulator, cpu_runner
     from scripts.common.qnn_compile import compile_onnx
-    from scripts.gptsovits.verify.runtime import Simulator, cpu_runner
 
     bins = {
         name: compile_onnx(path, tmp_path, name=name, cache_dir=qnn_cache).bin_path

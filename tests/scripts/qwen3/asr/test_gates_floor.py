@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
+from scripts.common.build.runners import cpu_runner
 from scripts.common.parity import rel_error
-from scripts.gptsovits.verify.runtime import cpu_runner
 from scripts.qwen3.asr import export, gates
 from tests.scripts.qwen3.conftest import KV, PREFILL
 

@@ -106,7 +106,7 @@ def frames(upstream: Any) -> tuple[np.ndarray, np.ndarray]:
 def quantized(upstream: Any, frames: Any, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     import torch
 
-    from scripts.gptsovits.verify.runtime import cpu_runner
+    from scripts.common.build.runners import cpu_runner
     from scripts.qwen3.tts import quant
     from scripts.qwen3.tts.graphs import predictor
 
@@ -122,7 +122,7 @@ def quantized(upstream: Any, frames: Any, tmp_path_factory: pytest.TempPathFacto
 
 
 def test_feed_recorder_records_runs_and_bound_executes(quantized: Any) -> None:
-    from scripts.gptsovits.verify.runtime import cpu_runner
+    from scripts.common.build.runners import cpu_runner
     from scripts.qwen3.tts.quant import FeedRecorder
 
     feeds = quantized["feeds"]

@@ -13,13 +13,13 @@ from daemon.engines.gptsovits.reference.params import PROMPT_ZEROS, ReferencePar
 from daemon.engines.gptsovits.reference.prompt import PromptTokens, conv_lengths
 from daemon.sdk.bundles.manifest import BundleError
 from daemon.sdk.cancel import Cancelled, CancelToken
+from scripts.common.build.runners import cpu_runner
 from scripts.gptsovits.export.hubert import export_hubert, load_hubert
 from scripts.gptsovits.export.shapes import TINY_REFERENCE
 from scripts.gptsovits.models.hubert import reference_tokens
 from scripts.gptsovits.synthetic.hubert import fit_codebook, write_tiny_hubert
 from scripts.gptsovits.synthetic.voice import random_sovits, tiny_sovits_hparams
 from scripts.gptsovits.verify.hubert import gate_clip
-from scripts.gptsovits.verify.runtime import cpu_runner
 
 #: a 4 s window (+ the zeros): small and fast, and a 5 s clip does not fit
 WINDOW = 4 * 16000 + PROMPT_ZEROS

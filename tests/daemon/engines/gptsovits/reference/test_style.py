@@ -19,11 +19,11 @@ MAX_REL_ERR = 1e-4
 
 @pytest.fixture(scope="module")
 def style_parts(tmp_path_factory):  # type: ignore[no-untyped-def]
+    from scripts.common.build.runners import cpu_runner
     from scripts.gptsovits.export.reference import export_reference
     from scripts.gptsovits.export.shapes import ReferenceShapes
     from scripts.gptsovits.synthetic.sv import random_sv
     from scripts.gptsovits.synthetic.voice import random_sovits, tiny_sovits_hparams
-    from scripts.gptsovits.verify.runtime import cpu_runner
 
     sovits, sv = random_sovits(tiny_sovits_hparams("style"), 3), random_sv(4)
     shapes = ReferenceShapes(1, SPEC_FRAMES, FBANK_FRAMES)

@@ -9,8 +9,8 @@ import numpy as np
 import onnx
 import torch
 
+from scripts.common.build.runners import cpu_runner
 from scripts.common.parity import snr_db
-from scripts.gptsovits.verify.runtime import cpu_runner
 from scripts.qwen3.tts.graphs import codec, gates
 from tests.scripts.qwen3.tts.conftest import CODEC_FRAMES
 

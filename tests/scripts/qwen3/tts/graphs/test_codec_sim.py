@@ -13,8 +13,8 @@ import onnx
 import pytest
 import torch
 
+from scripts.common.build.onnx_export import export_static
 from scripts.common.parity import snr_db
-from scripts.qwen3.common.graph_export import export_static
 from scripts.qwen3.tts import tiny_codec
 from scripts.qwen3.tts.graphs import codec, codec_sim
 from scripts.qwen3.tts.tiny_init import rescale_outputs
@@ -92,7 +92,7 @@ def test_the_scaled_lookup_fits_fp16_and_keeps_the_cpu_gate(
 ) -> None:
     """The tables / s and projections · s are finite in fp16 (s a power of two,
     so the fp32 product is exact) and the windows still equal upstream."""
-    from scripts.gptsovits.verify.runtime import cpu_runner
+    from scripts.common.build.runners import cpu_runner
 
     deq = codec.Dequantize(ill.decoder.quantizer)
     for t in (deq.table, deq.w_first, deq.w_rest):
@@ -132,8 +132,8 @@ def test_every_window_of_the_ill_codec_passes_on_the_simulator(
 ) -> None:
     """Before the scaled lookup: -5.7 dB (the fp16 table held inf)."""
     pytest.importorskip("onnxruntime_qnn")
+    from scripts.common.build.runners import Simulator, cpu_runner
     from scripts.common.qnn_compile import compile_onnx
-    from scripts.gptsovits.verify.runtime import Simulator, cpu_runner
 
     bins = {t: compile_onnx(p, tmp_path, cache_dir=qnn_cache).bin_path
             for t, p in ill_graphs.items()}  # fmt: skip

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scripts.gptsovits.verify.runtime import cpu_runner
+from scripts.common.build.runners import cpu_runner
 from scripts.qwen3.tts.graphs import gates
 
 FRAMES = 3

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from daemon.engines.qwen3.tts.xvector import speaker_feeds
+from scripts.common.build.runners import cpu_runner
 from scripts.common.parity import rel_error
-from scripts.gptsovits.verify.runtime import cpu_runner
 from scripts.qwen3.tts.graphs import speaker, speaker_gate
 from scripts.qwen3.tts.upstream import import_qwen_tts
 from tests.scripts.qwen3.tts.conftest import SPEAKER_FRAMES

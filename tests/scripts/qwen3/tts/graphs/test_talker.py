@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import pytest
 
-from scripts.gptsovits.verify.runtime import cpu_runner
+from scripts.common.build.runners import cpu_runner
 from scripts.qwen3.tts.graphs import gates
 
 PROMPT, STEPS = 12, 7

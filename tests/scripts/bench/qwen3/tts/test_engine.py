@@ -1,4 +1,4 @@
-"""scripts/bench/tts_qwen3.py --quick prints its tables through the real engine
+"""scripts/bench/qwen3/tts/engine.py --quick prints its tables through the real engine
 on the stand-in bundle (the numbers are not checked: a benchmark, not a timed
 test)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.bench import tts_qwen3
+from scripts.bench.qwen3.tts import engine as tts_qwen3
 
 
 def test_quick_prints_every_table(

@@ -13,6 +13,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
@@ -20,8 +21,6 @@ import torch
 from onnx import numpy_helper
 from onnx.external_data_helper import uses_external_data
 from torch import nn
-
-from scripts.gptsovits.export.graphs import GraphSpec, graph_spec
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -38,6 +37,53 @@ DATA_SUFFIX = ".data"
 #: the exponent `no_pow2` refuses (docs/qwen3.md, export findings:
 #: Pow(Sin(x),2) wrong on HTP fp16)
 _SQUARE = 2.0
+
+
+_ONNX_DTYPES = {
+    onnx.TensorProto.FLOAT: "float32",
+    onnx.TensorProto.FLOAT16: "float16",
+    onnx.TensorProto.INT32: "int32",
+}
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GraphSpec:
+    name: str
+    path: Path
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+
+
+def graph_spec(name: str, path: Path) -> GraphSpec:
+    """I/O of an exported graph in ONNX order; rejects dynamic dimensions."""
+    model = onnx.load(str(path), load_external_data=False)
+
+    def specs(values: Sequence[onnx.ValueInfoProto]) -> tuple[TensorSpec, ...]:
+        out = []
+        for v in values:
+            t = v.type.tensor_type
+            dims = tuple(
+                d.dim_value if d.HasField("dim_value") else -1 for d in t.shape.dim
+            )
+            if any(d <= 0 for d in dims):
+                raise ValueError(f"{path}: {v.name} has a dynamic shape {dims}")
+            out.append(
+                TensorSpec(
+                    v.name, _ONNX_DTYPES.get(t.elem_type, str(t.elem_type)), dims
+                )
+            )
+        return tuple(out)
+
+    return GraphSpec(
+        name, Path(path), specs(model.graph.input), specs(model.graph.output)
+    )
 
 
 class Pow2Error(ValueError):
@@ -155,6 +201,6 @@ def _fold(src: Path, dst: Path, data_name: str | None) -> None:
     keep = [o for o in model.opset_import if o.domain in used]
     del model.opset_import[:]
     model.opset_import.extend(keep)
-    model.producer_name = "hexvoice scripts.qwen3.common.graph_export"
+    model.producer_name = "hexvoice scripts.common.build.onnx_export"
     onnx.save(model, str(dst))
     onnx.checker.check_model(str(dst))  # by path: the > 2 GiB form too

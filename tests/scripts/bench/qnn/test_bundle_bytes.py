@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.bench import bundle_bytes
+from scripts.bench.qnn import bundle_bytes
 from tests.qnnrt.tiny_models import matmul_tanh
 
 N = 256  # large enough that one weight copy shows in the bytes

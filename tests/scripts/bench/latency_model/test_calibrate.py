@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from scripts.bench.board.calibrate import best, board_model, finite, fit_table
-from scripts.bench.board.fit import fit
-from scripts.bench.board.port import (
+from scripts.bench.latency_model.calibrate import best, board_model, finite, fit_table
+from scripts.bench.latency_model.fit import fit
+from scripts.bench.latency_model.port import (
     PORT_IO,
     TIMINGS,
     port_io_bytes,

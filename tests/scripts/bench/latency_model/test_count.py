@@ -7,7 +7,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from scripts.bench.board.count import ShapeError, cost, graph_cost
+from scripts.bench.latency_model.count import ShapeError, cost, graph_cost
 
 F32 = TensorProto.FLOAT
 

@@ -1,4 +1,4 @@
-"""scripts/bench/asr.py --quick prints its tables (the numbers are not checked:
+"""scripts/bench/qwen3/asr/engine.py --quick prints its tables (the numbers are not checked:
 a benchmark, not a timed test)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.bench import asr
+from scripts.bench.qwen3.asr import engine as asr
 
 
 def test_quick_prints_every_table(

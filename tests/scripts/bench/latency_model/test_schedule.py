@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from daemon.sdk.audio.windows import OVERLAP_FRAMES, WINDOW_FRAMES, plan
-from scripts.bench.board import schedule as s
+from scripts.bench.latency_model import schedule as s
 from scripts.gptsovits.export.shapes import FULL
 
 

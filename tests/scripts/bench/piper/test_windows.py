@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("onnx")
 
-from scripts.bench.piper_windows import BEFORE_WINDOW, schedules  # noqa: E402
+from scripts.bench.piper.windows import BEFORE_WINDOW, schedules  # noqa: E402
 from scripts.piper.convert import ConvertOptions  # noqa: E402
 
 

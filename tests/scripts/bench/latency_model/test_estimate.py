@@ -1,4 +1,4 @@
-"""board_model.py: the importable estimate() on a tiny decode-step graph."""
+"""latency_model/estimate.py: the importable estimate() on a tiny decode-step graph."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from scripts.bench.board.calibrate import board_model
-from scripts.bench.board_model import estimate, predict
+from scripts.bench.latency_model.calibrate import board_model
+from scripts.bench.latency_model.estimate import estimate, predict
 
 F16, F32 = TensorProto.FLOAT16, TensorProto.FLOAT
 

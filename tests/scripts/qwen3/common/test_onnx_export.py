@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
+from scripts.common.build.onnx_export import Pow2Error, export_static, no_pow2
 from scripts.qwen3.common.decoder import RmsNorm
-from scripts.qwen3.common.graph_export import Pow2Error, export_static, no_pow2
 
 
 class _Square(nn.Module):

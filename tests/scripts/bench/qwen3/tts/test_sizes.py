@@ -1,4 +1,4 @@
-"""The full-size byte counts of scripts/bench/tts_qwen3_sizes.py: the parameter
+"""The full-size byte counts of scripts/bench/qwen3/tts/sizes.py: the parameter
 formulas equal upstream's own modules, and the floor reproduces the design
 estimate's weights-only figure from them."""
 
@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from scripts.bench import tts_qwen3_sizes as sizes
+from scripts.bench.qwen3.tts import sizes
 
 
 def test_the_counts_are_upstreams_modules() -> None:

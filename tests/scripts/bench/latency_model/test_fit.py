@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from scripts.bench.board.fit import (
+from scripts.bench.latency_model.fit import (
     BoardModel,
     Point,
     fit,
