@@ -1,5 +1,5 @@
-"""scripts/bench/qwen3/asr/engine.py --quick prints its tables (the numbers are not checked:
-a benchmark, not a timed test)."""
+"""scripts/bench/qwen3/asr/engine.py --quick prints its tables (the numbers are
+not checked: a benchmark, not a timed test)."""
 
 from __future__ import annotations
 

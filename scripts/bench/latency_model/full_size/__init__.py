@@ -1,0 +1,2 @@
+"""Full-size random-weight graphs of every engine, exported for the latency
+model to count."""

@@ -1,0 +1,1 @@
+"""QNN benchmarks: qnnrt vs onnxruntime-qnn, bundle bytes with weight sharing."""

@@ -1,0 +1,1 @@
+"""Qwen3 benchmarks at full size: ``asr/`` and ``tts/``."""

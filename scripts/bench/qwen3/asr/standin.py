@@ -1,0 +1,282 @@
+"""A ``qwen3-asr`` stand-in bundle for scripts/bench/qwen3/asr/engine.py:
+full-size graph I/O, next to no compute.
+
+The engine's host side of a decode step (embedding row, RoPE row, K/V
+write-back, mask, greedy choice, text streaming) is measured on the engine's own
+code with buffers of the real sizes (docs/qwen3.md, graph set: 28 layers, 8 KV heads x
+128, hidden 1024, vocab 151,936; prefill 512, KV 1024), without a full model, which
+the x86 simulator runs at seconds per step.  As scripts/bench/gptsovits/standin.py,
+every input feeds an output (no compiler drops one) and outputs have the real
+shapes and dtypes (fp16 K/V), so the engine binds and writes back exactly as for
+a real bundle.  The decode logits are a small projection of the token's
+embedding and cos row, so greedy walks through the vocabulary instead of
+repeating one id; specials get -1e4 so no step stops early.
+
+The tokenizer is a synthetic byte-level BPE with the real vocabulary size
+(letter merges, so every piece is whole UTF-8) and Qwen's special tokens
+after it, as in the real tokenizer (151,643 BPE ids, then specials).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from daemon.engines.qwen3.asr.params import (
+    ENCODER,
+    AsrParams,
+    MelParams,
+    PromptParams,
+    TokenIds,
+    decode_key,
+    prefill_key,
+)
+from daemon.sdk.bundles.manifest import Bundle
+
+OPSET: Final = 17
+F32, F16 = TensorProto.FLOAT, TensorProto.FLOAT16
+#: docs/qwen3.md, ASR prompt and special ids: the chat template the checkpoint renders,
+#: and the forced suffix
+TEMPLATE: Final = (
+    "<|im_start|>system\n{context}<|im_end|>\n<|im_start|>user\n"
+    "<|audio_start|>{audio}<|audio_end|><|im_end|>\n<|im_start|>assistant\n"
+)
+SUFFIX: Final = "language {language}<asr_text>"
+SPECIALS: Final = ("<|endoftext|>", "<|im_start|>", "<|im_end|>",
+                   "<|audio_start|>", "<|audio_end|>", "<|audio_pad|>")  # fmt: skip
+#: input dims of the logits projection (x[:PROJ], cos[:PROJ]): a [2 PROJ, V]
+#: float32 weight of 4.9 MB, so the stand-in (which runs on the host CPU here,
+#: unlike the NPU) evicts little of the caches the engine's step then uses
+PROJ: Final = 4
+BLOCKED: Final = -1e4  # fp16-safe "never chosen"
+EMBED_STD: Final = 0.05  # about a trained table's row scale
+
+
+@dataclass(frozen=True)
+class Dims:
+    """Decoder and front-end sizes (defaults: Qwen3-ASR-0.6B).
+
+    docs/qwen3.md, text decoder; graph set.
+    """
+
+    layers: int = 28
+    heads: int = 16
+    kv_heads: int = 8
+    head_dim: int = 128
+    hidden: int = 1024
+    intermediate: int = 3072
+    vocab: int = 151_936
+    bpe: int = 151_643  # Qwen2 tokenizer: BPE ids below, specials from here
+    prefill: int = 512
+    kv_len: int = 1024
+    n_mels: int = 128
+    window_chunks: int = 8  # n_window_infer 800 / (2 * n_window 50)
+
+
+def params(d: Dims) -> AsrParams:
+    ids = {s: d.bpe + i for i, s in enumerate(SPECIALS)}
+    return AsrParams(
+        hidden=d.hidden, head_dim=d.head_dim, layers=d.layers, kv_heads=d.kv_heads,
+        vocab=d.vocab, rope_theta=1_000_000.0, rope_scaling_factor=1.0,
+        mel=MelParams(d.n_mels, 400, 160, 16000, 100, 13, d.window_chunks),
+        prefill_buckets=(d.prefill,), kv_buckets=(d.kv_len,),
+        tokens=TokenIds(ids["<|audio_pad|>"], ids["<|audio_start|>"],
+                        ids["<|audio_end|>"], ids["<|im_start|>"], ids["<|im_end|>"],
+                        (ids["<|im_end|>"], ids["<|endoftext|>"])),
+        prompt=PromptParams(TEMPLATE, SUFFIX), languages=("Chinese", "English"),
+    )  # fmt: skip
+
+
+def tokenizer_json(d: Dims, path: Path, seed: int = 0) -> Path:
+    """A byte-level BPE of ``d.bpe`` ids: the 256 bytes, every 2- and 3-letter
+    string over a-z and space, then random 4-letter ones (each merges its
+    prefix with its last letter), and the specials after them."""
+    from itertools import product
+
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    letters = "abcdefghijklmnopqrstuvwxyz\u0120"  # U+0120: byte-level space
+    words = ["".join(w) for n in (2, 3) for w in product(letters, repeat=n)]
+    fours = ["".join(w) for w in product(letters, repeat=4)]
+    rng = np.random.default_rng(seed)
+    room = max(d.bpe - len(vocab), 0)
+    words = (words + [fours[i] for i in rng.permutation(len(fours))])[:room]
+    merges = [(w[:-1], w[-1]) for w in words]
+    base = len(vocab)
+    vocab.update((w, base + i) for i, w in enumerate(words))
+    tok = Tokenizer(models.BPE(vocab, merges))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens([AddedToken(s, special=True) for s in SPECIALS])
+    tok.add_tokens([AddedToken("<asr_text>", special=False)])
+    ids = [tok.token_to_id(s) for s in SPECIALS]
+    if ids != list(range(d.bpe, d.bpe + len(SPECIALS))):
+        raise ValueError(f"specials at {ids}, expected from {d.bpe}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tok.save(str(path))
+    return path
+
+
+def _vi(name: str, dtype: int, shape: list[int]) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def _const(name: str, value: list[int]) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.array(value, np.int64), name)
+
+
+def _kv(name: str, src: str, rows: int, d: Dims) -> list[onnx.NodeProto]:
+    """[1, rows, Kh*hd] float -> [layers, Kh, rows, hd] float16."""
+    return [
+        helper.make_node("Reshape", [src, f"kv_shape_{rows}"], [f"{name}_r"]),
+        helper.make_node("Transpose", [f"{name}_r"], [f"{name}_p"], perm=[0, 2, 1, 3]),
+        helper.make_node("Tile", [f"{name}_p", "kv_reps"], [f"{name}_t"]),
+        helper.make_node("Cast", [f"{name}_t"], [name], to=TensorProto.FLOAT16),
+    ]
+
+
+def _kv_consts(d: Dims, rows: int) -> list[onnx.TensorProto]:
+    return [
+        _const("kv_reps", [d.layers, 1, 1, 1]),
+        _const(f"kv_shape_{rows}", [1, rows, d.kv_heads, d.head_dim]),
+    ]
+
+
+def _logits(d: Dims, x: str, cos: str, extra: list[str]) -> tuple[list, list]:
+    """logits [1, V] = [x[:PROJ], cos[:PROJ]] @ W + bias (+ means of ``extra``)."""
+    rng = np.random.default_rng(1)
+    w = (rng.standard_normal((2 * PROJ, d.vocab)) / np.sqrt(PROJ)).astype(np.float32)
+    bias = np.zeros((1, d.vocab), np.float32)
+    bias[0, d.bpe :] = BLOCKED
+    inits = [numpy_helper.from_array(w, "proj"), numpy_helper.from_array(bias, "bias"),
+             _const("p0", [0]), _const("p1", [PROJ]), _const("last_axis", [-1]),
+             _const("row", [1, PROJ])]  # fmt: skip
+    nodes = [
+        helper.make_node("Slice", [x, "p0", "p1", "last_axis"], ["xs"]),
+        helper.make_node("Slice", [cos, "p0", "p1", "last_axis"], ["cs"]),
+        helper.make_node("Reshape", ["xs", "row"], ["xs2"]),
+        helper.make_node("Reshape", ["cs", "row"], ["cs2"]),
+        helper.make_node("Concat", ["xs2", "cs2"], ["z"], axis=1),
+        helper.make_node("MatMul", ["z", "proj"], ["raw"]),
+        helper.make_node("Add", ["raw", "bias"], ["acc0"]),
+    ]
+    for i, name in enumerate(extra):
+        nodes.append(helper.make_node("ReduceMean", [name], [f"m{i}"], keepdims=0))
+        nodes.append(helper.make_node("Add", [f"acc{i}", f"m{i}"], [f"acc{i + 1}"]))
+    nodes[-1].output[0] = "logits"
+    return nodes, inits
+
+
+def encoder_graph(path: Path, d: Dims) -> Path:
+    c, w, f32 = d.window_chunks, 13 * d.window_chunks, TensorProto.FLOAT
+    nodes = [helper.make_node("ReduceMean", [n], [f"{n}_m"], keepdims=0)
+             for n in ("mel", "stem_mask1", "stem_mask2")]  # fmt: skip
+    nodes += [
+        helper.make_node("Add", ["mel_m", "stem_mask1_m"], ["s1"]),
+        helper.make_node("Add", ["s1", "stem_mask2_m"], ["s2"]),
+        helper.make_node("Reshape", ["key_mask", "col"], ["kcol"]),
+        helper.make_node("Add", ["kcol", "s2"], ["k2"]),
+        helper.make_node("Tile", ["k2", "reps"], ["audio"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "asr_encoder_standin",
+        [_vi("mel", f32, [c, 1, d.n_mels, 100]), _vi("stem_mask1", f32, [c, 1, 1, 50]),
+         _vi("stem_mask2", f32, [c, 1, 1, 25]), _vi("key_mask", f32, [1, 1, 1, w])],
+        [_vi("audio", f32, [w, d.hidden])],
+        [_const("col", [w, 1]), _const("reps", [1, d.hidden])],
+    )  # fmt: skip
+    return _save(graph, path)
+
+
+def prefill_graph(path: Path, d: Dims) -> Path:
+    p, h, hd, f32 = d.prefill, d.hidden, d.head_dim, TensorProto.FLOAT
+    kv = [d.layers, d.kv_heads, p, hd]
+    logit_nodes, inits = _logits(d, "x_last", "cos_last", ["mask", "sin"])
+    nodes = [
+        helper.make_node("Reshape", ["last", "lrow"], ["l3"]),
+        helper.make_node("MatMul", ["l3", "x"], ["x_last"]),  # [1, 1, H]
+        helper.make_node("MatMul", ["l3", "cos"], ["cos_last"]),
+        *logit_nodes,
+        *_kv("k", "x", p, d),
+        helper.make_node("Slice", ["x", "p0", "kvw", "last_axis"], ["xv"]),
+        *_kv("v", "xv", p, d),
+    ]
+    graph = helper.make_graph(
+        nodes, "asr_prefill_standin",
+        [_vi("x", f32, [1, p, h]), _vi("mask", f32, [1, 1, p, p]),
+         _vi("cos", f32, [1, p, hd]), _vi("sin", f32, [1, p, hd]),
+         _vi("last", f32, [1, p])],
+        [_vi("logits", f32, [1, d.vocab]), _vi("k", TensorProto.FLOAT16, kv),
+         _vi("v", TensorProto.FLOAT16, kv)],
+        [*inits, *_kv_consts(d, p), _const("lrow", [1, 1, p]),
+         _const("kvw", [d.kv_heads * hd])],
+    )  # fmt: skip
+    return _save(graph, path)
+
+
+def decode_graph(path: Path, d: Dims) -> Path:
+    n, h, hd, f32, f16 = d.kv_len, d.hidden, d.head_dim, F32, F16
+    cache, new = [d.layers, d.kv_heads, n, hd], [d.layers, d.kv_heads, 1, hd]
+    logit_nodes, inits = _logits(d, "x", "cos", ["mask", "sin"])
+    nodes = [
+        *logit_nodes,
+        helper.make_node("Slice", ["x", "p0", "kvw", "last_axis"], ["xk"]),
+        *_kv("k_x", "xk", 1, d),
+        *_kv("v_x", "xk", 1, d),
+        helper.make_node("Slice", ["k_cache", "p0", "one", "axis2"], ["k_row"]),
+        helper.make_node("Slice", ["v_cache", "p0", "one", "axis2"], ["v_row"]),
+        helper.make_node("Add", ["k_x", "k_row"], ["k_new"]),
+        helper.make_node("Add", ["v_x", "v_row"], ["v_new"]),
+    ]  # fmt: skip
+    graph = helper.make_graph(
+        nodes, f"asr_decode_standin_{n}",
+        [_vi("x", f32, [1, 1, h]), _vi("k_cache", f16, cache),
+         _vi("v_cache", f16, cache), _vi("mask", f32, [1, 1, 1, n]),
+         _vi("cos", f32, [1, 1, hd]), _vi("sin", f32, [1, 1, hd])],
+        [_vi("logits", f32, [1, d.vocab]), _vi("k_new", f16, new),
+         _vi("v_new", f16, new)],
+        [*inits, *_kv_consts(d, 1), _const("one", [1]), _const("axis2", [2]),
+         _const("kvw", [d.kv_heads * hd])],
+    )  # fmt: skip
+    return _save(graph, path)
+
+
+def _save(graph: onnx.GraphProto, path: Path) -> Path:
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    onnx.checker.check_model(model)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(path))
+    return path
+
+
+def standin_bundle(root: Path, d: Dims, cache_dir: Path | None = None) -> Bundle:
+    """The stand-in bundle at ``root/bundle`` (graphs compiled for the simulator,
+    with their ONNX for the CPU backend)."""
+    from scripts.common import bundling
+    from scripts.common.qnn_compile import compile_onnx
+
+    p, out = params(d), root / "bundle"
+    sources = {
+        ENCODER: encoder_graph(root / "src" / "encoder.onnx", d),
+        prefill_key(d.prefill): prefill_graph(root / "src" / "prefill.onnx", d),
+        decode_key(d.kv_len): decode_graph(root / "src" / "decode.onnx", d),
+    }
+    graphs = {}
+    for key, src in sources.items():
+        c = compile_onnx(src, root / "bins", name=key, cache_dir=cache_dir)
+        graphs[key] = bundling.add_graph(out, key, c.bin_path, src)
+    rng = np.random.default_rng(0)
+    embed = rng.standard_normal((d.vocab, d.hidden), np.float32) * EMBED_STD
+    (out / "cpu").mkdir(parents=True, exist_ok=True)
+    np.save(out / "cpu" / "embed_tokens.npy", embed.astype(np.float16))
+    tokenizer_json(d, out / "text" / "tokenizer.json")
+    return bundling.finish(
+        out, engine="qwen3-asr", name="bench-standin", sample_rate=16000,
+        languages=("zh", "en"), graphs=graphs, params=p.to_dict(), task="asr",
+    )  # fmt: skip

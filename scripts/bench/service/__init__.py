@@ -1,0 +1,1 @@
+"""``hexvoice serve`` benchmarks: protocols vs in-process, fairness, wyoming-piper."""
