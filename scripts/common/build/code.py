@@ -32,6 +32,10 @@ _INSTALLED: Final = tuple(
 )
 
 
+def _ours(path: Path) -> bool:
+    return not any(path.is_relative_to(p) for p in _INSTALLED)
+
+
 @cache
 def _source_root(top: str) -> Path | None:
     """The folder holding top-level module ``top`` when it is the project's
@@ -51,7 +55,7 @@ def _source_root(top: str) -> Path | None:
     if not places:
         return None
     where = Path(places[0]).resolve()
-    if any(where.is_relative_to(p) for p in _INSTALLED):
+    if not _ours(where):
         return None
     return where.parent  # a package's folder, or a module's file: its parent
 
@@ -59,6 +63,9 @@ def _source_root(top: str) -> Path | None:
 def module_file(name: str) -> Path | None:
     """The source file of the project's module ``name`` (a package: its
     ``__init__.py``), or None when it is not one of the project's."""
+    loaded = getattr(sys.modules.get(name), "__file__", None)
+    if loaded and _ours(Path(loaded).resolve()):  # e.g. a test module
+        return Path(loaded).resolve()
     base = _source_root(name.split(".")[0])
     if base is None:
         return None
@@ -94,14 +101,17 @@ def _imported(path: Path, name: str) -> set[str]:
 
 
 def closure(modules: Iterable[str]) -> tuple[Path, ...]:
-    """Every repository source file the ``modules`` can run, sorted."""
+    """Every project source file the ``modules`` can run, sorted."""
+    modules = list(modules)
+    for name in modules:
+        if module_file(name) is None:
+            raise ModuleNotFoundError(f"{name} is not a module of this project")
+    # a module's packages run when it is imported (a test folder may have none)
+    parents = {
+        ".".join(m.split(".")[:i]) for m in modules for i in range(1, m.count(".") + 1)
+    }
     seen: dict[str, Path] = {}
-    # a module's packages run when it is imported
-    todo = [
-        ".".join(m.split(".")[:i])
-        for m in modules
-        for i in range(1, len(m.split(".")) + 1)
-    ]
+    todo = [*modules, *(p for p in parents if module_file(p) is not None)]
     while todo:
         name = todo.pop()
         if name in seen:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from scripts.common.build.code import code_key
-from scripts.common.build.stage import Stage, from_json, to_json
+from scripts.common.build.stage import Stage, StageGroup, from_json, to_json
 
 STATE_FILE: Final = "state.json"
 _CHUNK: Final = 1 << 20
@@ -68,13 +68,16 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def check_declaration(stages: Sequence[Stage[Any]]) -> None:
-    """Names are unique and every ``after`` names an earlier stage."""
-    seen: set[str] = set()
+Declared = Stage[Any] | StageGroup[Any]
+
+
+def check_declaration(stages: Sequence[Declared], seen: set[str] | None = None) -> None:
+    """Names are unique and every ``after`` names an earlier stage or group."""
+    seen = set() if seen is None else seen
     for stage in stages:
         if stage.name in seen:
             raise DeclarationError(f"two stages are named {stage.name!r}")
-        missing = [a for a in stage.after if a not in seen]
+        missing = [a for a in getattr(stage, "after", ()) if a not in seen]
         if missing:
             raise DeclarationError(
                 f"stage {stage.name!r} reads {missing}, which no earlier stage is"
@@ -103,54 +106,79 @@ class _State:
 
 
 def run_stages(
-    stages: Sequence[Stage[C]], ctx: C, work: Path, log: Log = _stderr
+    stages: Sequence[Declared], ctx: C, work: Path, log: Log = _stderr
 ) -> StageRun:
     """Run (or resume) ``stages`` over ``ctx`` in ``work``; stages whose
     ``when`` is False are left out (a stage reading one gets None for it)."""
     check_declaration(stages)
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    state = _State(work)
-    active = [s for s in stages if s.when(ctx)]
-    out = StageRun()
-    stored: dict[str, Any] = {}  # each result as JSON, which keys its readers
-    for index, stage in enumerate(active, 1):
-        tag = f"[{index}/{len(active)}] {stage.name}"
+    runner = _Runner(_State(work), ctx, log)
+    pending = [s for s in stages if s.when(ctx)]
+    runner.total = sum(isinstance(s, Stage) for s in pending)
+    names = {s.name for s in stages}
+    for item in pending:
+        if isinstance(item, StageGroup):
+            members = [s for s in item.make(ctx) if s.when(ctx)]
+            check_declaration(members, set(names))
+            runner.total += len(members)
+            for stage in members:
+                runner.run(stage)
+            runner.group(item.name, [s.name for s in members])
+        else:
+            runner.run(item)
+    return runner.out
+
+
+class _Runner:
+    def __init__(self, state: _State, ctx: Any, log: Log) -> None:
+        self.state, self.ctx, self.log = state, ctx, log
+        self.out = StageRun()
+        self.stored: dict[str, Any] = {}  # results as JSON: they key readers
+        self.index = self.total = 0
+
+    def group(self, name: str, members: list[str]) -> None:
+        self.out.results[name] = {m: self.out.results[m] for m in members}
+        self.stored[name] = {m: self.stored[m] for m in members}
+
+    def run(self, stage: Stage[Any]) -> None:
+        self.index += 1
+        tag = f"[{self.index}/{self.total}] {stage.name}"
+        out, stored = self.out, self.stored
         read = {a: out.results.get(a) for a in stage.after}
         key = hashlib.sha256(
             json.dumps(
                 {
                     "stage": stage.name,
                     "code": code_key(stage.modules),
-                    "inputs": jsonable(stage.inputs(ctx)),
+                    "inputs": jsonable(stage.inputs(self.ctx)),
                     "after": {a: stored.get(a) for a in stage.after},
                 },
                 sort_keys=True,
             ).encode()
         ).hexdigest()
-        prev = state.data.get(stage.name)
-        outputs = [Path(p) for p in stage.outputs(ctx)]
+        prev = self.state.data.get(stage.name)
+        outputs = [Path(p) for p in stage.outputs(self.ctx)]
         if prev and prev.get("key") == key and all(p.exists() for p in outputs):
-            log(f"{tag}: up to date, skipped")
+            self.log(f"{tag}: up to date, skipped")
             out.skipped.append(stage.name)
             stored[stage.name] = prev.get("result")
             out.results[stage.name] = from_json(stored[stage.name], stage.result)
             out.seconds[stage.name] = 0.0
-            continue
-        log(f"{tag} ...")
+            return
+        self.log(f"{tag} ...")
         start = time.monotonic()
-        result = stage.run(ctx, read)
+        result = stage.run(self.ctx, read)
         seconds = time.monotonic() - start
         stored[stage.name] = to_json(result)
         # read back as a resumed run would see it, so both runs go on alike
         out.results[stage.name] = from_json(stored[stage.name], stage.result)
-        state.data[stage.name] = {
+        self.state.data[stage.name] = {
             "key": key,
             "result": stored[stage.name],
             "seconds": round(seconds, 2),
         }
-        state.save()
-        log(f"{tag}: done in {seconds:.1f} s")
+        self.state.save()
+        self.log(f"{tag}: done in {seconds:.1f} s")
         out.ran.append(stage.name)
         out.seconds[stage.name] = seconds
-    return out

@@ -66,6 +66,18 @@ class Stage(Generic[C]):
         return (self.run.__module__, *self.code)
 
 
+@dataclass(frozen=True)
+class StageGroup(Generic[C]):
+    """Stages known only once earlier stages ran (one compile stage per
+    binary of the exported graphs): ``make(ctx)`` lists them when the run
+    reaches the group.  A later stage that names the group in ``after`` reads
+    a dict of its stages' results, by stage name."""
+
+    name: str
+    make: Callable[[C], list[Stage[C]]]
+    when: Callable[[C], bool] = _always
+
+
 def _encode(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)

@@ -202,3 +202,49 @@ def test_installed_packages_and_the_standard_library_are_not_project_code() -> N
 def test_an_unknown_module_is_a_clear_error() -> None:
     with pytest.raises(ModuleNotFoundError, match="not a module of this project"):
         code.closure(["scripts.no_such_module"])
+
+
+@dataclass(frozen=True)
+class _Count:
+    n: int
+
+
+def _member(i: int) -> Any:
+    def run(ctx: Any, results: Any) -> _Count:
+        ctx["log"].append(f"m{i}")
+        return _Count(i)
+
+    return run
+
+
+def _group_stages(width: int) -> list[Any]:
+    from scripts.common.build.stage import StageGroup
+
+    def total(ctx: Any, results: Any) -> _Count:
+        ctx["log"].append("total")
+        return _Count(sum(r.n for r in results["members"].values()))
+
+    return [
+        StageGroup(
+            "members",
+            lambda ctx: [Stage(f"m{i}", _member(i), _Count) for i in range(width)],
+        ),
+        Stage("total", total, _Count, after=("members",)),
+    ]
+
+
+def test_a_group_of_stages_is_planned_when_reached_and_read_as_one(
+    tmp_path: Path,
+) -> None:
+    lines: list[str] = []
+    ctx: dict[str, Any] = {"log": []}
+    run = run_stages(_group_stages(3), ctx, tmp_path, log=lines.append)
+    assert ctx["log"] == ["m0", "m1", "m2", "total"]
+    assert run.results["total"] == _Count(3)
+    assert lines[0] == "[1/4] m0 ..."
+    ctx["log"] = []
+    again = run_stages(_group_stages(3), ctx, tmp_path, log=lambda _: None)
+    assert ctx["log"] == [] and again.results["total"] == _Count(3)
+    # one more member: it runs, and so does the stage reading the group
+    run_stages(_group_stages(4), ctx, tmp_path, log=lambda _: None)
+    assert ctx["log"] == ["m3", "total"]
