@@ -61,25 +61,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import onnx
-    import onnxruntime as ort
 
-    from daemon.engines.piper.cpu import DurationPredictor
-    from daemon.engines.piper.params import PiperParams, Scales
+    from daemon.engines.piper.params import Scales
     from daemon.engines.piper.pipeline import PiperGraphs
     from daemon.engines.piper.text import PiperText
-    from daemon.sdk.bundles.manifest import TensorSpec
-    from daemon.sdk.graphs import CpuRunner
     from scripts.bench.latency_model.estimate import estimate
-    from scripts.bench.piper.host import _params, _Spec
+    from scripts.bench.piper import static
     from scripts.piper import graphs
-    from scripts.piper.convert import ConvertOptions, read_config
-    from scripts.piper.cuts import find_cuts
-    from scripts.piper.oracle import SENTENCES, default_voice
-    from scripts.piper.sdp_export import sdp_weights
+    from scripts.piper.convert import ConvertOptions
+    from scripts.piper.oracle import SENTENCES
 
-    voice = default_voice()
-    model = onnx.load(voice)
-    cuts, hop, c = find_cuts(model), graphs.hop_length(model), graphs.channels(model)
+    voice = static.demo_voice()
+    model, cuts, hop = voice.model, voice.cuts, voice.hop
     opts = ConvertOptions()
     plans = schedules()
     keys = {f"enc_P{p}": ("enc", p) for p in opts.phoneme_buckets}
@@ -99,18 +92,11 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 g = graphs.decoder_window(model, cuts, size, hop)
             onnx.save(g, path)
-        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        spec = _Spec(
-            *(
-                tuple(TensorSpec(a.name, "float32", tuple(a.shape)) for a in group)
-                for group in (sess.get_inputs(), sess.get_outputs())
-            )
-        )
-        runners[key] = CpuRunner(key, sess, spec)
+        runners[key] = static.cpu_runner(key, path)
         board[key] = estimate(path).seconds
     ctx = graphs.flow_context(graphs.flow(model, cuts, opts.frame_buckets[0]))
-    base: PiperParams = _params(read_config(voice), opts, hop, c, ctx)
-    sdp = DurationPredictor.from_arrays(sdp_weights(model))
+    base = static.params(voice, opts, ctx)
+    sdp = static.duration_predictor(voice)
     pipes = {}
     for s in plans:
         params = replace(
@@ -151,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                     board_dec,
                     computed,
                     samples // hop,
-                )  # fmt: skip
+                )
             )
     print(
         "Piper NPU decoder windows, static graphs on onnxruntime CPU; board = "

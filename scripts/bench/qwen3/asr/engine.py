@@ -29,7 +29,6 @@ import argparse
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -38,34 +37,23 @@ import numpy as np
 from daemon.engines.qwen3.asr.audio import SAMPLE_RATE
 from daemon.sdk.asr import TranscriptionOptions
 from scripts.bench.qwen3.asr import mel, sizes
-from scripts.bench.qwen3.asr.mel import chirp, stats_ms
+from scripts.bench.qwen3.asr.mel import chirp
 from scripts.bench.qwen3.asr.standin import Dims
+from scripts.bench.timing import (
+    FLUSHED_CALLS,
+    PIECE_CALLS,
+    alone,
+    flush_buffer,
+    stats_ms,
+)
 
 #: host budget per decode step: small next to the graph's own time
 TARGET_HOST_MS: Final = 0.3
 #: the session's utterance: 10 s (130 audio tokens; the prompt fits prefill 512)
 UTTERANCE_S: Final = 10.0
 FULL_STEPS, RUNS = 200, 3
-#: calls per piece timed alone, warm and caches flushed (> the 32 MiB L3 here)
-PIECE_CALLS, FLUSHED_CALLS, FLUSH_BYTES = 2000, 200, 48 << 20
 QUICK_DIMS: Final = Dims(2, 4, 2, 32, 64, 128, 3000, 2900, 256, 384, 128, 4)
 DEFAULT_WORK: Final = Path(tempfile.gettempdir()) / "hexvoice-bench-asr"
-
-
-def alone(
-    fn: Callable[[int], object], n: int, flush: np.ndarray | None = None
-) -> list[float]:
-    """Seconds per call of ``fn(i)``; with ``flush``, that buffer is rewritten
-    before each call (caches hold none of the step's data, as after the NPU
-    wrote the outputs to DRAM)."""
-    out = []
-    for i in range(n):
-        if flush is not None:
-            flush += 1.0
-        t0 = time.perf_counter()
-        fn(i)
-        out.append(time.perf_counter() - t0)
-    return out
 
 
 # --- 1. host time per decode step -------------------------------------------
@@ -134,7 +122,7 @@ def host_step(backend: str, d: Dims, steps: int, runs: int, cache: Path | None):
                 (f"greedy choice ({d.vocab:,} logits)", lambda i: choose(logits)),
                 ("TextStream.push + partial", text),
             ]  # fmt: skip
-            flush = np.zeros(FLUSH_BYTES // 8)
+            flush = flush_buffer()
             parts = [(name, alone(fn, n), alone(fn, FLUSHED_CALLS, flush))
                      for name, fn in pieces]  # fmt: skip
             runner = [wrapper(i) for i in range(20)]

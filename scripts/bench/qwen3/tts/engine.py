@@ -36,6 +36,7 @@ import numpy as np
 
 from scripts.bench.qwen3.tts import sizes
 from scripts.bench.qwen3.tts.sizes import Dims
+from scripts.bench.timing import stats_ms
 
 #: host budget per frame (80 ms of audio at 12.5 Hz): small next to graph time
 TARGET_HOST_MS: Final = 1.0
@@ -48,11 +49,6 @@ SENTENCE: Final = "please turn on the kitchen lights and set a timer for ten min
 DEFAULT_WORK: Final = Path(tempfile.gettempdir()) / "hexvoice-bench-tts-qwen3"
 #: "codec windows" counted of the stand-in: 16 frames with 4 of context
 WINDOW, FIRST = 16, 4
-
-
-def stats_ms(seconds: list[float]) -> str:
-    ms = 1e3 * np.asarray(seconds)
-    return f"{np.median(ms):>9.3f}{ms.min():>9.3f}{ms.max():>9.3f}"
 
 
 # --- 1. + 2. host per frame, time to first audio ----------------------------

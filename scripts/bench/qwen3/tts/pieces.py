@@ -11,11 +11,12 @@ the talker pieces once + the predictor pieces 16 times.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any, Final
 
 import numpy as np
+
+from scripts.bench.timing import FLUSHED_CALLS, PIECE_CALLS, alone, flush_buffer
 
 #: upstream's hard sampling defaults (docs/qwen3.md, TTS generation loop), whatever the
 #: bundle says
@@ -24,23 +25,6 @@ UPSTREAM_SAMPLING: Final = {
     "subtalker_do_sample": True, "subtalker_top_k": 50, "subtalker_top_p": 1.0,
     "subtalker_temperature": 0.9,
 }  # fmt: skip
-#: calls per piece timed alone, warm and caches flushed (> the 32 MiB L3 here)
-PIECE_CALLS, FLUSHED_CALLS, FLUSH_BYTES = 2000, 200, 48 << 20
-
-
-def alone(
-    fn: Callable[[int], object], n: int, flush: np.ndarray | None = None
-) -> list[float]:
-    """Seconds per call of ``fn(i)``; with ``flush``, that buffer is rewritten
-    before each call."""
-    out = []
-    for i in range(n):
-        if flush is not None:
-            flush += 1.0
-        t0 = time.perf_counter()
-        fn(i)
-        out.append(time.perf_counter() - t0)
-    return out
 
 
 def pieces(
@@ -105,7 +89,7 @@ def pieces(
          lambda i: choose_code(pb["logits"][0], i % (groups - 1))),
         ("predictor: table row into the next input", groups - 1, cp_row),
     ]  # fmt: skip
-    flush = np.zeros(FLUSH_BYTES // 8)
+    flush = flush_buffer()
     out = [(name, k, alone(fn, n), alone(fn, flushed, flush))
            for name, k, fn in parts]  # fmt: skip
     g.start(g.k, g.v, 0)
