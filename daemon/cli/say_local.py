@@ -23,7 +23,8 @@ from daemon.sdk.bundles.manifest import BundleError
 from daemon.sdk.cancel import Cancelled
 from daemon.sdk.graphs import BACKENDS
 from daemon.sdk.local import open_engine
-from daemon.service.edge.requests import BadRequest, SynthesisRequest, check
+from daemon.service.edge.refusals import BadRequest
+from daemon.service.edge.requests import SynthesisRequest, check
 
 
 def parser() -> argparse.ArgumentParser:

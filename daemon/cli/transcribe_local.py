@@ -18,7 +18,8 @@ from daemon.sdk.bundles.manifest import BundleError
 from daemon.sdk.cancel import Cancelled
 from daemon.sdk.local import open_engine
 from daemon.service.config import DEFAULT_MAX_AUDIO_S
-from daemon.service.edge.requests import BadRequest, TranscriptionRequest, check
+from daemon.service.edge.refusals import BadRequest
+from daemon.service.edge.requests import TranscriptionRequest, check
 
 
 def transcribe_local(data: bytes, args: argparse.Namespace) -> str:

@@ -29,7 +29,8 @@ from typing import Final
 
 import numpy as np
 
-from daemon.service.edge.requests import BadRequest, Found, check_duration, refuse
+from daemon.service.edge.refusals import BadRequest, Found, refuse
+from daemon.service.edge.requests import check_duration
 
 #: The request field the file arrives in (OpenAI's multipart ``file``).
 FIELD: Final = "file"

@@ -20,20 +20,18 @@ from typing import Final, TypeVar
 
 from daemon.sdk.capabilities import Capabilities, Task
 from daemon.sdk.cloning import unfit
-from daemon.sdk.languages import described
+from daemon.sdk.languages import described, speaks
 from daemon.sdk.registry import Engine
 from daemon.service.cloning.clones import Clones
 from daemon.service.config import ServeConfig, VoiceSource
-from daemon.service.edge.requests import (
-    SynthesisRequest,
-    TranscriptionRequest,
+from daemon.service.edge.refusals import (
+    Unavailable,
     UnknownLanguage,
     UnknownVoice,
-    check,
     refuse,
-    speaks,
 )
-from daemon.service.jobs import AsrJob, Job, Unavailable, Voice
+from daemon.service.edge.requests import SynthesisRequest, TranscriptionRequest, check
+from daemon.service.jobs import AsrJob, Job, Voice
 from daemon.service.metrics import Metrics
 from daemon.service.reload import Loader
 from daemon.service.scheduler import Scheduler

@@ -29,14 +29,14 @@ from daemon.sdk.capabilities import Capabilities, Task, VoiceInfo
 from daemon.sdk.cloning import VoicePrint
 from daemon.sdk.registry import Engine
 from daemon.sdk.tts import AudioChunk
-from daemon.service.edge.requests import (
+from daemon.service.edge.refusals import (
     BadRequest,
     BadValue,
     Found,
-    RequestError,
-    check_duration,
+    Unavailable,
     refuse,
 )
+from daemon.service.edge.requests import check_duration
 
 DEADLINE_REASON: Final = "deadline passed"
 CONSUMER_LEFT: Final = "the consumer stopped reading"
@@ -47,22 +47,6 @@ INPUT_CHUNKS: Final = 32
 _END: Final = object()
 _FINISH: Final = object()  # input: no more audio
 T = TypeVar("T")
-
-
-class ServiceError(RequestError):
-    """The service, not the request, refuses it (busy, nothing loaded)."""
-
-
-class Busy(ServiceError):
-    code = "busy"
-
-    def __init__(self, message: str, retry_after: int) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
-class Unavailable(ServiceError):
-    code = "unavailable"
 
 
 @dataclass(frozen=True)

@@ -45,16 +45,8 @@ from daemon.sdk.cloning import AuxClips, CloningEngine
 from daemon.sdk.registry import Engine
 from daemon.sdk.tts import AudioChunk, SynthesisOptions, TtsEngine
 from daemon.service.config import LimitsConfig
-from daemon.service.edge.requests import BadRequest, RequestError, UnknownVoice
-from daemon.service.jobs import (
-    AsrJob,
-    Busy,
-    CloneJob,
-    HeartbeatToken,
-    Job,
-    Voice,
-    outcome,
-)
+from daemon.service.edge.refusals import BadRequest, Busy, RequestError, UnknownVoice
+from daemon.service.jobs import AsrJob, CloneJob, HeartbeatToken, Job, Voice, outcome
 from daemon.service.metrics import Metrics
 from daemon.service.rounds import Rounds
 from daemon.service.sessions import drive

@@ -49,9 +49,9 @@ from daemon.sdk.audio.shaping import to_int16
 from daemon.sdk.cancel import Cancelled
 from daemon.service.admission import Acceptor, Admission, Tracked
 from daemon.service.cloning.clone_rules import VoiceUnusable
-from daemon.service.edge.requests import BadRequest, RequestError
+from daemon.service.edge.refusals import BadRequest, Busy, RequestError
 from daemon.service.host import EngineHost
-from daemon.service.jobs import Busy, Job
+from daemon.service.jobs import Job
 
 _LOGGER = logging.getLogger(__name__)
 _CREATED: Final = 0  # /v1/models "created": no meaningful timestamp

@@ -35,7 +35,8 @@ from daemon.protocols.openai.requests import (
     too_large,
 )
 from daemon.protocols.openai.transcripts import DEFAULT_RESPONSE_FORMAT
-from daemon.service.edge.requests import Found, MissingField, WrongType, decode, refuse
+from daemon.service.edge.refusals import Found, MissingField, WrongType, refuse
+from daemon.service.edge.requests import decode
 
 #: OpenAI's upload limit for a transcription's file (25 MB).
 MAX_FILE_BYTES: Final = 25 * 1024 * 1024

@@ -22,12 +22,8 @@ from aiohttp import web
 from aiohttp.http_exceptions import ContentEncodingError, HttpProcessingError
 
 from daemon.sdk.cancel import Cancelled
-from daemon.service.edge.requests import (
-    BadRequest,
-    RequestError,
-    SynthesisRequest,
-    decode,
-)
+from daemon.service.edge.refusals import BadRequest, RequestError
+from daemon.service.edge.requests import SynthesisRequest, decode
 
 #: Model ids accepted (stock OpenAI clients send tts-1 / tts-1-hd).
 MODELS: Final = ("hexvoice", "tts-1", "tts-1-hd", "gpt-4o-mini-tts")

@@ -51,17 +51,19 @@ from daemon.protocols.openai.transcripts import (
 )
 from daemon.sdk.asr import Transcript, stream_text
 from daemon.sdk.cancel import Cancelled
-from daemon.service.edge.requests import (
+from daemon.service.edge.refusals import (
     BadFormat,
     BadRequest,
     BadValue,
+    Busy,
     RequestError,
-    TranscriptionRequest,
+    Unavailable,
     UnknownVoice,
     refuse,
 )
+from daemon.service.edge.requests import TranscriptionRequest
 from daemon.service.host import NO_VOICES, EngineHost
-from daemon.service.jobs import AsrJob, Busy, Unavailable, Voice
+from daemon.service.jobs import AsrJob, Voice
 
 _LOGGER = logging.getLogger(__name__)
 #: Where a ``TranscriptionRequest`` field is on the form (the rest: same name).

@@ -45,18 +45,18 @@ from daemon.service.cloning.clone_rules import (
     VoiceExists,
     VoiceUnusable,
 )
-from daemon.service.edge.requests import (
+from daemon.service.edge.refusals import (
     BadRequest,
     BadValue,
+    Busy,
     Found,
     MissingField,
     RequestError,
     UnknownVoice,
-    decode,
     refuse,
 )
+from daemon.service.edge.requests import decode
 from daemon.service.host import EngineHost
-from daemon.service.jobs import Busy
 
 #: Multipart fields the clip may arrive in: OpenAI's ``file``; ``audio`` as
 #: GPT-SoVITS-style APIs name it.

@@ -55,7 +55,8 @@ from daemon.protocols.wyoming.requests import (
 )
 from daemon.sdk.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
 from daemon.service.clientlog import CLIENT_LOG
-from daemon.service.edge.requests import BadRequest, RequestError, SynthesisRequest
+from daemon.service.edge.refusals import BadRequest, RequestError
+from daemon.service.edge.requests import SynthesisRequest
 from daemon.service.host import EngineHost, capabilities
 from daemon.service.jobs import Job
 from daemon.text.sentences import Sentence, SentenceStream

@@ -49,12 +49,8 @@ from daemon.protocols.wyoming.requests import (
     transcription_request,
 )
 from daemon.sdk.cancel import Cancelled
-from daemon.service.edge.requests import (
-    MIN_ASR_RATE,
-    BadRequest,
-    RequestError,
-    UnknownVoice,
-)
+from daemon.service.edge.refusals import BadRequest, RequestError, UnknownVoice
+from daemon.service.edge.requests import MIN_ASR_RATE
 from daemon.service.host import EngineHost, capabilities
 from daemon.service.jobs import AsrJob, outcome
 from daemon.text.languages import transcript_language

@@ -18,7 +18,7 @@ from wyoming.event import Event
 from daemon.protocols.wyoming.requests import error_event
 from daemon.sdk.audio.shaping import Frames, to_int16
 from daemon.sdk.cancel import Cancelled
-from daemon.service.edge.requests import RequestError
+from daemon.service.edge.refusals import RequestError
 from daemon.service.jobs import Job, outcome
 from daemon.service.metrics import Metrics
 

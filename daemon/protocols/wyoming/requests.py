@@ -21,16 +21,14 @@ import numpy as np
 from wyoming.error import Error
 from wyoming.event import Event
 
-from daemon.service.edge.requests import (
+from daemon.service.edge.refusals import (
     BadRequest,
     BadValue,
     Found,
     RequestError,
-    SynthesisRequest,
-    TranscriptionRequest,
-    decode,
     refuse,
 )
+from daemon.service.edge.requests import SynthesisRequest, TranscriptionRequest, decode
 
 #: The event field each ``SynthesisRequest`` field comes from (others: same name).
 WIRE: Final = {

@@ -10,17 +10,17 @@ from typing import Final
 import numpy as np
 
 from daemon.sdk.cloning import AuxClips, Cloning
-from daemon.service.edge.requests import (
+from daemon.sdk.languages import speaks
+from daemon.service.edge.refusals import (
     BadRequest,
     BadValue,
     Found,
     MissingField,
     RequestError,
+    ServiceError,
     UnknownLanguage,
     refuse,
-    speaks,
 )
-from daemon.service.jobs import ServiceError
 
 #: A clip whose loudest sample is below this (-60 dBFS) holds no voice to copy.
 SILENT_PEAK: Final = 1e-3

@@ -51,8 +51,8 @@ from daemon.service.cloning.clone_rules import (
 from daemon.service.cloning.offers import Offers, cloned
 from daemon.service.cloning.voicefile import NAME_RULE, SUFFIX, Entry, valid_name
 from daemon.service.cloning.voicestore import Damaged, VoiceStore, VoiceStoreConfig
-from daemon.service.edge.requests import Found, UnknownVoice, refuse
-from daemon.service.jobs import Unavailable, Voice
+from daemon.service.edge.refusals import Found, Unavailable, UnknownVoice, refuse
+from daemon.service.jobs import Voice
 
 if TYPE_CHECKING:
     from daemon.service.scheduler import Scheduler

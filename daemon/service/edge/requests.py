@@ -7,11 +7,10 @@ downstream checks these fields again.  (An engine may still refuse what no
 declaration can say, e.g. text its phonemizer cannot read; the host reports
 that as a ``BadRequest`` too.)
 
-Every refusal names the request field it is about, what was expected and what
-was found: ``speed: expected a number in [0.25, 4.0], found 9``.  A protocol
-shows the field under its own wire name (``BadRequest.at``): ``input`` on HTTP
-for ``text``, ``voice.speaker`` on Wyoming for ``speaker``.  The error codes are
-the same on both protocols (OpenAI's where OpenAI has one).
+Every refusal (refusals.py) names the request field it is about, what was
+expected and what was found: ``speed: expected a number in [0.25, 4.0], found
+9``.  A protocol shows the field under its own wire name (``BadRequest.at``):
+``input`` on HTTP for ``text``, ``voice.speaker`` on Wyoming for ``speaker``.
 """
 
 from __future__ import annotations
@@ -30,7 +29,20 @@ from daemon.sdk.capabilities import Capabilities
 from daemon.sdk.cloning import VoicePrint
 from daemon.sdk.languages import described, speaks
 from daemon.sdk.tts import SynthesisOptions
-from daemon.sdk.wording import shown
+from daemon.service.edge.refusals import (
+    BadFormat,
+    BadText,
+    BadValue,
+    EmptyText,
+    Found,
+    MissingField,
+    TextTooLong,
+    UnknownLanguage,
+    UnknownSpeaker,
+    UnknownVoice,
+    WrongType,
+    refuse,
+)
 
 T = TypeVar("T")
 
@@ -43,88 +55,6 @@ MIN_ASR_RATE: Final = 8000
 MAX_ASR_RATE: Final = 192000
 #: The reader's ``where``: a protocol's message starts at the field path instead.
 _WHERE: Final = "request"
-
-
-class RequestError(Exception):
-    """A request failed for a reason the client should hear about."""
-
-    code = "error"
-
-
-class BadRequest(RequestError):
-    """The request itself is wrong: ``field`` (a request field, or None for the
-    request as a whole) and a message "expected ..., found ..."."""
-
-    code = "bad_request"
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.message, self.field = message, field
-
-    def at(self, path: str | None) -> str:
-        """The message with the field shown as ``path`` (a protocol's name)."""
-        return f"{path}: {self.message}" if path else self.message
-
-    def __str__(self) -> str:
-        return self.at(self.field)
-
-
-class MissingField(BadRequest):
-    code = "missing_required_parameter"
-
-
-class WrongType(BadRequest):
-    code = "invalid_type"
-
-
-class EmptyText(BadRequest):
-    code = "empty_input"
-
-
-class BadText(BadRequest):
-    code = "invalid_text"
-
-
-class TextTooLong(BadRequest):
-    code = "string_above_max_length"
-
-
-class UnknownVoice(BadRequest):
-    code = "voice_not_found"
-
-
-class UnknownSpeaker(BadRequest):
-    code = "unknown_speaker"
-
-
-class UnknownLanguage(BadRequest):
-    code = "unsupported_language"
-
-
-class BadValue(BadRequest):
-    """A number out of its range (speed, seed, sample rate, channels)."""
-
-    code = "invalid_value"
-
-
-class BadFormat(BadRequest):
-    code = "unsupported_format"
-
-
-def refuse(
-    kind: type[BadRequest], name: str | None, expected: str, found: Any
-) -> BadRequest:
-    """``kind("expected <expected>, found <found>", name)``; ``found`` is quoted
-    (``repr``, shortened as the reader does) unless it is a ``Found``."""
-    text = found.text if isinstance(found, Found) else shown(found)
-    return kind(f"expected {expected}, found {text}", name)
-
-
-@dataclass(frozen=True)
-class Found:
-    """A found value described in words ("a NUL character at position 5")."""
-
-    text: str
 
 
 @dataclass(frozen=True)

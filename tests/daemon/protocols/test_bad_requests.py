@@ -25,17 +25,19 @@ from wyoming.event import Event
 
 from daemon.protocols.openai import encoders
 from daemon.sdk.capabilities import MAX_SPEED, MIN_SPEED, Capabilities
-from daemon.service.edge.requests import (
+from daemon.service.edge.refusals import (
     BadFormat,
     BadRequest,
     BadText,
     BadValue,
     EmptyText,
-    SynthesisRequest,
     TextTooLong,
-    TranscriptionRequest,
     UnknownLanguage,
     UnknownSpeaker,
+)
+from daemon.service.edge.requests import (
+    SynthesisRequest,
+    TranscriptionRequest,
     check,
     check_duration,
 )

@@ -12,7 +12,8 @@ from daemon.sdk.cancel import Cancelled, CancelToken
 from daemon.sdk.capabilities import MAX_SPEED, MIN_SPEED, Capabilities
 from daemon.sdk.local import open_engine
 from daemon.sdk.tts import MAX_TEXT_CHARS, SynthesisOptions, TtsEngine
-from daemon.service.edge.requests import BadRequest, SynthesisRequest, check
+from daemon.service.edge.refusals import BadRequest
+from daemon.service.edge.requests import SynthesisRequest, check
 
 
 def test_cancel_token_fires_on_cancel_and_on_deadline():

@@ -14,9 +14,10 @@ import pytest
 from daemon.sdk.bundles.manifest import BundleError
 from daemon.sdk.cancel import Cancelled
 from daemon.service.config import ConfigError, LimitsConfig, ServeConfig, VoiceSource
+from daemon.service.edge.refusals import Busy, Unavailable
 from daemon.service.edge.requests import SynthesisRequest
 from daemon.service.host import EngineHost
-from daemon.service.jobs import Busy, Unavailable, Voice
+from daemon.service.jobs import Voice
 from daemon.service.voiceset import no_room
 from qnnrt import QnnError
 from tests.daemon.conftest import LONG_WORDS, copy_voice, flip_byte, words
@@ -35,8 +36,6 @@ def cfg(test_voice, monkeypatch) -> ServeConfig:
     # LONG_WORDS requests are longer than the default text limit.
     limits = replace(LimitsConfig(), max_input_chars=LONG_TEXT_CHARS)
     return ServeConfig(voices=(VoiceSource(test_voice.bundle),), limits=limits)
-
-
 
 
 async def _drain(job) -> int:  # noqa: ANN001

@@ -15,14 +15,10 @@ import pytest
 from daemon.sdk.asr import SessionFinished
 from daemon.sdk.cancel import Cancelled
 from daemon.service.config import LimitsConfig, ServeConfig, VoiceSource
-from daemon.service.edge.requests import (
-    BadRequest,
-    BadValue,
-    SynthesisRequest,
-    TranscriptionRequest,
-)
+from daemon.service.edge.refusals import BadRequest, BadValue, Busy
+from daemon.service.edge.requests import SynthesisRequest, TranscriptionRequest
 from daemon.service.host import EngineHost
-from daemon.service.jobs import INPUT_CHUNKS, AsrJob, Busy, Job
+from daemon.service.jobs import INPUT_CHUNKS, AsrJob, Job
 from tests.daemon.conftest import LONG_WORDS, words
 from tests.daemon.sdk.test_asr import BURST_FINALS, BURSTS
 from tests.daemon.service.hosts import loaded_host, with_limits
@@ -49,8 +45,6 @@ def cfg(test_voice, bins, onnx_dir, tmp_path, monkeypatch) -> ServeConfig:
     limits = replace(LimitsConfig(), max_input_chars=LONG_TEXT_CHARS)
     sources = (VoiceSource(test_voice.bundle), VoiceSource(vad))
     return ServeConfig(voices=sources, limits=limits)
-
-
 
 
 def _session(host: EngineHost) -> AsrJob:

@@ -220,7 +220,7 @@ def test_speech_runs_between_the_items_of_one_feed(cfg):
 
 
 def test_a_session_waiting_for_its_turn_counts_in_the_bound(cfg):
-    from daemon.service.jobs import Busy
+    from daemon.service.edge.refusals import Busy
 
     cfg = replace(cfg, limits=replace(cfg.limits, queue_size=1))
     pcm = burst_signal(BURSTS, RATE)
