@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from daemon.sdk.audio.shaping import OUTPUT_RATES, StreamResampler, to_int16
+from daemon.sdk.audio.shaping import OUTPUT_RATES, output_resampler, to_int16
 from daemon.sdk.bundles.manifest import BundleError
 from daemon.sdk.cancel import Cancelled
 from daemon.sdk.graphs import BACKENDS
@@ -87,7 +87,7 @@ def _say(
         assert request.text is not None
         text, options = request.text, request.options(None)
         rate = args.rate or engine.sample_rate
-        resample = StreamResampler(engine.sample_rate, rate)
+        resample = output_resampler(engine.sample_rate, rate)
         start = time.perf_counter()
         first = None
         samples = 0

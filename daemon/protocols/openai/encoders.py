@@ -19,7 +19,8 @@ from typing import Final
 
 import numpy as np
 
-from daemon.sdk.audio.shaping import StreamResampler, to_int16
+from daemon.sdk.audio.resample import Resampler
+from daemon.sdk.audio.shaping import output_resampler, to_int16
 
 #: OpenAI: ``pcm`` is raw 24 kHz 16-bit signed little-endian mono (docs/clients.md).
 OPENAI_PCM_RATE: Final = 24000
@@ -128,5 +129,5 @@ def encode_file(fmt: str, audio: np.ndarray, rate: int) -> bytes:
     return buf.getvalue()
 
 
-def resampler(native: int, fmt: str) -> StreamResampler:
-    return StreamResampler(native, output_rate(fmt, native))
+def resampler(native: int, fmt: str) -> Resampler:
+    return output_resampler(native, output_rate(fmt, native))

@@ -1,4 +1,4 @@
-"""Audio shaping at segment edges and at the output edge (int16, resampling).
+"""Audio shaping at segment edges and at the output edge (int16, its rates).
 
 Why fades: a segment's last phone is often cut 5-20 ms after its onset when the
 vocoder output is trimmed; a raised-cosine fade-in of 10 ms and fade-out of 40 ms
@@ -20,6 +20,7 @@ from typing import Final
 
 import numpy as np
 
+from daemon.sdk.audio.resample import Resampler
 from daemon.sdk.capabilities import DEFAULT_SENTENCE_PAUSE_S
 from daemon.sdk.tts import AudioChunk
 
@@ -105,28 +106,12 @@ def to_int16(audio: np.ndarray) -> bytes:
     return np.clip(x, INT16_MIN, INT16_MAX).astype("<i2").tobytes()
 
 
-class StreamResampler:
-    """Streaming-safe rate conversion (libsoxr): chunk boundaries leave no seams."""
-
-    def __init__(self, in_rate: int, out_rate: int) -> None:
-        if out_rate not in OUTPUT_RATES and out_rate != in_rate:
-            raise ValueError(
-                f"output rate {out_rate} Hz: expected one of {OUTPUT_RATES}"
-            )
-        self.in_rate, self.out_rate = in_rate, out_rate
-        self._stream = None
-        if in_rate != out_rate:
-            import soxr
-
-            self._stream = soxr.ResampleStream(
-                in_rate, out_rate, 1, dtype="float32", quality="HQ"
-            )
-
-    def push(self, audio: np.ndarray, last: bool = False) -> np.ndarray:
-        x = np.asarray(audio, np.float32)
-        if self._stream is None:
-            return x
-        return self._stream.resample_chunk(x, last=last)
+def output_resampler(in_rate: int, out_rate: int) -> Resampler:
+    """The output edge's stream at ``out_rate`` (one of ``OUTPUT_RATES``, or
+    the engine's own): soxr HQ, ending where soxr's flush ends."""
+    if out_rate not in OUTPUT_RATES and out_rate != in_rate:
+        raise ValueError(f"output rate {out_rate} Hz: expected one of {OUTPUT_RATES}")
+    return Resampler(in_rate, out_rate, fix=False)
 
 
 class Frames:

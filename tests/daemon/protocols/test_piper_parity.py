@@ -27,7 +27,7 @@ from wyoming.client import AsyncClient
 from wyoming.tts import Synthesize
 
 from daemon.protocols.openai.encoders import OPENAI_PCM_RATE
-from daemon.sdk.audio.shaping import StreamResampler, to_int16
+from daemon.sdk.audio.shaping import output_resampler, to_int16
 from scripts.common.parity import snr_db
 from tests.daemon.conftest import Daemon, ServiceVoice, serving
 from tests.piper_bundles import CPU_OPTIONS, bundle_dir, voice_path
@@ -173,7 +173,7 @@ def test_http_pcm_is_pipers_audio_at_24_khz(
     (libsoxr, whole), then int16 again."""
     got = np.frombuffer(_speech(_sdk(daemon), text, "pcm"), "<i2")
     ours = piper_int16[text].astype(np.float32) / np.float32(32767)
-    resampled = StreamResampler(RATE, OPENAI_PCM_RATE).push(ours, last=True)
+    resampled = output_resampler(RATE, OPENAI_PCM_RATE).push(ours, last=True)
     want = np.frombuffer(to_int16(resampled), "<i2")
     assert len(got) == len(want)
     assert snr_db(want.astype(np.float64), got.astype(np.float64)) >= MIN_SNR_DB

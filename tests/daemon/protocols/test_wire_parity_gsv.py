@@ -66,7 +66,7 @@ SEED: Final = 7
 #: dB there; 1 ulp of ge alone moves the audio 94-96 dB).  Measured here: wav
 #: 94.7 dB (clip alone) and 94.3 dB (with aux); pcm at 24 kHz 91.9 and 90.7 dB.
 MIN_WIRE_DB: Final = 85.0
-#: The soxr quality of the service's output resampling (shaping.StreamResampler).
+#: The soxr quality of the service's output resampling (shaping.output_resampler).
 PCM_QUALITY: Final = "HQ"
 #: The WAV header ``encoders.wav_header`` writes for a non-streamed file.
 WAV_HEADER_BYTES: Final = 44
@@ -191,7 +191,7 @@ def _to_24k(audio: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("voice", list(VOICES))
 def test_pcm_is_the_wav_at_24_khz(voice: str, daemon: Daemon, oracle) -> None:
-    """OpenAI's pcm is 24 kHz, resampled by soxr HQ (shaping.StreamResampler);
+    """OpenAI's pcm is 24 kHz, resampled by soxr HQ (shaping.output_resampler);
     against the oracle resampled so, the same margin."""
     got = np.frombuffer(_speech(daemon, voice, "pcm"), "<i2")
     want = _int16(_to_24k(oracle[voice]["upstream"]))

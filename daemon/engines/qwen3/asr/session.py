@@ -25,7 +25,7 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engines.qwen3.asr.audio import SAMPLE_RATE, Resampler
+from daemon.engines.qwen3.asr.audio import SAMPLE_RATE
 from daemon.engines.qwen3.asr.encoder import StreamingAudio
 from daemon.engines.qwen3.asr.model import Model
 from daemon.engines.qwen3.asr.options import Request
@@ -38,6 +38,7 @@ from daemon.engines.qwen3.asr.text import (
     partial_text,
 )
 from daemon.sdk.asr import SessionFinished, Transcript, channels_of, downmix
+from daemon.sdk.audio.resample import Resampler
 from daemon.sdk.audio.silence import choose_cut
 from daemon.sdk.cancel import CancelToken
 
@@ -86,7 +87,8 @@ class Qwen3AsrSession:
         self._check_open()
         channels = channels_of(pcm)
         if self._resampler is None:
-            self._resampler, self._channels = Resampler(sample_rate), channels
+            self._resampler = Resampler(sample_rate, SAMPLE_RATE)
+            self._channels = channels
         elif (sample_rate, channels) != (self._resampler.rate, self._channels):
             raise ValueError(
                 f"{ENGINE_ID}: the stream changed from {self._resampler.rate} Hz, "

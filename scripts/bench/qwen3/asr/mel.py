@@ -1,6 +1,6 @@
 """Resample + log-mel of 10 s of 44.1 kHz stereo through the engine's own
-front end (daemon/sdk/asr.py ``downmix``, qwen3asr audio.py ``Resampler``,
-mel.py ``MelStream``), whole and fed in 100 ms chunks
+front end (daemon/sdk/asr.py ``downmix``, daemon/sdk/audio/resample.py
+``Resampler``, qwen3 asr mel.py ``MelStream``), whole and fed in 100 ms chunks
 (scripts/bench/qwen3/asr/engine.py)."""
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engines.qwen3.asr.audio import SAMPLE_RATE, Resampler, peak_scale
+from daemon.engines.qwen3.asr.audio import SAMPLE_RATE, peak_scale
 from daemon.engines.qwen3.asr.mel import MelStream
 from daemon.engines.qwen3.asr.params import MelParams
 from daemon.sdk.asr import downmix
+from daemon.sdk.audio.resample import Resampler
+from scripts.bench.timing import stats_ms
 
 #: budget for the front end of a 10 s utterance (resample + log-mel)
 TARGET_MEL_MS: Final = 20.0
@@ -30,18 +32,13 @@ def chirp(seconds: float, rate: int, channels: int = 1, seed: int = 0) -> np.nda
     return (0.3 * x).astype(np.float32).squeeze()
 
 
-def stats_ms(values: list[float] | np.ndarray) -> str:
-    a = 1e3 * np.asarray(values)
-    return f"{np.median(a):>9.3f}{a.min():>9.3f}{a.max():>9.3f}"
-
-
 def mel_whole(x: np.ndarray) -> list[float]:
     """Seconds of: downmix, resample, mel frames, features; then the whole's
     process CPU time (robust to a busy machine; counts BLAS threads too)."""
     c0, t = time.process_time(), [time.perf_counter()]
     mono = downmix(x)
     t.append(time.perf_counter())
-    r = Resampler(MEL_RATE)
+    r = Resampler(MEL_RATE, SAMPLE_RATE)
     y = np.concatenate([r.push(mono), r.finish()])
     t.append(time.perf_counter())
     ms = MelStream(MEL)
@@ -57,7 +54,7 @@ def mel_whole(x: np.ndarray) -> list[float]:
 def mel_chunked(x: np.ndarray) -> tuple[float, float, float]:
     step, worst = round(CHUNK_S * MEL_RATE), 0.0
     c0, t0 = time.process_time(), time.perf_counter()
-    r, ms = Resampler(MEL_RATE), MelStream(MEL)
+    r, ms = Resampler(MEL_RATE, SAMPLE_RATE), MelStream(MEL)
     for i in range(0, len(x), step):
         t1 = time.perf_counter()
         ms.push(r.push(downmix(x[i : i + step])))

@@ -1,4 +1,4 @@
-"""Segment fades/pauses, int16 edge conversion, streaming resampling."""
+"""Segment fades/pauses, int16 edge conversion, the output edge's resampling."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from daemon.sdk.audio.shaping import (
     FADE_OUT_S,
     Frames,
     SegmentShaper,
-    StreamResampler,
+    output_resampler,
     raised_cosine,
     shaped_segment,
     to_int16,
@@ -80,8 +80,8 @@ def test_int16_keeps_every_in_range_sample_as_before():
 def test_streaming_resampler_has_no_seams(out_rate):
     t = np.arange(SR) / SR
     x = (0.5 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
-    whole = StreamResampler(SR, out_rate).push(x, last=True)
-    r = StreamResampler(SR, out_rate)
+    whole = output_resampler(SR, out_rate).push(x, last=True)
+    r = output_resampler(SR, out_rate)
     pieces = [r.push(c) for c in chunked(x, 777)] + [
         r.push(np.zeros(0, np.float32), last=True)
     ]
@@ -95,9 +95,9 @@ def test_streaming_resampler_has_no_seams(out_rate):
 
 def test_same_rate_passes_through_and_bad_rate_is_refused():
     x = np.ones(10, np.float32)
-    assert StreamResampler(SR, SR).push(x) is not None
+    assert output_resampler(SR, SR).push(x) is not None
     with pytest.raises(ValueError, match="expected one of"):
-        StreamResampler(SR, 44100)
+        output_resampler(SR, 44100)
 
 
 def test_shaped_segment_streams_fades_and_ends_with_its_pause():

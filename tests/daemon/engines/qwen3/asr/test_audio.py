@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from daemon.engines.qwen3.asr.audio import SAMPLE_RATE, Resampler, peak_scale
+from daemon.engines.qwen3.asr.audio import SAMPLE_RATE, peak_scale
 from daemon.engines.qwen3.asr.mel import MelStream
 from daemon.sdk.asr import downmix
+from daemon.sdk.audio.resample import Resampler
 from tests.daemon.engines.qwen3.asr.test_mel import MEL, TOLERANCE
 
 utils = pytest.importorskip("qwen_asr.inference.utils")
@@ -25,7 +26,7 @@ def _signal(rate: int, seconds: float, channels: int, level: float) -> np.ndarra
 
 def ours(x: np.ndarray, rate: int, chunk: int) -> np.ndarray:
     """16 kHz mono, peak-divided, streamed ``chunk`` input frames at a time."""
-    r = Resampler(rate)
+    r = Resampler(rate, SAMPLE_RATE)
     parts = [r.push(downmix(x[i : i + chunk])) for i in range(0, len(x), chunk)]
     y = np.concatenate([*parts, r.finish()])
     return y * np.float32(peak_scale(float(np.max(np.abs(y)))))
@@ -52,11 +53,21 @@ def test_equal_to_upstream(rate: int, channels: int, level: float) -> None:
     assert np.abs(got - ref).max() <= 1e-7
 
 
+def test_an_odd_rate_ends_at_librosas_length() -> None:
+    """librosa rounds the ratio before the ceiling: 1 s at 8525 Hz is 16001
+    samples upstream, not the exact 16000."""
+    x = _signal(8525, 1.0, 1, 0.5)
+    ref = utils.normalize_audio_input((x, 8525))
+    got = ours(x, 8525, chunk=997)
+    assert got.shape == ref.shape == (16001,)
+    assert np.abs(got - ref).max() <= 1e-7
+
+
 def test_one_shot_and_stream_are_identical() -> None:
     import soxr
 
     x = _signal(44100, 2.0, 1, 0.5)
-    r = Resampler(44100)
+    r = Resampler(44100, SAMPLE_RATE)
     streamed = np.concatenate([r.push(x[i : i + 333]) for i in range(0, len(x), 333)])
     one = soxr.resample(x, 44100, SAMPLE_RATE, quality="soxr_hq")
     n = min(len(streamed), len(one))

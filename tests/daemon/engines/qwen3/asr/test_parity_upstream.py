@@ -22,10 +22,10 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("qwen_asr")
 
-from daemon.engines.qwen3.asr.audio import Resampler  # noqa: E402
 from daemon.engines.qwen3.asr.mel import MelStream  # noqa: E402
 from daemon.engines.qwen3.asr.text import TextStream  # noqa: E402
 from daemon.sdk.asr import TranscriptionOptions, stream_text  # noqa: E402
+from daemon.sdk.audio.resample import Resampler  # noqa: E402
 from daemon.sdk.local import LocalEngine, open_engine  # noqa: E402
 from scripts.common.parity import cosine, rel_error  # noqa: E402
 from scripts.qwen3.asr import oracle  # noqa: E402
@@ -91,7 +91,7 @@ def clip(request: pytest.FixtureRequest) -> tuple[str, np.ndarray, int]:
 
 def _engine_16k(pcm: np.ndarray, rate: int) -> np.ndarray:
     """The engine's own resampling of a whole clip (a session streams the same)."""
-    return Resampler(rate).push(pcm, last=True)
+    return Resampler(rate, SR).push(pcm, last=True)
 
 
 def _step_metrics(reference: np.ndarray, test: np.ndarray) -> dict[str, float]:
