@@ -23,7 +23,7 @@ from .checks import Check, Finding, error, ok, skip, warning
 from .qnn_checks import ENV_FILE, BoardTarget, install_fix
 
 _KIB: Final = 1024
-#: QnnError codes with a known setup cause (qnnrt/errors.py, docs/board.md, board
+#: QnnError codes with a known setup cause (qnnrt/c/errors.py, docs/board.md, board
 #: setup).
 _NO_PD: Final = 1002
 _STUB_OR_SKEL: Final = 1009

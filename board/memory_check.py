@@ -3,7 +3,7 @@
 The service opens its Backend with ``memory="auto"``: rpcmem (zero copy) when
 ``libcdsprpc`` loads, allocates a buffer with a real fd, and QNN registers it with
 the first context; host memory otherwise, which the driver copies on every execute.
-This check runs those same steps (qnnrt.rpcmem.open_memory, then a real context
+This check runs those same steps (qnnrt.memory.rpcmem.open_memory, then a real context
 load of the bundle's smallest binary) and reports the answer and why.
 """
 
@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import qnnrt
 from daemon.sdk.bundles.manifest import Bundle
-from qnnrt.rpcmem import open_memory
+from qnnrt.memory.rpcmem import open_memory
 
 from .checks import Check, Finding, ok, skip, warning
 from .qnn_checks import BoardTarget

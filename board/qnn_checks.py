@@ -21,7 +21,7 @@ from daemon.sdk.bundles.manifest import Bundle, BundleError
 from daemon.sdk.bundles.verify import verify_bundle
 from daemon.targets.profile import ADSP_SEPARATOR, Profile
 from qnnrt import ENV_LIB_DIR  # $QNN_LIB_DIR, as qnnrt.load_library reads it
-from qnnrt.dsp import DSP_ENV
+from qnnrt.c.dsp import DSP_ENV
 
 from .checks import Check, Finding, Target, error, ok, parse_version, skip, warning
 

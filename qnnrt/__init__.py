@@ -5,21 +5,21 @@
 
 import logging as _logging
 
-from ._lib import (
+from .backend import Backend
+from .binary import BinaryInfo, GraphInfo, read_binary_info
+from .c._lib import (
     ENV_LIB_DIR,
     QnnLibrary,
     load_library,
     native_stdout,
     simulator_lib_dir,
 )
-from .backend import Backend
-from .binary import BinaryInfo, GraphInfo, read_binary_info
+from .c.errors import QnnError, QnnLibraryError, check, error_name
 from .context import Context
-from .errors import QnnError, QnnLibraryError, check, error_name
 from .graph import Graph, Timing
 from .group import ContextGroup
+from .memory.tensor import Quantization, TensorInfo
 from .power import POWER_MODES
-from .tensor import Quantization, TensorInfo
 from .worker import NpuWorker, WorkerStopped
 
 __all__ = [

@@ -8,9 +8,9 @@ import json
 import sys
 from collections.abc import Sequence
 
-from ._lib import load_library
 from .binary import BinaryInfo, read_binary_info
-from .errors import QnnError, QnnLibraryError
+from .c._lib import load_library
+from .c.errors import QnnError, QnnLibraryError
 
 
 def _human(n: int | None) -> str:

@@ -13,14 +13,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from . import _api as A
-from . import _lifecycle
-from ._lib import QnnLibrary, load_library
-from .dsp import explained
-from .errors import QnnError, check
-from .log import Logger, first_error, held_native, replay
-from .power import PowerConfig, open_power
-from .rpcmem import (
+from .c import _api as A
+from .c import _lifecycle
+from .c._lib import QnnLibrary, load_library
+from .c.dsp import explained
+from .c.errors import QnnError, check
+from .c.log import Logger, first_error, held_native, replay
+from .memory.rpcmem import (
     PROBE_BYTES,
     Allocation,
     MemoryChoice,
@@ -28,6 +27,7 @@ from .rpcmem import (
     ion_descriptor,
     open_memory,
 )
+from .power import PowerConfig, open_power
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from typing import Any, Final
 
 import numpy as np
 
-from . import _api
-from ._lib import ApiVersion, QnnLibrary, load_library
-from .errors import check
-from .tensor import Quantization, TensorInfo
+from .c import _api
+from .c._lib import ApiVersion, QnnLibrary, load_library
+from .c.errors import check
+from .memory.tensor import Quantization, TensorInfo
 
 #: ``graphBlobInfo`` walks: the V1 wrapper is 40 B, a self-versioned V2 struct may
 #: follow (observed size 112 = 40 + 72 on QNN 2.51, docs/qnn.md, graph blob info).

@@ -14,12 +14,12 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _api as A
 from .binary import BinaryInfo, mapped_file, read_binary_info
-from .dsp import explained
-from .errors import QnnError, check
+from .c import _api as A
+from .c.dsp import explained
+from .c.errors import QnnError, check
 from .graph import Graph
-from .rpcmem import Allocation
+from .memory.rpcmem import Allocation
 
 if TYPE_CHECKING:
     from .backend import Backend

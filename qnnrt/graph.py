@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from . import _api as A
 from .binary import GraphInfo
-from .errors import check
-from .rpcmem import Allocation, ion_descriptor
-from .tensor import (
+from .c import _api as A
+from .c.errors import check
+from .memory.rpcmem import Allocation, ion_descriptor
+from .memory.tensor import (
     TensorInfo,
     check_array,
     check_feeds,

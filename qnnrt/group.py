@@ -8,10 +8,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from .binary import read_binary_info
+from .c.errors import QnnError
+from .c.log import first_error, held_native, replay
 from .context import Context
-from .errors import QnnError
 from .graph import Graph
-from .log import first_error, held_native, replay
 
 if TYPE_CHECKING:
     from .backend import Backend

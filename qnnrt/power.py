@@ -6,9 +6,9 @@ import ctypes as C
 import logging
 from typing import Final, Literal
 
-from . import _api as A
-from ._lib import QnnLibrary
-from .errors import QnnError, check
+from .c import _api as A
+from .c._lib import QnnLibrary
+from .c.errors import QnnError, check
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, Final, TypeVar
 
-from . import _lifecycle
+from .c import _lifecycle
 
 _LOGGER = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import qnnrt
-from qnnrt import log as qnn_log
+from qnnrt.c import log as qnn_log
 
 
 def test_soc_model_device_config_is_accepted(bins):

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import qnnrt
-from qnnrt import _api as A
 from qnnrt.binary import mapped_file
+from qnnrt.c import _api as A
 from tests.conftest import BOARD_BUNDLE_ENV
 
 ROOT = Path(__file__).resolve().parents[2]

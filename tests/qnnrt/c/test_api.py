@@ -6,7 +6,7 @@ import ctypes as C
 
 import pytest
 
-from qnnrt import _api as A
+from qnnrt.c import _api as A
 
 SIZES = [
     (A.Qnn_Version_t, 12),

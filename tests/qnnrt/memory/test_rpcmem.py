@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 
 import qnnrt
-from qnnrt import _api as A
-from qnnrt.rpcmem import RpcMem, open_memory
+from qnnrt.c import _api as A
+from qnnrt.memory.rpcmem import RpcMem, open_memory
 from tests.qnnrt.cdsprpc_stub import calls
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CHILD = Path(__file__).with_name("rpcmem_child.py")
 
 

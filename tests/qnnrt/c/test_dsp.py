@@ -1,4 +1,4 @@
-"""Stub and skel discovery outside systemd, on real files in tmp dirs (qnnrt.dsp)."""
+"""Stub and skel discovery outside systemd, on real files in tmp dirs (qnnrt.c.dsp)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from qnnrt import QnnError, dsp
+from qnnrt import QnnError
+from qnnrt.c import dsp
 
 SYSTEM_DIRS = ";".join(dsp.FASTRPC_DEFAULT_DIRS)
 

@@ -24,7 +24,7 @@ from typing import Final, Literal
 
 import numpy as np
 
-from . import _api as A
+from ..c import _api as A
 
 _LOGGER = logging.getLogger(__name__)
 

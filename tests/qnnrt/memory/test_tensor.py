@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import qnnrt
-from qnnrt import _api as A
-from qnnrt.tensor import Quantization, TensorInfo, check_array, require_supported
+from qnnrt.c import _api as A
+from qnnrt.memory.tensor import Quantization, TensorInfo, check_array, require_supported
 
 X = np.ones((1, 64), np.float32)
 

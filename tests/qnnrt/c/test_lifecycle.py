@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 CHILD = Path(__file__).with_name("exit_child.py")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _start(bin_path: Path, mode: str) -> subprocess.Popen[str]:

@@ -25,7 +25,7 @@ from .dsp import prepare as prepare_dsp
 from .errors import QnnLibraryError, check
 
 _LOGGER = logging.getLogger(__name__)
-#: Where native libraries' own prints end up (qnnrt/log.py logs QNN's there too).
+#: Where native libraries' own prints end up (log.py logs QNN's there too).
 _NATIVE = logging.getLogger("qnnrt.native")
 
 #: Environment override naming the directory that holds the QNN host libraries.
@@ -113,7 +113,7 @@ class QnnLibrary:
         return _entry(self._system, name, self.lib_dir / SYSTEM_LIBRARY)
 
     def prepare_dsp(self) -> DspSetup | None:
-        """Reach the stub and skel (qnnrt.dsp), once, before the first session.
+        """Reach the stub and skel (dsp.py), once, before the first session.
 
         Not at load: reading binary metadata needs no DSP, and must not touch
         the environment."""

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import qnnrt
-from qnnrt import _lib
+from qnnrt.c import _lib
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:

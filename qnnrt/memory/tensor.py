@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from . import _api
+from ..c import _api
 
 #: Plain (unquantized) QNN data types and their numpy dtype.
 PLAIN_DTYPES: Final[Mapping[int, np.dtype]] = {
