@@ -20,7 +20,7 @@ from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.bundles.verify import TargetMismatch, target_problems
 
 from .checks import Check, Finding, error, ok, skip, warning
-from .qnn_checks import ENV_FILE, BoardTarget, install_fix
+from .target import ENV_FILE, BoardTarget, install_fix
 
 _KIB: Final = 1024
 #: QnnError codes with a known setup cause (qnnrt/c/errors.py, docs/board.md, board

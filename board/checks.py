@@ -7,8 +7,9 @@ and demotes the errors of ``--ignore`` d checks to warnings.
 
 Every file, sysfs and /dev lookup goes through :meth:`Target.path`, so ``--root``
 points the whole doctor at a fake tree.  Generic OS-level checks live here, device
-access in :mod:`board.device_checks`, QNN/DSP in :mod:`board.qnn_checks`, the voice
-bundle in :mod:`board.bundle_checks`.
+access in :mod:`board.device_checks`, QNN in :mod:`board.qnn_checks`, the DSP search
+path in :mod:`board.dsp_checks`, the voice bundle in :mod:`board.bundle_checks`;
+what the last three share about the board, in :mod:`board.target`.
 """
 
 from __future__ import annotations

@@ -43,17 +43,10 @@ from .checks import (
     show,
 )
 from .device_checks import DeviceAccess
+from .dsp_checks import AdspPath, HtpSkel
 from .memory_check import QnnMemory
-from .qnn_checks import (
-    CONTEXT_LOAD_FACTOR,
-    AdspPath,
-    BoardTarget,
-    HtpSkel,
-    QnnFlavour,
-    QnnLibs,
-    QnnLoads,
-    QnnVersion,
-)
+from .qnn_checks import QnnFlavour, QnnLibs, QnnLoads, QnnVersion
+from .target import CONTEXT_LOAD_FACTOR, BoardTarget
 
 _MIB: Final = 1 << 20
 _TAGS: Final = {OK: "[ok]", SKIP: "[skip]", WARNING: "[WARNING]", ERROR: "[ERROR]"}

@@ -17,7 +17,7 @@ from daemon.sdk.bundles.manifest import Bundle
 from qnnrt.memory.rpcmem import open_memory
 
 from .checks import Check, Finding, ok, skip, warning
-from .qnn_checks import BoardTarget
+from .target import BoardTarget
 
 
 @dataclass(frozen=True)

@@ -1,34 +1,25 @@
-"""QNN, DSP and voice-bundle checks of ``hexvoice doctor``.
+"""QNN library checks of ``hexvoice doctor``: present, the right QAIRT build,
+loading, and the SDK the bundle was compiled with.
 
-:class:`BoardTarget` adds what these checks share and should compute once: the QNN
-library directory and its loaded libraries, the bundle and its verification.
 Failures are reported with the board errors they cause in practice
 (docs/board.md, board setup) and the fix for each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Final
 
 import yaml
 
-import qnnrt
-from daemon.sdk.bundles.manifest import Bundle, BundleError
-from daemon.sdk.bundles.verify import verify_bundle
-from daemon.targets.profile import ADSP_SEPARATOR, Profile
-from qnnrt import ENV_LIB_DIR  # $QNN_LIB_DIR, as qnnrt.load_library reads it
-from qnnrt.c.dsp import DSP_ENV
+from daemon.sdk.bundles.manifest import Bundle
 
-from .checks import Check, Finding, Target, error, ok, parse_version, skip, warning
+from .checks import Check, Finding, error, ok, parse_version, skip, warning
+from .target import ENV_FILE, BoardTarget, install_fix
 
 #: Written by board/install.sh next to the libraries it copied (which lib/<flavour>).
 MARKER: Final = "hexvoice-qnn.yaml"
-#: The service environment file board/install.sh writes (``python -m board.profile``).
-ENV_FILE: Final = "/etc/hexvoice/hexvoice.env"
 #: QAIRT ``lib/<flavour>`` directory names and the machine they run on.
 QAIRT_FLAVOURS: Final = {
     "aarch64-oe-linux-gcc11.2": "aarch64",
@@ -43,86 +34,7 @@ _EI_DATA: Final = 5
 _ELFDATA2LSB: Final = 1
 _E_MACHINE: Final = slice(18, 20)
 _EM_NAMES: Final = {62: "x86_64", 183: "aarch64"}  # EM_X86_64, EM_AARCH64
-#: The host maps the binary while the DSP-side weights and spill-fill come from the
-#: same (unified) DDR, so a context costs about twice its file size while loading.
-CONTEXT_LOAD_FACTOR: Final = 2
 _SDK_RELEASE: Final = 3  # major.minor.patch; a 4th field is the build stamp
-
-
-@dataclass(frozen=True, kw_only=True)
-class BoardTarget(Target):
-    profile: Profile
-    bundle_dir: Path | None = None
-
-    @cached_property
-    def lib_dir(self) -> tuple[str, Path] | None:
-        """(directory as named on the board, where it is here) or None."""
-        named = self.environ.get(ENV_LIB_DIR) or self.profile.qnn.lib_dir
-        if named:
-            return named, self.path(named)
-        sim = qnnrt.simulator_lib_dir()  # a host Python package, never rooted
-        return (str(sim), sim) if sim else None
-
-    @cached_property
-    def lib(self) -> qnnrt.QnnLibrary | Exception:
-        if self.lib_dir is None:
-            return qnnrt.QnnLibraryError("no QNN library directory")
-        try:
-            return qnnrt.load_library(self.lib_dir[1])
-        except (qnnrt.QnnLibraryError, qnnrt.QnnError) as exc:
-            return exc
-
-    @cached_property
-    def bundle(self) -> Bundle | Exception | None:
-        if self.bundle_dir is None:
-            return None
-        try:
-            return Bundle.load(self.bundle_dir)
-        except BundleError as exc:
-            return exc
-
-    @cached_property
-    def bundle_problems(self) -> list[str]:
-        assert isinstance(self.bundle, Bundle)
-        lib = self.lib
-        if isinstance(lib, Exception):
-            return verify_bundle(self.bundle, binaries=False)
-        return verify_bundle(self.bundle, binaries=True, lib=lib)
-
-    @cached_property
-    def binary_infos(self) -> Mapping[str, qnnrt.BinaryInfo | Exception]:
-        """Each context binary's metadata (or why not), by file, each read once."""
-        assert isinstance(self.bundle, Bundle) and not isinstance(self.lib, Exception)
-        out: dict[str, qnnrt.BinaryInfo | Exception] = {}
-        for file in self.bundle.binaries:
-            try:
-                out[file] = qnnrt.read_binary_info(self.bundle.path(file), self.lib)
-            except (OSError, ValueError, qnnrt.QnnError) as exc:
-                out[file] = exc
-        return out
-
-    @property
-    def adsp(self) -> tuple[str, str]:
-        """The ADSP_LIBRARY_PATH in effect and where it came from."""
-        value = self.environ.get("ADSP_LIBRARY_PATH")
-        if value is not None:
-            return value, "$ADSP_LIBRARY_PATH"
-        return self.profile.adsp_value, f"profile default, as in {ENV_FILE}"
-
-    def bundle_bytes(self, graphs_only: bool = False) -> int:
-        b = self.bundle
-        if not isinstance(b, Bundle):
-            return 0
-        rels = list(b.binaries)
-        rels += [] if graphs_only else list(b.files)
-        return sum(b.path(r).stat().st_size for r in rels if b.path(r).is_file())
-
-
-def install_fix(p: Profile) -> str:
-    return (
-        f"sudo board/install.sh --qairt <QAIRT SDK dir> (copies lib/{p.qnn.flavour} "
-        f"and lib/hexagon-v{p.htp.arch}/unsigned)"
-    )
 
 
 def elf_machine(path: Path) -> str | None:
@@ -256,75 +168,3 @@ class QnnVersion(Check):
             elif diff == "build":
                 found.append(warning(msg + " (same release, other build)", fix))
         return found or [ok(f"runtime {lib.build_id} matches the bundle")]
-
-
-@dataclass(frozen=True)
-class AdspPath(Check):
-    """ADSP_LIBRARY_PATH is ';'-separated and keeps the system DSP dirs."""
-
-    def run(self, t: BoardTarget) -> list[Finding]:  # type: ignore[override]
-        p = t.profile
-        value, source = t.adsp
-        fix = f"export ADSP_LIBRARY_PATH='{p.adsp_value}' (as in {ENV_FILE})"
-        if ":" in value and ADSP_SEPARATOR not in value:
-            return [
-                error(
-                    f"ADSP_LIBRARY_PATH={value} uses ':'; FastRPC splits on ';', so "
-                    f"this is one directory that does not exist",
-                    fix,
-                )
-            ]
-        entries = value.split(ADSP_SEPARATOR)
-        dropped = [
-            d
-            for d in p.adsp_library_path
-            if d != p.qnn.dsp_dir and d not in entries and t.path(d).is_dir()
-        ]
-        found = [ok(f"{value} ({source})")]
-        if dropped:
-            found = [
-                warning(
-                    f"ADSP_LIBRARY_PATH ({source}) leaves out the system DSP dir(s) "
-                    f"{', '.join(dropped)}; FastRPC finds its own shell and other "
-                    f"skels there",
-                    fix,
-                )
-            ]
-        dsp = t.environ.get(DSP_ENV)
-        if dsp:
-            # Upstream fastrpc reads it too: a skel found there is found.
-            found.append(ok(f"{DSP_ENV}={dsp} (FastRPC searches it as well)"))
-        return found
-
-
-@dataclass(frozen=True)
-class HtpSkel(Check):
-    """The V73 skel is in a directory on ADSP_LIBRARY_PATH (or DSP_LIBRARY_PATH)."""
-
-    def run(self, t: BoardTarget) -> list[Finding]:  # type: ignore[override]
-        p = t.profile
-        value, source = t.adsp
-        entries = [e for e in value.split(ADSP_SEPARATOR) if e]
-        entries += [e for e in t.environ.get(DSP_ENV, "").split(ADSP_SEPARATOR) if e]
-        found = []
-        for skel in p.qnn.skel_libs:
-            dirs = [e for e in entries if (t.path(e) / skel).is_file()]
-            if dirs:
-                found.append(ok(f"{skel} in {dirs[0]}"))
-            elif p.qnn.dsp_dir and (t.path(p.qnn.dsp_dir) / skel).is_file():
-                found.append(
-                    error(
-                        f"{skel} is in {p.qnn.dsp_dir}, which is not on "
-                        f"ADSP_LIBRARY_PATH ({source}: {value}); the DSP cannot "
-                        f"load it (QNN 1009 / 1007)",
-                        f"export ADSP_LIBRARY_PATH='{p.adsp_value}' (as in {ENV_FILE})",
-                    )
-                )
-            else:
-                found.append(
-                    error(
-                        f"{skel} not found on ADSP_LIBRARY_PATH ({value})",
-                        install_fix(p),
-                    )
-                )
-        return found

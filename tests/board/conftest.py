@@ -13,7 +13,8 @@ import pytest
 import qnnrt
 from board.checks import Finding, run_checks
 from board.doctor import board_checks
-from board.qnn_checks import MARKER, BoardTarget
+from board.qnn_checks import MARKER
+from board.target import BoardTarget
 from daemon.sdk.bundles.manifest import (
     Bundle,
     GraphSpec,

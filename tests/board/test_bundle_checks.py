@@ -10,7 +10,7 @@ import yaml
 
 from board.bundle_checks import diagnose
 from board.checks import ERROR, OK, SKIP, WARNING
-from board.qnn_checks import BoardTarget
+from board.target import BoardTarget
 from daemon.sdk.bundles.manifest import MANIFEST
 from tests.bundle_edits import compile_foreign, edit_manifest, swap_binary
 
