@@ -31,7 +31,7 @@ from daemon.service.host import EngineHost
 from daemon.service.listeners import Listener, ListenerError, open_listeners
 from daemon.service.metrics import Metrics
 from daemon.service.systemd import EX_CONFIG, EX_SOFTWARE
-from daemon.service.voiceset import LoadStopped
+from daemon.service.voices.voiceset import LoadStopped
 from qnnrt import QnnError, QnnLibraryError
 
 _LOGGER = logging.getLogger(__name__)

@@ -11,35 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import threading
 import time
 from collections.abc import Awaitable, Collection
-from importlib import metadata
-from typing import Final, TypeVar
+from typing import TypeVar
 
-from daemon.sdk.capabilities import Capabilities, Task
+from daemon.sdk.capabilities import Task
 from daemon.sdk.cloning import unfit
-from daemon.sdk.languages import described, speaks
 from daemon.sdk.registry import Engine
 from daemon.service.cloning.clones import Clones
 from daemon.service.config import ServeConfig, VoiceSource
-from daemon.service.edge.refusals import (
-    Unavailable,
-    UnknownLanguage,
-    UnknownVoice,
-    refuse,
-)
+from daemon.service.edge.refusals import Unavailable
 from daemon.service.edge.requests import SynthesisRequest, TranscriptionRequest, check
-from daemon.service.jobs import AsrJob, Job, Voice
+from daemon.service.jobs import AsrJob, Job
 from daemon.service.metrics import Metrics
-from daemon.service.reload import Loader
 from daemon.service.scheduler import Scheduler
-from daemon.service.voiceset import VoiceSet
+from daemon.service.voices.reload import Loader
+from daemon.service.voices.voice import NO_VOICES, Voice, capabilities, pick
+from daemon.service.voices.voiceset import VoiceSet
 from qnnrt import NpuWorker
 
 _LOGGER = logging.getLogger(__name__)
-NO_VOICES: Final = "no voices loaded"
 T = TypeVar("T")
 
 
@@ -175,29 +167,9 @@ class EngineHost:
     ) -> Voice:
         """The voice called ``name``, else one of ``task`` speaking ``language``,
         else the default (the configured one, or the first voice of ``task``)."""
-        if not self.voices:
-            raise Unavailable(NO_VOICES)
-        if name is not None:
-            if name not in self.voices:
-                unusable = self.clones.unusable(name)  # stored, cannot speak
-                if unusable is not None:
-                    raise unusable
-                expected = f"one of {sorted(self.voices)}"
-                raise refuse(UnknownVoice, "voice", expected, name)
-            return self.voices[name]  # of another task: the check refuses it
-        pool = [v for v in self.voices.values() if v.task == task]
-        if language is not None:
-            for v in pool:
-                if speaks(v.languages, language):
-                    return v
-            known = sorted({lang for v in pool for lang in v.languages})
-            expected = f"a language a loaded voice speaks, {described(known)}"
-            raise refuse(UnknownLanguage, "language", expected, language)
-        assert self.default_voice is not None  # set with the voices
-        default = self.voices[self.default_voice]
-        if default.task == task or not pool:
-            return default  # no voice of the task: the check says so
-        return pool[0]
+        return pick(
+            self.voices, self.default_voice, name, language, task, self.clones.unusable
+        )
 
     def check(self, request: SynthesisRequest, formats: Collection[str] = ()) -> Voice:
         """The voice ``request`` asks for, once the request passed the one check
@@ -318,25 +290,3 @@ class EngineHost:
             _LOGGER.error("the NPU worker is stuck; leaving QNN to the exit hook")
         await asyncio.to_thread(self._worker.stop, limit)
         self.state = "closed"
-
-
-def capabilities(voice: Voice) -> Capabilities:
-    """What ``voice``'s engine declared; for an engine that declares nothing,
-    what its voice says (languages, speakers, rate; the service's text limit)."""
-    if voice.capabilities is not None:
-        return voice.capabilities
-    return Capabilities(
-        "tts",
-        voice.languages,
-        voice.sample_rate,
-        speakers=voice.speakers,
-        max_input=math.inf,
-    )
-
-
-def package_version() -> str | None:
-    """hexvoice's installed version (None when run from a bare checkout)."""
-    try:
-        return metadata.version("hexvoice")
-    except metadata.PackageNotFoundError:
-        return None

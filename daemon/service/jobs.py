@@ -1,4 +1,4 @@
-"""Requests as the scheduler runs them: voices, jobs of both tasks, service errors.
+"""Requests as the scheduler runs them: the jobs of both tasks.
 
 A ``Job``'s output crosses from the NPU worker to the event loop: the worker
 pushes audio chunks or transcripts with ``call_soon_threadsafe``; the event loop
@@ -16,7 +16,7 @@ import asyncio
 import math
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
@@ -25,9 +25,7 @@ import numpy as np
 
 from daemon.sdk.asr import SessionFinished, Transcript, channels_of, pcm_problem
 from daemon.sdk.cancel import Cancelled, CancelToken
-from daemon.sdk.capabilities import Capabilities, Task, VoiceInfo
 from daemon.sdk.cloning import VoicePrint
-from daemon.sdk.registry import Engine
 from daemon.sdk.tts import AudioChunk
 from daemon.service.edge.refusals import (
     BadRequest,
@@ -37,6 +35,7 @@ from daemon.service.edge.refusals import (
     refuse,
 )
 from daemon.service.edge.requests import check_duration
+from daemon.service.voices.voice import Voice
 
 DEADLINE_REASON: Final = "deadline passed"
 CONSUMER_LEFT: Final = "the consumer stopped reading"
@@ -47,52 +46,6 @@ INPUT_CHUNKS: Final = 32
 _END: Final = object()
 _FINISH: Final = object()  # input: no more audio
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Voice:
-    """A voice as the protocols advertise it."""
-
-    name: str
-    languages: tuple[str, ...]
-    sample_rate: int
-    engine_id: str
-    description: str = ""
-    speakers: tuple[str, ...] = ()
-    attribution: tuple[str, str] = ("", "")
-    #: what its engine declared (``engine.capabilities()``); None: derived from
-    #: the fields above by the host (engines that declare nothing)
-    capabilities: Capabilities | None = None
-    #: which loaded engine serves it (sessions take turns per engine)
-    engine_key: Hashable = field(default=0, compare=False, repr=False)
-    #: a cloned voice: its print, and the engine's own voice it speaks through
-    print: VoicePrint | None = field(default=None, compare=False, repr=False)
-    base: str | None = None
-
-    @classmethod
-    def of(cls, info: VoiceInfo, engine: Engine) -> Voice:
-        """``info`` of a loaded ``engine``, with what the engine declares."""
-        caps = engine.capabilities()
-        return cls(
-            info.name,
-            tuple(info.languages),
-            caps.sample_rate_out or 0,  # ASR: audio goes in, not out
-            engine.engine_id,
-            info.description,
-            tuple(info.speakers),
-            (info.attribution[0], info.attribution[1]),
-            caps,
-            id(engine),
-        )
-
-    @property
-    def task(self) -> Task:
-        return self.capabilities.task if self.capabilities is not None else "tts"
-
-    @property
-    def serves(self) -> str:
-        """The engine voice that speaks it (itself, unless it is cloned)."""
-        return self.base or self.name
 
 
 class HeartbeatToken(CancelToken):

@@ -62,8 +62,9 @@ from daemon.service.edge.refusals import (
     refuse,
 )
 from daemon.service.edge.requests import TranscriptionRequest
-from daemon.service.host import NO_VOICES, EngineHost
-from daemon.service.jobs import AsrJob, Voice
+from daemon.service.host import EngineHost
+from daemon.service.jobs import AsrJob
+from daemon.service.voices.voice import NO_VOICES, Voice
 
 _LOGGER = logging.getLogger(__name__)
 #: Where a ``TranscriptionRequest`` field is on the form (the rest: same name).

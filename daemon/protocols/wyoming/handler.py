@@ -57,8 +57,9 @@ from daemon.sdk.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
 from daemon.service.clientlog import CLIENT_LOG
 from daemon.service.edge.refusals import BadRequest, RequestError
 from daemon.service.edge.requests import SynthesisRequest
-from daemon.service.host import EngineHost, capabilities
+from daemon.service.host import EngineHost
 from daemon.service.jobs import Job
+from daemon.service.voices.voice import capabilities
 from daemon.text.sentences import Sentence, SentenceStream
 
 _LOGGER = logging.getLogger(__name__)

@@ -28,8 +28,8 @@ from wyoming.info import (
 from daemon.protocols.wyoming.handler import WyomingHandler
 from daemon.protocols.wyoming.input import MAX_HEADER_BYTES
 from daemon.service.admission import Acceptor, Admission, Tracked
-from daemon.service.host import EngineHost, package_version
-from daemon.service.jobs import Voice
+from daemon.service.host import EngineHost
+from daemon.service.voices.voice import Voice
 
 PROGRAM_NAME: Final = "hexvoice"
 #: The Project-URL labels (PEP 753 normalizes "Homepage"/"Home-page" to
@@ -53,6 +53,14 @@ def project_url() -> str:
         if label.strip().lower() in _HOME_LABELS and url.strip():
             return url.strip()
     return meta.get("Home-page") or FALLBACK_URL
+
+
+def package_version() -> str | None:
+    """hexvoice's installed version (None when run from a bare checkout)."""
+    try:
+        return metadata.version(PROGRAM_NAME)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 #: Shown by clients that credit a program (Home Assistant's Wyoming info).

@@ -52,7 +52,7 @@ from daemon.service.cloning.offers import Offers, cloned
 from daemon.service.cloning.voicefile import NAME_RULE, SUFFIX, Entry, valid_name
 from daemon.service.cloning.voicestore import Damaged, VoiceStore, VoiceStoreConfig
 from daemon.service.edge.refusals import Found, Unavailable, UnknownVoice, refuse
-from daemon.service.jobs import Voice
+from daemon.service.voices.voice import Voice
 
 if TYPE_CHECKING:
     from daemon.service.scheduler import Scheduler

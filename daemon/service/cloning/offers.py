@@ -15,7 +15,7 @@ from daemon.service.cloning import clone_rules as rules
 from daemon.service.cloning.clone_rules import VoiceUnusable
 from daemon.service.cloning.voicefile import Entry
 from daemon.service.cloning.voicestore import Damaged
-from daemon.service.jobs import Voice
+from daemon.service.voices.voice import Voice
 
 _LOGGER = logging.getLogger(__name__)
 #: Why a stored voice is not offered when its engine is not loaded at all.

@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 def _in_process(bundle: Path, backend: str, text: str, rounds: int) -> list[Run]:
     from daemon.sdk.tts import SynthesisOptions
     from daemon.service.config import EngineConfig, ServeConfig, VoiceSource
-    from daemon.service.voiceset import VoiceSet
+    from daemon.service.voices.voiceset import VoiceSet
 
     cfg = ServeConfig(
         voices=(VoiceSource(bundle),), engine=EngineConfig(backend=backend)

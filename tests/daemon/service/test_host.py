@@ -17,8 +17,8 @@ from daemon.service.config import ConfigError, LimitsConfig, ServeConfig, VoiceS
 from daemon.service.edge.refusals import Busy, Unavailable
 from daemon.service.edge.requests import SynthesisRequest
 from daemon.service.host import EngineHost
-from daemon.service.jobs import Voice
-from daemon.service.voiceset import no_room
+from daemon.service.voices.voice import Voice
+from daemon.service.voices.voiceset import no_room
 from qnnrt import QnnError
 from tests.daemon.conftest import LONG_WORDS, copy_voice, flip_byte, words
 from tests.daemon.service.hosts import loaded_host, with_limits

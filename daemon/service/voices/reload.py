@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from daemon.sdk.bundles.manifest import BundleError
-from daemon.service.bundles import Checked, LoadedEngine, settings
 from daemon.service.config import ConfigError, EngineConfig, ServeConfig, VoiceSource
-from daemon.service.voiceset import LoadStopped, VoiceSet, no_room
+from daemon.service.voices.bundles import Checked, LoadedEngine, settings
+from daemon.service.voices.voiceset import LoadStopped, VoiceSet, no_room
 from qnnrt import NpuWorker
 
 _LOGGER = logging.getLogger(__name__)

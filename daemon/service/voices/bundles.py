@@ -16,7 +16,7 @@ from daemon.sdk.bundles.verify import TargetMismatch, verify_bundle
 from daemon.sdk.graphs import GraphHost, Runner
 from daemon.sdk.registry import Engine
 from daemon.service.config import EngineConfig, VoiceSource
-from daemon.service.jobs import Voice
+from daemon.service.voices.voice import Voice
 
 _LOGGER = logging.getLogger(__name__)
 #: Problems one start-up line names; the rest are counted (one line for the log

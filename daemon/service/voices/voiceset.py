@@ -1,6 +1,6 @@
 """The engines a service runs: one per voice bundle, each loaded, warmed up,
 replaced and evicted on its own.  Built, changed and closed on the NPU worker
-thread only (``daemon/service/reload.py`` decides what changes, and when).
+thread only (``reload.py`` decides what changes, and when).
 
 Each bundle's graphs are opened alone (``GraphHost.open([bundle])``), so each has
 its own QNN multi-context group and evicting one engine frees exactly its
@@ -29,9 +29,9 @@ from daemon.sdk.bundles.manifest import BundleError
 from daemon.sdk.bundles.verify import engine_for
 from daemon.sdk.graphs import Checkpoint, GraphHost, go_on
 from daemon.sdk.registry import Engine
-from daemon.service.bundles import Checked, LoadedEngine, Settings, settings
 from daemon.service.config import ServeConfig
-from daemon.service.jobs import Voice
+from daemon.service.voices.bundles import Checked, LoadedEngine, Settings, settings
+from daemon.service.voices.voice import Voice
 from qnnrt import QnnError
 
 _LOGGER = logging.getLogger(__name__)
@@ -233,8 +233,11 @@ class VoiceSet:
     def report(self) -> dict[str, dict[str, object]]:
         """Per engine (bundle name): its voices, load number and graph calls."""
         return {
-            le.name: {"voices": sorted(le.voices), "load": le.load,
-                      "graph_calls": le.graph_calls()}  # fmt: skip
+            le.name: {
+                "voices": sorted(le.voices),
+                "load": le.load,
+                "graph_calls": le.graph_calls(),
+            }  # fmt: skip
             for le in self.loaded.values()
         }
 
