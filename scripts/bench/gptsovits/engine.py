@@ -200,21 +200,17 @@ def random_tables(p: GsvParams, rng: np.random.Generator) -> CpuTables:
 
 def standin_bundle(root: Path, backend: str) -> Bundle:
     from scripts.bench.gptsovits.standin import FullDims, decode_graph, prefill_graph
+    from scripts.bench.standin import compile_graphs
     from scripts.common import bundling
-    from scripts.common.qnn_compile import compile_onnx
 
     d = FullDims()
     onnx_files = {
         "t2s_prefill": prefill_graph(root / "onnx_src" / "t2s_prefill.onnx", d),
         f"t2s_decode_{d.kv_len}": decode_graph(root / "onnx_src" / "decode.onnx", d),
     }
-    graphs = {}
-    for key, path in onnx_files.items():
-        compiled = compile_onnx(path, root / "bins", name=key)
-        graphs[key] = bundling.add_graph(root / "bundle", key, compiled.bin_path, path)
     return bundling.finish(
         root / "bundle", engine="bench-standin", name="standin", sample_rate=32000,
-        languages=("zh",), graphs=graphs,
+        languages=("zh",), graphs=compile_graphs(root, onnx_files),
     )  # fmt: skip
 
 

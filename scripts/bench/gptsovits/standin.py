@@ -19,7 +19,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-OPSET = 17
+from scripts.bench.standin import i64, save, vi
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,8 @@ def _kv_from(name: str, src: str, rows: int, d: FullDims) -> list[onnx.NodeProto
 
 
 def _consts(d: FullDims, rows: tuple[int, ...]) -> list[onnx.TensorProto]:
-    out = [numpy_helper.from_array(np.array([d.layers, 1, 1], np.int64), "tile_reps")]
-    for r in rows:
-        shape = np.array([d.layers, r, d.heads, d.head_dim], np.int64)
-        out.append(numpy_helper.from_array(shape, f"shape_{r}"))
+    out = [i64("tile_reps", [d.layers, 1, 1])]
+    out += [i64(f"shape_{r}", [d.layers, r, d.heads, d.head_dim]) for r in rows]
     return out
 
 
@@ -68,17 +66,17 @@ def prefill_graph(path: Path, d: FullDims = FullDims()) -> Path:
         nodes,
         "t2s_prefill_standin",
         [
-            helper.make_tensor_value_info("xy", f32, [1, p, w]),
-            helper.make_tensor_value_info("mask", f32, [1, 1, p, p]),
+            vi("xy", f32, [1, p, w]),
+            vi("mask", f32, [1, 1, p, p]),
         ],
         [
-            helper.make_tensor_value_info("h", f32, [1, p, w]),
-            helper.make_tensor_value_info("k", f16, kv),
-            helper.make_tensor_value_info("v", f16, kv),
+            vi("h", f32, [1, p, w]),
+            vi("k", f16, kv),
+            vi("v", f16, kv),
         ],
         _consts(d, (p,)),
     )
-    return _save(graph, path)
+    return save(graph, path)
 
 
 def decode_graph(path: Path, d: FullDims = FullDims()) -> Path:
@@ -90,10 +88,10 @@ def decode_graph(path: Path, d: FullDims = FullDims()) -> Path:
     proj = (rng.standard_normal((w, d.vocab)) / np.sqrt(w)).astype(np.float32)
     inits = [
         numpy_helper.from_array(proj, "proj"),
-        numpy_helper.from_array(np.array([0], np.int64), "zero"),
-        numpy_helper.from_array(np.array([1], np.int64), "one"),
-        numpy_helper.from_array(np.array([2], np.int64), "axis2"),
-        numpy_helper.from_array(np.array([1, w], np.int64), "row"),
+        i64("zero", [0]),
+        i64("one", [1]),
+        i64("axis2", [2]),
+        i64("row", [1, w]),
         *_consts(d, (1,)),
     ]
     nodes = [
@@ -112,24 +110,16 @@ def decode_graph(path: Path, d: FullDims = FullDims()) -> Path:
         nodes,
         f"t2s_decode_standin_{n}",
         [
-            helper.make_tensor_value_info("x", f32, [1, 1, w]),
-            helper.make_tensor_value_info("k_cache", f16, cache),
-            helper.make_tensor_value_info("v_cache", f16, cache),
-            helper.make_tensor_value_info("mask", f32, [1, 1, 1, n]),
+            vi("x", f32, [1, 1, w]),
+            vi("k_cache", f16, cache),
+            vi("v_cache", f16, cache),
+            vi("mask", f32, [1, 1, 1, n]),
         ],
         [
-            helper.make_tensor_value_info("logits", f32, [1, d.vocab]),
-            helper.make_tensor_value_info("k_new", f16, new),
-            helper.make_tensor_value_info("v_new", f16, new),
+            vi("logits", f32, [1, d.vocab]),
+            vi("k_new", f16, new),
+            vi("v_new", f16, new),
         ],
         inits,
     )
-    return _save(graph, path)
-
-
-def _save(graph: onnx.GraphProto, path: Path) -> Path:
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    onnx.checker.check_model(model)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(model, str(path))
-    return path
+    return save(graph, path)

@@ -21,31 +21,29 @@ from pathlib import Path
 import numpy as np
 
 import qnnrt
+from scripts.bench.standin import i64, save, vi
 from scripts.common.qnn_compile import compile_onnx, qnn_session
 
 #: GPT-SoVITS v2Pro T2S decode cache: layers, heads, KV length, head dim.
 GSV_KV_SHAPE = (24, 16, 1024, 32)
 GSV_WIDTH = 512
 OVERHEAD_TARGET_MS = 0.1
+#: the IR version both probes are written in (what onnxruntime-qnn loads here)
+IR_VERSION = 10
 
 
 def _kv_probe(path: Path) -> Path:
     """Full-size decode I/O with trivial compute: isolates host-side cost."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto, helper
 
     f16, f32 = TensorProto.FLOAT16, TensorProto.FLOAT
-
-    def const(name: str, values: list[int]) -> onnx.TensorProto:
-        return numpy_helper.from_array(np.array(values, np.int64), name)
-
     consts = [
-        const("starts", [0, 0, 0, 0]),
-        const("ends", [1, 1, 1, 32]),
-        const("shape", [1, 32]),
-        const("mask_starts", [0]),
-        const("mask_ends", [32]),
-        const("mask_axes", [3]),
+        i64("starts", [0, 0, 0, 0]),
+        i64("ends", [1, 1, 1, 32]),
+        i64("shape", [1, 32]),
+        i64("mask_starts", [0]),
+        i64("mask_ends", [32]),
+        i64("mask_axes", [3]),
     ]
     nodes = [  # logits = k[0,0,0,:32] + v[0,0,0,:32] + mask[..., :32]
         helper.make_node("Slice", ["k_cache", "starts", "ends"], ["ks"]),
@@ -64,35 +62,28 @@ def _kv_probe(path: Path) -> Path:
         nodes,
         "kv_probe",
         [
-            helper.make_tensor_value_info("k_cache", f16, kv),
-            helper.make_tensor_value_info("v_cache", f16, kv),
-            helper.make_tensor_value_info("mask", f32, [1, 1, 1, GSV_KV_SHAPE[2]]),
+            vi("k_cache", f16, kv),
+            vi("v_cache", f16, kv),
+            vi("mask", f32, [1, 1, 1, GSV_KV_SHAPE[2]]),
         ],
-        [helper.make_tensor_value_info("logits", f32, [1, 32])],
+        [vi("logits", f32, [1, 32])],
         consts,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 10
-    onnx.save(model, str(path))
-    return path
+    return save(graph, path, IR_VERSION)
 
 
 def _matmul(path: Path, width: int = GSV_WIDTH) -> Path:
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     w = np.random.default_rng(0).standard_normal((width, width)).astype(np.float32)
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["x", "W"], ["y"])],
         "matmul",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, width])],
+        [vi("x", TensorProto.FLOAT, [1, width])],
+        [vi("y", TensorProto.FLOAT, [1, width])],
         [numpy_helper.from_array(w / np.float32(width**0.5), "W")],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 10
-    onnx.save(model, str(path))
-    return path
+    return save(graph, path, IR_VERSION)
 
 
 def _median_ms(fn: Callable[[], object], n: int) -> float:

@@ -37,8 +37,16 @@ from daemon.engines.qwen3.asr.params import (
     prefill_key,
 )
 from daemon.sdk.bundles.manifest import Bundle
+from scripts.bench.qwen3.standin_common import (
+    BLOCKED,
+    BYTE_TOKENS,
+    LETTERS,
+    PROJ,
+    byte_level_bpe,
+    save_table,
+)
+from scripts.bench.standin import compile_graphs, i64, save, vi
 
-OPSET: Final = 17
 F32, F16 = TensorProto.FLOAT, TensorProto.FLOAT16
 #: docs/qwen3.md, ASR prompt and special ids: the chat template the checkpoint renders,
 #: and the forced suffix
@@ -49,12 +57,6 @@ TEMPLATE: Final = (
 SUFFIX: Final = "language {language}<asr_text>"
 SPECIALS: Final = ("<|endoftext|>", "<|im_start|>", "<|im_end|>",
                    "<|audio_start|>", "<|audio_end|>", "<|audio_pad|>")  # fmt: skip
-#: input dims of the logits projection (x[:PROJ], cos[:PROJ]): a [2 PROJ, V]
-#: float32 weight of 4.9 MB, so the stand-in (which runs on the host CPU here,
-#: unlike the NPU) evicts little of the caches the engine's step then uses
-PROJ: Final = 4
-BLOCKED: Final = -1e4  # fp16-safe "never chosen"
-EMBED_STD: Final = 0.05  # about a trained table's row scale
 
 
 @dataclass(frozen=True)
@@ -98,21 +100,14 @@ def tokenizer_json(d: Dims, path: Path, seed: int = 0) -> Path:
     prefix with its last letter), and the specials after them."""
     from itertools import product
 
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import AddedToken
 
-    vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
-    letters = "abcdefghijklmnopqrstuvwxyz\u0120"  # U+0120: byte-level space
-    words = ["".join(w) for n in (2, 3) for w in product(letters, repeat=n)]
-    fours = ["".join(w) for w in product(letters, repeat=4)]
+    words = ["".join(w) for n in (2, 3) for w in product(LETTERS, repeat=n)]
+    fours = ["".join(w) for w in product(LETTERS, repeat=4)]
     rng = np.random.default_rng(seed)
-    room = max(d.bpe - len(vocab), 0)
+    room = max(d.bpe - BYTE_TOKENS, 0)
     words = (words + [fours[i] for i in rng.permutation(len(fours))])[:room]
-    merges = [(w[:-1], w[-1]) for w in words]
-    base = len(vocab)
-    vocab.update((w, base + i) for i, w in enumerate(words))
-    tok = Tokenizer(models.BPE(vocab, merges))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
+    tok = byte_level_bpe(words)
     tok.add_special_tokens([AddedToken(s, special=True) for s in SPECIALS])
     tok.add_tokens([AddedToken("<asr_text>", special=False)])
     ids = [tok.token_to_id(s) for s in SPECIALS]
@@ -121,14 +116,6 @@ def tokenizer_json(d: Dims, path: Path, seed: int = 0) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tok.save(str(path))
     return path
-
-
-def _vi(name: str, dtype: int, shape: list[int]) -> onnx.ValueInfoProto:
-    return helper.make_tensor_value_info(name, dtype, shape)
-
-
-def _const(name: str, value: list[int]) -> onnx.TensorProto:
-    return numpy_helper.from_array(np.array(value, np.int64), name)
 
 
 def _kv(name: str, src: str, rows: int, d: Dims) -> list[onnx.NodeProto]:
@@ -143,8 +130,8 @@ def _kv(name: str, src: str, rows: int, d: Dims) -> list[onnx.NodeProto]:
 
 def _kv_consts(d: Dims, rows: int) -> list[onnx.TensorProto]:
     return [
-        _const("kv_reps", [d.layers, 1, 1, 1]),
-        _const(f"kv_shape_{rows}", [1, rows, d.kv_heads, d.head_dim]),
+        i64("kv_reps", [d.layers, 1, 1, 1]),
+        i64(f"kv_shape_{rows}", [1, rows, d.kv_heads, d.head_dim]),
     ]
 
 
@@ -155,8 +142,8 @@ def _logits(d: Dims, x: str, cos: str, extra: list[str]) -> tuple[list, list]:
     bias = np.zeros((1, d.vocab), np.float32)
     bias[0, d.bpe :] = BLOCKED
     inits = [numpy_helper.from_array(w, "proj"), numpy_helper.from_array(bias, "bias"),
-             _const("p0", [0]), _const("p1", [PROJ]), _const("last_axis", [-1]),
-             _const("row", [1, PROJ])]  # fmt: skip
+             i64("p0", [0]), i64("p1", [PROJ]), i64("last_axis", [-1]),
+             i64("row", [1, PROJ])]  # fmt: skip
     nodes = [
         helper.make_node("Slice", [x, "p0", "p1", "last_axis"], ["xs"]),
         helper.make_node("Slice", [cos, "p0", "p1", "last_axis"], ["cs"]),
@@ -186,12 +173,12 @@ def encoder_graph(path: Path, d: Dims) -> Path:
     ]
     graph = helper.make_graph(
         nodes, "asr_encoder_standin",
-        [_vi("mel", f32, [c, 1, d.n_mels, 100]), _vi("stem_mask1", f32, [c, 1, 1, 50]),
-         _vi("stem_mask2", f32, [c, 1, 1, 25]), _vi("key_mask", f32, [1, 1, 1, w])],
-        [_vi("audio", f32, [w, d.hidden])],
-        [_const("col", [w, 1]), _const("reps", [1, d.hidden])],
+        [vi("mel", f32, [c, 1, d.n_mels, 100]), vi("stem_mask1", f32, [c, 1, 1, 50]),
+         vi("stem_mask2", f32, [c, 1, 1, 25]), vi("key_mask", f32, [1, 1, 1, w])],
+        [vi("audio", f32, [w, d.hidden])],
+        [i64("col", [w, 1]), i64("reps", [1, d.hidden])],
     )  # fmt: skip
-    return _save(graph, path)
+    return save(graph, path)
 
 
 def prefill_graph(path: Path, d: Dims) -> Path:
@@ -209,15 +196,15 @@ def prefill_graph(path: Path, d: Dims) -> Path:
     ]
     graph = helper.make_graph(
         nodes, "asr_prefill_standin",
-        [_vi("x", f32, [1, p, h]), _vi("mask", f32, [1, 1, p, p]),
-         _vi("cos", f32, [1, p, hd]), _vi("sin", f32, [1, p, hd]),
-         _vi("last", f32, [1, p])],
-        [_vi("logits", f32, [1, d.vocab]), _vi("k", TensorProto.FLOAT16, kv),
-         _vi("v", TensorProto.FLOAT16, kv)],
-        [*inits, *_kv_consts(d, p), _const("lrow", [1, 1, p]),
-         _const("kvw", [d.kv_heads * hd])],
+        [vi("x", f32, [1, p, h]), vi("mask", f32, [1, 1, p, p]),
+         vi("cos", f32, [1, p, hd]), vi("sin", f32, [1, p, hd]),
+         vi("last", f32, [1, p])],
+        [vi("logits", f32, [1, d.vocab]), vi("k", TensorProto.FLOAT16, kv),
+         vi("v", TensorProto.FLOAT16, kv)],
+        [*inits, *_kv_consts(d, p), i64("lrow", [1, 1, p]),
+         i64("kvw", [d.kv_heads * hd])],
     )  # fmt: skip
-    return _save(graph, path)
+    return save(graph, path)
 
 
 def decode_graph(path: Path, d: Dims) -> Path:
@@ -236,30 +223,21 @@ def decode_graph(path: Path, d: Dims) -> Path:
     ]  # fmt: skip
     graph = helper.make_graph(
         nodes, f"asr_decode_standin_{n}",
-        [_vi("x", f32, [1, 1, h]), _vi("k_cache", f16, cache),
-         _vi("v_cache", f16, cache), _vi("mask", f32, [1, 1, 1, n]),
-         _vi("cos", f32, [1, 1, hd]), _vi("sin", f32, [1, 1, hd])],
-        [_vi("logits", f32, [1, d.vocab]), _vi("k_new", f16, new),
-         _vi("v_new", f16, new)],
-        [*inits, *_kv_consts(d, 1), _const("one", [1]), _const("axis2", [2]),
-         _const("kvw", [d.kv_heads * hd])],
+        [vi("x", f32, [1, 1, h]), vi("k_cache", f16, cache),
+         vi("v_cache", f16, cache), vi("mask", f32, [1, 1, 1, n]),
+         vi("cos", f32, [1, 1, hd]), vi("sin", f32, [1, 1, hd])],
+        [vi("logits", f32, [1, d.vocab]), vi("k_new", f16, new),
+         vi("v_new", f16, new)],
+        [*inits, *_kv_consts(d, 1), i64("one", [1]), i64("axis2", [2]),
+         i64("kvw", [d.kv_heads * hd])],
     )  # fmt: skip
-    return _save(graph, path)
-
-
-def _save(graph: onnx.GraphProto, path: Path) -> Path:
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    onnx.checker.check_model(model)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(model, str(path))
-    return path
+    return save(graph, path)
 
 
 def standin_bundle(root: Path, d: Dims, cache_dir: Path | None = None) -> Bundle:
     """The stand-in bundle at ``root/bundle`` (graphs compiled for the simulator,
     with their ONNX for the CPU backend)."""
     from scripts.common import bundling
-    from scripts.common.qnn_compile import compile_onnx
 
     p, out = params(d), root / "bundle"
     sources = {
@@ -267,14 +245,9 @@ def standin_bundle(root: Path, d: Dims, cache_dir: Path | None = None) -> Bundle
         prefill_key(d.prefill): prefill_graph(root / "src" / "prefill.onnx", d),
         decode_key(d.kv_len): decode_graph(root / "src" / "decode.onnx", d),
     }
-    graphs = {}
-    for key, src in sources.items():
-        c = compile_onnx(src, root / "bins", name=key, cache_dir=cache_dir)
-        graphs[key] = bundling.add_graph(out, key, c.bin_path, src)
+    graphs = compile_graphs(root, sources, cache_dir)
     rng = np.random.default_rng(0)
-    embed = rng.standard_normal((d.vocab, d.hidden), np.float32) * EMBED_STD
-    (out / "cpu").mkdir(parents=True, exist_ok=True)
-    np.save(out / "cpu" / "embed_tokens.npy", embed.astype(np.float16))
+    save_table(out / "cpu" / "embed_tokens.npy", rng, (d.vocab, d.hidden))
     tokenizer_json(d, out / "text" / "tokenizer.json")
     return bundling.finish(
         out, engine="qwen3-asr", name="bench-standin", sample_rate=16000,

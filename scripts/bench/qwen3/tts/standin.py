@@ -37,18 +37,20 @@ from daemon.engines.qwen3.tts.params import (
     TtsParams,
 )
 from daemon.sdk.bundles.manifest import Bundle
+from scripts.bench.qwen3.standin_common import (
+    BLOCKED,
+    LETTERS,
+    PROJ,
+    byte_level_bpe,
+    save_table,
+)
 from scripts.bench.qwen3.tts.sizes import Dims
+from scripts.bench.standin import OPSET, compile_graphs
 
-OPSET: Final = 17
 F32, F16, I32 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT32
 #: dtype per input / output name (everything else float32)
 DTYPES: Final = {"k_cache": F16, "v_cache": F16, "k": F16, "v": F16,
                  "k_new": F16, "v_new": F16, "head": I32, "codes": I32}  # fmt: skip
-#: input dims of the logits projection (qwen3/asr/standin.py: few, so the stand-in,
-#: which runs on the host CPU here, evicts little of the engine's caches)
-PROJ: Final = 4
-BLOCKED: Final = -1e4  # fp16-safe "never chosen"
-EMBED_STD: Final = 0.05  # about a trained table's row scale
 SPECIALS: Final = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tts_pad>",
                    "<tts_text_bos>", "<tts_text_eod>",
                    "assistant", "user", "system")  # fmt: skip
@@ -62,16 +64,9 @@ def tokenizer_json(path: Path) -> tuple[Path, dict[str, int]]:
     """Byte-level BPE: the 256 bytes, every 2-letter ASCII pair, the specials."""
     from itertools import product
 
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import AddedToken
 
-    vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
-    letters = "abcdefghijklmnopqrstuvwxyz\u0120"  # U+0120: byte-level space
-    pairs = ["".join(w) for w in product(letters, repeat=2)]
-    base = len(vocab)
-    vocab.update((w, base + i) for i, w in enumerate(pairs))
-    tok = Tokenizer(models.BPE(vocab, [(w[0], w[1]) for w in pairs]))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
+    tok = byte_level_bpe(["".join(w) for w in product(LETTERS, repeat=2)])
     tok.add_special_tokens([AddedToken(s, special=True) for s in SPECIALS])
     path.parent.mkdir(parents=True, exist_ok=True)
     tok.save(str(path))
@@ -233,31 +228,27 @@ def standin_bundle(
 ) -> Bundle:  # fmt: skip
     """The stand-in bundle at ``root/bundle`` (graphs compiled for the simulator,
     with their ONNX for the CPU backend)."""
+    from tokenizers import Tokenizer
+
     from scripts.common import bundling
-    from scripts.common.qnn_compile import compile_onnx
 
     out = root / "bundle"
     tok, ids = tokenizer_json(out / TOKENIZER)
-    from tokenizers import Tokenizer
-
     text_vocab = Tokenizer.from_file(str(tok)).get_vocab_size()
     p = params(d, text_vocab, ids, window, first, max_new)
-    graphs = {}
+    sources = {}
     for i, (key, io) in enumerate(graphio.graph_needs(p).items()):
-        src = root / "src" / f"{key}.onnx"
-        src.parent.mkdir(parents=True, exist_ok=True)
-        onnx.save(graph(key, dict(io), p, seed=i), str(src))
-        c = compile_onnx(src, root / "bins", name=key, cache_dir=cache_dir)
-        graphs[key] = bundling.add_graph(out, key, c.bin_path, src)
+        sources[key] = root / "src" / f"{key}.onnx"
+        sources[key].parent.mkdir(parents=True, exist_ok=True)
+        onnx.save(graph(key, dict(io), p, seed=i), str(sources[key]))
+    graphs = compile_graphs(root, sources, cache_dir)
     rng = np.random.default_rng(0)
     t, pr = p.talker, p.predictor
     tables = {TEXT_EMBEDDING: (text_vocab, p.text.hidden),
               CODEC_EMBEDDING: (t.vocab, t.hidden),
               CP_EMBEDDING: (pr.groups - 1, pr.vocab, t.hidden)}  # fmt: skip
     for name, shape in tables.items():
-        (out / name).parent.mkdir(parents=True, exist_ok=True)
-        table = rng.standard_normal(shape, np.float32) * EMBED_STD
-        np.save(out / name, table.astype(np.float16))
+        save_table(out / name, rng, shape)
     return bundling.finish(
         out, engine="qwen3-tts", name="bench-standin", sample_rate=24000,
         languages=("en", "zh"), graphs=graphs, params=p.to_dict(), task="tts",
