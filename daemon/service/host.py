@@ -1,7 +1,7 @@
 """The engine host: one NPU worker thread owns every engine and QNN call.
 
 It loads the voices on the worker, checks each request once against its voice's
-capabilities and hands it to the ``Scheduler`` (scheduler.py): one bounded
+capabilities and hands it to the ``Scheduler`` (scheduling/): one bounded
 queue on the ``qnnrt.NpuWorker`` for every task, synthesis requests and
 transcription sessions alike, taking turns a segment or a step at a time, with
 the same "busy" answer, deadline and cancellation.
@@ -23,9 +23,9 @@ from daemon.service.cloning.clones import Clones
 from daemon.service.config import ServeConfig, VoiceSource
 from daemon.service.edge.refusals import Unavailable
 from daemon.service.edge.requests import SynthesisRequest, TranscriptionRequest, check
-from daemon.service.jobs import AsrJob, Job
 from daemon.service.metrics import Metrics
-from daemon.service.scheduler import Scheduler
+from daemon.service.scheduling.jobs import AsrJob, Job
+from daemon.service.scheduling.scheduler import Scheduler
 from daemon.service.voices.reload import Loader
 from daemon.service.voices.voice import NO_VOICES, Voice, capabilities, pick
 from daemon.service.voices.voiceset import VoiceSet

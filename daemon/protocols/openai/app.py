@@ -51,7 +51,7 @@ from daemon.service.admission import Acceptor, Admission, Tracked
 from daemon.service.cloning.clone_rules import VoiceUnusable
 from daemon.service.edge.refusals import BadRequest, Busy, RequestError
 from daemon.service.host import EngineHost
-from daemon.service.jobs import Job
+from daemon.service.scheduling.jobs import Job
 
 _LOGGER = logging.getLogger(__name__)
 _CREATED: Final = 0  # /v1/models "created": no meaningful timestamp

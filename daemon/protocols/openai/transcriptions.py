@@ -63,7 +63,7 @@ from daemon.service.edge.refusals import (
 )
 from daemon.service.edge.requests import TranscriptionRequest
 from daemon.service.host import EngineHost
-from daemon.service.jobs import AsrJob
+from daemon.service.scheduling.jobs import AsrJob
 from daemon.service.voices.voice import NO_VOICES, Voice
 
 _LOGGER = logging.getLogger(__name__)

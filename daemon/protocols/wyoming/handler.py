@@ -58,7 +58,7 @@ from daemon.service.clientlog import CLIENT_LOG
 from daemon.service.edge.refusals import BadRequest, RequestError
 from daemon.service.edge.requests import SynthesisRequest
 from daemon.service.host import EngineHost
-from daemon.service.jobs import Job
+from daemon.service.scheduling.jobs import Job
 from daemon.service.voices.voice import capabilities
 from daemon.text.sentences import Sentence, SentenceStream
 

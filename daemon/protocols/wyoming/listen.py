@@ -52,7 +52,7 @@ from daemon.sdk.cancel import Cancelled
 from daemon.service.edge.refusals import BadRequest, RequestError, UnknownVoice
 from daemon.service.edge.requests import MIN_ASR_RATE
 from daemon.service.host import EngineHost
-from daemon.service.jobs import AsrJob, outcome
+from daemon.service.scheduling.jobs import AsrJob, outcome
 from daemon.service.voices.voice import capabilities
 from daemon.text.languages import transcript_language
 

@@ -19,8 +19,8 @@ from daemon.protocols.wyoming.requests import error_event
 from daemon.sdk.audio.shaping import Frames, to_int16
 from daemon.sdk.cancel import Cancelled
 from daemon.service.edge.refusals import RequestError
-from daemon.service.jobs import Job, outcome
 from daemon.service.metrics import Metrics
+from daemon.service.scheduling.jobs import Job, outcome
 
 SAMPLE_WIDTH: Final = 2  # s16le
 CHANNELS: Final = 1

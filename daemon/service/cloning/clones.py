@@ -28,7 +28,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import Any, Final, Protocol
 
 import numpy as np
 
@@ -52,10 +52,8 @@ from daemon.service.cloning.offers import Offers, cloned
 from daemon.service.cloning.voicefile import NAME_RULE, SUFFIX, Entry, valid_name
 from daemon.service.cloning.voicestore import Damaged, VoiceStore, VoiceStoreConfig
 from daemon.service.edge.refusals import Found, Unavailable, UnknownVoice, refuse
+from daemon.service.scheduling.scheduler import Scheduler
 from daemon.service.voices.voice import Voice
-
-if TYPE_CHECKING:
-    from daemon.service.scheduler import Scheduler
 
 _LOGGER = logging.getLogger(__name__)
 #: How to turn cloning on when the default store is missing.

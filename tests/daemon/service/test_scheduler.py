@@ -18,7 +18,7 @@ from daemon.service.config import LimitsConfig, ServeConfig, VoiceSource
 from daemon.service.edge.refusals import BadRequest, BadValue, Busy
 from daemon.service.edge.requests import SynthesisRequest, TranscriptionRequest
 from daemon.service.host import EngineHost
-from daemon.service.jobs import INPUT_CHUNKS, AsrJob, Job
+from daemon.service.scheduling.jobs import INPUT_CHUNKS, AsrJob, Job
 from tests.daemon.conftest import LONG_WORDS, words
 from tests.daemon.sdk.test_asr import BURST_FINALS, BURSTS
 from tests.daemon.service.hosts import loaded_host, with_limits

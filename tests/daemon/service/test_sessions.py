@@ -15,7 +15,7 @@ import pytest
 from daemon.service.config import LimitsConfig, ServeConfig, VoiceSource
 from daemon.service.edge.requests import SynthesisRequest, TranscriptionRequest
 from daemon.service.host import EngineHost
-from daemon.service.jobs import AsrJob, Job
+from daemon.service.scheduling.jobs import AsrJob, Job
 from tests.daemon.conftest import words
 from tests.daemon.sdk.test_asr import BURST_FINALS, BURSTS
 from tests.daemon.service.hosts import loaded_host

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from daemon.service.turns import ALL, Turns
+from daemon.service.scheduling.turns import ALL, Turns
 
 
 def _granted(*turns) -> list[bool]:  # noqa: ANN002

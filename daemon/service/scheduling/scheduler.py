@@ -46,11 +46,17 @@ from daemon.sdk.registry import Engine
 from daemon.sdk.tts import AudioChunk, SynthesisOptions, TtsEngine
 from daemon.service.config import LimitsConfig
 from daemon.service.edge.refusals import BadRequest, Busy, RequestError, UnknownVoice
-from daemon.service.jobs import AsrJob, CloneJob, HeartbeatToken, Job, outcome
 from daemon.service.metrics import Metrics
-from daemon.service.rounds import Rounds
-from daemon.service.sessions import drive
-from daemon.service.turns import Turns
+from daemon.service.scheduling.jobs import (
+    AsrJob,
+    CloneJob,
+    HeartbeatToken,
+    Job,
+    outcome,
+)
+from daemon.service.scheduling.rounds import Rounds
+from daemon.service.scheduling.sessions import drive
+from daemon.service.scheduling.turns import Turns
 from daemon.service.voices.voice import Voice
 from qnnrt import NpuWorker
 

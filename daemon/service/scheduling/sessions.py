@@ -28,8 +28,8 @@ from typing import Any, Final, Protocol, TypeVar
 
 from daemon.sdk.asr import AsrSession, Transcript
 from daemon.sdk.cancel import Cancelled
-from daemon.service.jobs import AsrJob
-from daemon.service.turns import Turn
+from daemon.service.scheduling.jobs import AsrJob
+from daemon.service.scheduling.turns import Turn
 
 _LOGGER = logging.getLogger(__name__)
 _END: Final = object()  # an iterable ran out

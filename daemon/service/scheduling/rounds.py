@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from daemon.sdk.cancel import Cancelled
 from daemon.sdk.registry import Engine
 from daemon.sdk.tts import AudioChunk
-from daemon.service.jobs import Job
+from daemon.service.scheduling.jobs import Job
 from qnnrt import NpuWorker, WorkerStopped
 
 #: The engine's generator for a job, once the worker resolved its engine.
