@@ -89,8 +89,13 @@ GROUP = "compile"
 
 
 def compile_group(plan: Callable[[Any], CompilePlan]) -> StageGroup[Any]:
-    """The ``compile`` group: ``plan(ctx)`` says what to compile."""
-    return StageGroup(GROUP, lambda ctx: compile_stages(plan(ctx)))
+    """The ``compile`` group: ``plan(ctx)`` says what to compile (until the
+    graphs are planned, the progress lines count one binary per graph)."""
+    return StageGroup(
+        GROUP,
+        lambda ctx: compile_stages(plan(ctx)),
+        expect=lambda ctx: len(plan(ctx).sources),
+    )
 
 
 def compiled(group: Mapping[str, Compiled]) -> dict[str, Compiled]:

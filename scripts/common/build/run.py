@@ -115,13 +115,15 @@ def run_stages(
     work.mkdir(parents=True, exist_ok=True)
     runner = _Runner(_State(work), ctx, log)
     pending = [s for s in stages if s.when(ctx)]
-    runner.total = sum(isinstance(s, Stage) for s in pending)
+    runner.total = sum(
+        item.expect(ctx) if isinstance(item, StageGroup) else 1 for item in pending
+    )
     names = {s.name for s in stages}
     for item in pending:
         if isinstance(item, StageGroup):
             members = [s for s in item.make(ctx) if s.when(ctx)]
             check_declaration(members, set(names))
-            runner.total += len(members)
+            runner.total += len(members) - item.expect(ctx)
             for stage in members:
                 runner.run(stage)
             runner.group(item.name, [s.name for s in members])

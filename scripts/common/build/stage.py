@@ -34,6 +34,10 @@ def _always(ctx: Any) -> bool:
     return True
 
 
+def _unknown(ctx: Any) -> int:
+    return 0
+
+
 @dataclass(frozen=True)
 class Stage(Generic[C]):
     """One step of a build.
@@ -71,11 +75,14 @@ class StageGroup(Generic[C]):
     """Stages known only once earlier stages ran (one compile stage per
     binary of the exported graphs): ``make(ctx)`` lists them when the run
     reaches the group.  A later stage that names the group in ``after`` reads
-    a dict of its stages' results, by stage name."""
+    a dict of its stages' results, by stage name.  ``expect(ctx)``: how many
+    stages it will likely hold, for the progress lines' total until it is
+    planned (then its real count replaces it)."""
 
     name: str
     make: Callable[[C], list[Stage[C]]]
     when: Callable[[C], bool] = _always
+    expect: Callable[[C], int] = _unknown
 
 
 def _encode(value: Any) -> Any:

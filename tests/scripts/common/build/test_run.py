@@ -248,3 +248,20 @@ def test_a_group_of_stages_is_planned_when_reached_and_read_as_one(
     # one more member: it runs, and so does the stage reading the group
     run_stages(_group_stages(4), ctx, tmp_path, log=lambda _: None)
     assert ctx["log"] == ["m3", "total"]
+
+
+def test_a_groups_expected_size_counts_in_the_progress_before_it_is_planned(
+    tmp_path: Path,
+) -> None:
+    from scripts.common.build.stage import StageGroup
+
+    def first(ctx: Any, results: Any) -> _Count:
+        return _Count(0)
+
+    group, total = _group_stages(3)
+    expecting = StageGroup(group.name, group.make, expect=lambda ctx: 3)
+    lines: list[str] = []
+    stages = [Stage("first", first, _Count), expecting, total]
+    run_stages(stages, {"log": []}, tmp_path, log=lines.append)
+    assert lines[0] == "[1/5] first ..."
+    assert lines[-1].startswith("[5/5] total: done in ")
