@@ -35,11 +35,11 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Any, Final, TypeVar, cast
+from typing import Final, TypeVar, cast
 
 import numpy as np
 
-from daemon.sdk.asr import AsrEngine, AsrSession, TranscriptionOptions
+from daemon.sdk.asr import TranscriptionOptions
 from daemon.sdk.cancel import Cancelled
 from daemon.sdk.cloning import AuxClips, CloningEngine
 from daemon.sdk.registry import Engine
@@ -55,7 +55,7 @@ from daemon.service.scheduling.jobs import (
     outcome,
 )
 from daemon.service.scheduling.rounds import Rounds
-from daemon.service.scheduling.sessions import drive
+from daemon.service.scheduling.sessions import Sessions
 from daemon.service.scheduling.turns import Turns
 from daemon.service.voices.voice import Voice
 from qnnrt import NpuWorker
@@ -92,7 +92,8 @@ class Scheduler:
         self.turns = Turns()
         #: TTS jobs in progress, a segment per worker item
         self.rounds = Rounds(worker, self._engine, self._stepping)
-        self._drivers: set[asyncio.Task[None]] = set()
+        #: ASR sessions in progress, a step per worker item
+        self.sessions = Sessions(worker, self.turns, self._engine, self._stepping)
 
     # -- event loop ----------------------------------------------------------
 
@@ -164,40 +165,12 @@ class Scheduler:
             timeout_s=self._limits().request_timeout_s,
         )
         self.jobs.add(job)
-        turn = self.turns.ask(voice.engine_key)
-        # Granted now: open joins the worker's queue now, in arrival order.
-        first = None
-        if turn.granted.done():
-            first = self._step(job, self._open, job, options)
-
-        def opening() -> Future[AsrSession]:
-            return first or self._step(job, self._open, job, options)
-
-        def cleanup(fn: Callable[[], None]) -> Future[None]:
-            return self._worker.submit(fn)
-
-        async def run() -> None:
-            exc: BaseException | None = None
-            try:
-                await drive(job, turn, opening, self._step, cleanup)
-            except asyncio.CancelledError:  # the loop is shutting down
-                exc = Cancelled(job.token.reason or "service stopped")
-                raise
-            except Exception as e:  # noqa: BLE001 - the job ends with it
-                exc = e
-            finally:
-                self.turns.done(turn)
-                self._settle(job, exc, protocol)
-
-        task = loop.create_task(run())
-        self._drivers.add(task)
-        task.add_done_callback(self._drivers.discard)
+        self.sessions.start(job, options, lambda exc: self._settle(job, exc, protocol))
         return job
 
     async def settle(self, timeout: float) -> None:
         """Wait (at most ``timeout``) for every session to have closed."""
-        if self._drivers:
-            await asyncio.wait(list(self._drivers), timeout=timeout)
+        await self.sessions.settle(timeout)
 
     def cancel(self, job: Job, reason: str) -> None:
         job.cancel(reason)
@@ -298,15 +271,3 @@ class Scheduler:
                 audio, rate, transcript, job.token, language=language, aux=aux
             )
             job.push(vp)
-
-    def _step(self, job: AsrJob, fn: Callable[..., T], *args: Any) -> Future[T]:
-        """Queue ``fn(*args)`` as one worker item of the session ``job``."""
-        return self._worker.submit(self._session_step, job, fn, *args)
-
-    def _session_step(self, job: AsrJob, fn: Callable[..., T], *args: Any) -> T:
-        with self._stepping(job):
-            return fn(*args)
-
-    def _open(self, job: AsrJob, options: TranscriptionOptions) -> AsrSession:
-        # the voice's task: checked at the edge
-        return cast(AsrEngine, self._engine(job)).open(options, job.token)

@@ -3,8 +3,8 @@
 A TTS job is a chain of worker items, a segment each (``rounds.py``).  A
 transcription session lives as long as its client speaks, so holding the
 worker from ``open`` to ``finish`` would keep every other request waiting (and
-a session mostly waits for audio).  Instead
-its driver, a task on the event loop, hands the worker one small step at a
+a session mostly waits for audio).  Instead ``Sessions`` gives each session a
+driver, a task on the event loop, that hands the worker one small step at a
 time: ``open``; per chunk of audio, ``feed`` and then each transcript of the
 iterable it returned, one ``next`` per item; ``finish`` the same way; and
 ``close``.  Each step joins the worker's FIFO queue behind whatever is queued
@@ -24,12 +24,15 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar, cast
 
-from daemon.sdk.asr import AsrSession, Transcript
+from daemon.sdk.asr import AsrEngine, AsrSession, Transcript, TranscriptionOptions
 from daemon.sdk.cancel import Cancelled
+from daemon.sdk.registry import Engine
 from daemon.service.scheduling.jobs import AsrJob
-from daemon.service.scheduling.turns import Turn
+from daemon.service.scheduling.rounds import Stepping
+from daemon.service.scheduling.turns import Turn, Turns
+from qnnrt import NpuWorker
 
 _LOGGER = logging.getLogger(__name__)
 _END: Final = object()  # an iterable ran out
@@ -40,6 +43,78 @@ class Step(Protocol):
     """Queue ``fn(*args)`` as one worker item of ``job`` (its token checked)."""
 
     def __call__(self, job: AsrJob, fn: Callable[..., T], *args: Any) -> Future[T]: ...
+
+
+class Sessions:
+    """The ASR sessions on the worker, each driven a step at a time from the
+    event loop while it holds its engine's turn."""
+
+    def __init__(
+        self,
+        worker: NpuWorker,
+        turns: Turns,
+        resolve: Callable[[AsrJob], Engine],
+        stepping: Stepping,
+    ) -> None:
+        self._worker = worker
+        self._turns = turns
+        self._resolve = resolve  # worker: the job's engine now (or raise)
+        self._stepping = stepping
+        self._drivers: set[asyncio.Task[None]] = set()
+
+    def start(
+        self,
+        job: AsrJob,
+        options: TranscriptionOptions,
+        ended: Callable[[BaseException | None], None],
+    ) -> None:
+        """Drive ``job``'s session to its end (event loop); ``ended`` hears
+        how it ended, once its turn is given back."""
+        turn = self._turns.ask(job.voice.engine_key)
+        # Granted now: open joins the worker's queue now, in arrival order.
+        first = None
+        if turn.granted.done():
+            first = self.step(job, self._open, job, options)
+
+        def opening() -> Future[AsrSession]:
+            return first or self.step(job, self._open, job, options)
+
+        def cleanup(fn: Callable[[], None]) -> Future[None]:
+            return self._worker.submit(fn)
+
+        async def run() -> None:
+            exc: BaseException | None = None
+            try:
+                await drive(job, turn, opening, self.step, cleanup)
+            except asyncio.CancelledError:  # the loop is shutting down
+                exc = Cancelled(job.token.reason or "service stopped")
+                raise
+            except Exception as e:  # noqa: BLE001 - the job ends with it
+                exc = e
+            finally:
+                self._turns.done(turn)
+                ended(exc)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._drivers.add(task)
+        task.add_done_callback(self._drivers.discard)
+
+    async def settle(self, timeout: float) -> None:
+        """Wait (at most ``timeout``) for every session to have closed."""
+        if self._drivers:
+            await asyncio.wait(list(self._drivers), timeout=timeout)
+
+    def step(self, job: AsrJob, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Queue ``fn(*args)`` as one worker item of the session ``job``."""
+        return self._worker.submit(self._session_step, job, fn, *args)
+
+    def _session_step(self, job: AsrJob, fn: Callable[..., T], *args: Any) -> T:
+        with self._stepping(job):
+            return fn(*args)
+
+    def _open(self, job: AsrJob, options: TranscriptionOptions) -> AsrSession:
+        # the voice's task: checked at the edge
+        return cast(AsrEngine, self._resolve(job)).open(options, job.token)
 
 
 @dataclass
