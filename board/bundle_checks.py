@@ -17,7 +17,7 @@ import numpy as np
 
 import qnnrt
 from daemon.sdk.bundles.manifest import Bundle
-from daemon.sdk.bundles.verify import TargetMismatch, target_problems
+from daemon.sdk.verify import TargetMismatch, target_problems
 
 from .checks import Check, Finding, error, ok, skip, warning
 from .target import ENV_FILE, BoardTarget, install_fix

@@ -13,7 +13,7 @@ from typing import Final
 
 import qnnrt
 from daemon.sdk.bundles.manifest import Bundle, BundleError
-from daemon.sdk.bundles.verify import verify_bundle
+from daemon.sdk.verify import verify_bundle
 from daemon.targets.profile import Profile
 from qnnrt import ENV_LIB_DIR  # $QNN_LIB_DIR, as qnnrt.load_library reads it
 

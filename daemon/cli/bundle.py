@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from daemon.sdk.bundles.manifest import Bundle, BundleError, unpack
-from daemon.sdk.bundles.verify import verify_bundle
+from daemon.sdk.verify import verify_bundle
 
 
 def _open(path: Path, tmp: str) -> Bundle:

@@ -47,7 +47,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from daemon.sdk.wording import describe, shown
+from daemon.config.wording import describe, shown
 
 T = TypeVar("T")
 

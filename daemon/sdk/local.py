@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from daemon.sdk.bundles.manifest import Bundle, BundleError
-from daemon.sdk.bundles.verify import engine_for, verify_bundle
 from daemon.sdk.graphs import GraphHost, Runner
-from daemon.sdk.registry import Engine
+from daemon.sdk.registry import Engine, engine_for
+from daemon.sdk.verify import verify_bundle
 
 
 class LocalEngine(NamedTuple):

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
-from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
+from daemon.sdk.bundles.manifest import MANIFEST, Bundle, BundleError
+from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.capabilities import TASKS, Capabilities, Task, VoiceInfo
-
-if TYPE_CHECKING:
-    from daemon.sdk.bundles.manifest import Bundle
-    from daemon.sdk.bundles.needs import GraphNeeds
-    from daemon.sdk.graphs import Runner
+from daemon.sdk.graphs import Runner
 
 #: Entry-point group under which engines register (pyproject entry-points).
 ENTRY_POINT_GROUP: Final = "hexvoice.engines"
@@ -43,7 +41,7 @@ class Engine(Protocol):
     def requirements(cls, bundle: Bundle) -> GraphNeeds:
         """Every graph ``load`` runs, with the tensors and shapes it uses (from the
         bundle's params); ``load`` checks exactly these (``bundles.needs.require``)
-        and ``bundles.verify`` checks the manifest against them.  BundleError if the
+        and ``verify`` checks the manifest against them.  BundleError if the
         params are invalid."""
 
     def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
@@ -105,3 +103,17 @@ def engines(task: Task) -> dict[str, type[Engine]]:
         if cls.task == task:
             found[name] = cls
     return found
+
+
+def engine_for(bundle: Bundle, engine_id: str | None = None) -> type[Engine]:
+    """The engine class registered for ``engine_id`` (default: the manifest's
+    ``engine``), refusing one whose task is not the manifest's ``task``: a
+    BundleError naming both (LookupError/ImportError: no such engine)."""
+    engine_id = engine_id or bundle.engine
+    cls = engine_class(engine_id)
+    if cls.task != bundle.task:
+        raise BundleError(
+            f"{MANIFEST}: task {bundle.task!r}, but engine {engine_id!r} does "
+            f"{cls.task!r}: it cannot load this bundle"
+        )
+    return cls

@@ -1,7 +1,7 @@
 """Target profiles: what a board (or the simulator) is and needs, as data.
 
 The profiles are ``daemon/targets/*.yaml``.  A bundle names the
-profile it was compiled for (``target``); ``bundles.verify`` checks its binaries
+profile it was compiled for (``target``); ``sdk.verify`` checks its binaries
 against it, ``hexvoice doctor`` checks the machine against it and
 ``board/install.sh`` installs by it (through ``python -m board.profile``), so the
 three share one source of truth.  A profile is loaded once at the edge into a

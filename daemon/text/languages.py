@@ -5,7 +5,7 @@ Every protocol follows one rule for a language:
 * a request's ``language`` is a code ("en", "en_US", "en-GB") or upstream's
   name in any case ("English", "english": qwen-asr's
   ``normalize_language_name`` capitalises whatever it is given); the one check
-  matches either against the model's codes (daemon/sdk/languages.py), and
+  matches either against the model's codes (daemon/text/tags.py), and
   refuses any other with the codes and names it takes;
 * a response names the language as qwen-asr's ``transcribe`` does: upstream's
   name ("English"), the segments' names joined by commas where they differ
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from daemon.sdk.languages import LANGUAGE_CODES, as_code, code_of, family
+from daemon.text.tags import LANGUAGE_CODES, as_code, code_of, family
 
 __all__ = ["LANGUAGE_CODES", "code_of", "name_of", "reported", "transcript_language"]
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from daemon.sdk.bundles.manifest import Bundle
-from daemon.sdk.bundles.verify import verify_bundle
+from daemon.sdk.verify import verify_bundle
 from scripts.common.onnx_surgery import ConversionError
 from scripts.piper.cache import cached_convert
 from scripts.piper.convert import TARGETS, ConvertOptions, read_config

@@ -10,14 +10,11 @@ since the CPU backend exists for fp32 parity.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from daemon.sdk.bundles.needs import expect
-
-if TYPE_CHECKING:
-    from daemon.sdk.graphs import Runner
+from daemon.sdk.graphs import Runner
 
 
 class BoundGraph:

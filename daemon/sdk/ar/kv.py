@@ -17,15 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from daemon.sdk.ar import masks
 from daemon.sdk.ar.bound import BoundGraph
-
-if TYPE_CHECKING:
-    from daemon.sdk.graphs import Runner
+from daemon.sdk.graphs import Runner
 
 #: the position axis of every cache and new-row tensor: [..., positions, head_dim]
 POS_AXIS = -2

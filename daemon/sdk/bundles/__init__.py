@@ -1,2 +1,1 @@
-"""Voice bundles: the manifest (read and written) and the one check behind verify.
-"""
+"""Voice bundles: the manifest (read and written) and what an engine needs of it."""

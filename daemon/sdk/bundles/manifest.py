@@ -10,7 +10,7 @@ Layout::
     text/             text-frontend resources
 
 The manifest pins a sha256 for every file and the I/O (names, dtypes, shapes) of
-every graph, so ``bundle_verify.verify_bundle`` can prove a bundle is intact and
+every graph, so ``sdk.verify.verify_bundle`` can prove a bundle is intact and
 that each binary computes on the tensors the engine will hand it.  A graph is
 named as (binary file, graph name): one binary may hold several graphs (weights
 shared across KV buckets, prefill + decode), so several entries may name one file.

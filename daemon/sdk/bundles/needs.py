@@ -2,7 +2,7 @@
 
 An engine declares every graph it runs with the tensors and shapes it uses
 (``Engine.requirements``).  The same check runs on the manifest's ``GraphSpec``s
-(``bundles.verify``, before anything loads) and on the loaded ``Runner``s (the
+(``sdk.verify``, before anything loads) and on the loaded ``Runner``s (the
 engine's ``load``): both have ``key``, ``inputs`` and ``outputs``.
 """
 

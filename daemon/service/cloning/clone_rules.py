@@ -10,7 +10,6 @@ from typing import Final
 import numpy as np
 
 from daemon.sdk.cloning import AuxClips, Cloning
-from daemon.sdk.languages import speaks
 from daemon.service.edge.refusals import (
     BadRequest,
     BadValue,
@@ -21,6 +20,7 @@ from daemon.service.edge.refusals import (
     UnknownLanguage,
     refuse,
 )
+from daemon.text.tags import speaks
 
 #: A clip whose loudest sample is below this (-60 dBFS) holds no voice to copy.
 SILENT_PEAK: Final = 1e-3

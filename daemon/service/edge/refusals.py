@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.sdk.wording import shown
+from daemon.config.wording import shown
 
 
 class RequestError(Exception):

@@ -27,7 +27,6 @@ from daemon.config.reader import ReadError, read
 from daemon.sdk.asr import TranscriptionOptions
 from daemon.sdk.capabilities import Capabilities
 from daemon.sdk.cloning import VoicePrint
-from daemon.sdk.languages import described, speaks
 from daemon.sdk.tts import SynthesisOptions
 from daemon.service.edge.refusals import (
     BadFormat,
@@ -43,6 +42,7 @@ from daemon.service.edge.refusals import (
     WrongType,
     refuse,
 )
+from daemon.text.tags import described, speaks
 
 T = TypeVar("T")
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from daemon.sdk.bundles.manifest import MANIFEST, Bundle, BundleError
-from daemon.sdk.bundles.verify import TargetMismatch, verify_bundle
 from daemon.sdk.graphs import GraphHost, Runner
 from daemon.sdk.registry import Engine
+from daemon.sdk.verify import TargetMismatch, verify_bundle
 from daemon.service.config import EngineConfig, VoiceSource
 from daemon.service.voices.voice import Voice
 

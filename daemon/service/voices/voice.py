@@ -16,7 +16,6 @@ from typing import Final
 
 from daemon.sdk.capabilities import Capabilities, Task, VoiceInfo
 from daemon.sdk.cloning import VoicePrint
-from daemon.sdk.languages import described, speaks
 from daemon.sdk.registry import Engine
 from daemon.service.edge.refusals import (
     RequestError,
@@ -25,6 +24,7 @@ from daemon.service.edge.refusals import (
     UnknownVoice,
     refuse,
 )
+from daemon.text.tags import described, speaks
 
 NO_VOICES: Final = "no voices loaded"
 

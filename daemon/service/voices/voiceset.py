@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Final
 
 from daemon.sdk.bundles.manifest import BundleError
-from daemon.sdk.bundles.verify import engine_for
 from daemon.sdk.graphs import Checkpoint, GraphHost, go_on
-from daemon.sdk.registry import Engine
+from daemon.sdk.registry import Engine, engine_for
 from daemon.service.config import ServeConfig
 from daemon.service.voices.bundles import Checked, LoadedEngine, Settings, settings
 from daemon.service.voices.voice import Voice

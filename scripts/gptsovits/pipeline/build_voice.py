@@ -26,7 +26,7 @@ from pathlib import Path
 
 from daemon.engines.gptsovits import layout
 from daemon.sdk.bundles.manifest import pack
-from daemon.sdk.bundles.verify import verify_bundle
+from daemon.sdk.verify import verify_bundle
 from scripts.common import bundling, weight_sharing
 from scripts.common.qnn_compile import TARGETS, CompileError
 from scripts.common.steps import BuildReport, Steps, code_hash

@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from daemon.config.reader import INTERNAL, ReadError, fail, invalid, read
+from daemon.config.wording import describe
 from daemon.engines.piper.params import PiperParams
 from daemon.protocols.openai.requests import SpeechBody
 from daemon.sdk.bundles.manifest import BundleError
-from daemon.sdk.wording import describe
 from daemon.service.config import ConfigError, load_config
 from tests.daemon.engines.piper.test_text import _params as piper_params
 

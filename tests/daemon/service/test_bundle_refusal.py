@@ -1,5 +1,5 @@
 """``hexvoice serve`` refuses at start what ``hexvoice bundle verify`` refuses:
-the same ``verify_bundle`` (daemon/sdk/bundles/verify.py) runs before any
+the same ``verify_bundle`` (daemon/sdk/verify.py) runs before any
 graph loads."""
 
 from __future__ import annotations

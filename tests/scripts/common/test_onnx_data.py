@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from daemon.sdk.bundles.manifest import Bundle
-from daemon.sdk.bundles.verify import verify_bundle
+from daemon.sdk.verify import verify_bundle
 from scripts.common import bundling
 from scripts.common.onnx_data import external_files, model_files
 from scripts.common.qnn_compile import _cache_key

@@ -102,7 +102,7 @@ def test_the_bundle_names_one_binary_for_both_graphs_and_verifies(
     compiled: dict, tmp_path: Path
 ) -> None:
     from daemon.sdk.bundles.manifest import Bundle
-    from daemon.sdk.bundles.verify import engine_problems, verify_bundle
+    from daemon.sdk.verify import engine_problems, verify_bundle
     from scripts.common import bundling
 
     results = {compiled["unit"].name: compiled["result"]}

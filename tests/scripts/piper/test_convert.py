@@ -18,7 +18,7 @@ from onnx import TensorProto, helper  # noqa: E402
 
 from daemon.engines.piper.params import PiperParams  # noqa: E402
 from daemon.sdk.bundles.manifest import Bundle  # noqa: E402
-from daemon.sdk.bundles.verify import verify_bundle  # noqa: E402
+from daemon.sdk.verify import verify_bundle  # noqa: E402
 from scripts.common.onnx_surgery import ConversionError, UnplannedOpError  # noqa: E402
 from scripts.piper import graphs  # noqa: E402
 from scripts.piper.cache import cache_key, cached_convert  # noqa: E402

@@ -188,7 +188,7 @@ def decode_io(p: AsrParams, kv_len: int) -> Shapes:
 
 def graph_needs(p: AsrParams) -> dict[str, Mapping[str, tuple[int, ...] | None]]:
     """Every graph the engine runs with the shapes it binds: what the engine's
-    ``load`` requires of its runners and ``bundles.verify`` of the manifest."""
+    ``load`` requires of its runners and ``sdk.verify`` of the manifest."""
     needs: dict[str, Mapping[str, tuple[int, ...] | None]] = {ENCODER: encoder_io(p)}
     for n in p.prefill_buckets:
         needs[prefill_key(n)] = prefill_io(p, n)

@@ -3,7 +3,7 @@
 One function per graph (names and the contract in params.py's docstring; the
 talker's and predictor's Qwen3 I/O from daemon/engines/qwen3/common/shapes.py);
 :func:`graph_needs` lists every graph the engine runs, which the engine's
-``load`` requires of its runners and ``bundles.verify`` of the manifest.
+``load`` requires of its runners and ``sdk.verify`` of the manifest.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def speaker_io(p: TtsParams, frames: int) -> Shapes:
 
 def graph_needs(p: TtsParams) -> dict[str, Mapping[str, tuple[int, ...] | None]]:
     """Every graph the engine runs with the shapes it binds: what the engine's
-    ``load`` requires of its runners and ``bundles.verify`` of the manifest."""
+    ``load`` requires of its runners and ``sdk.verify`` of the manifest."""
     needs: dict[str, Mapping[str, tuple[int, ...] | None]] = {
         TEXT_PROJ: text_proj_io(p),
         CP_STEP: cp_step_io(p),

@@ -24,8 +24,8 @@ from daemon.sdk.bundles.manifest import (
     unpack,
     write_manifest,
 )
-from daemon.sdk.bundles.verify import TargetMismatch, detect_board, verify_bundle
 from daemon.sdk.registry import engine_class
+from daemon.sdk.verify import TargetMismatch, detect_board, verify_bundle
 from daemon.targets.profile import load_profile
 from tests.bundle_edits import (
     compile_foreign,

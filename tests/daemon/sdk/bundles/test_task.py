@@ -12,8 +12,9 @@ import yaml
 
 from daemon.cli.bundle import main as bundle_cli
 from daemon.sdk.bundles.manifest import MANIFEST, Bundle, BundleError
-from daemon.sdk.bundles.verify import engine_for, verify_bundle
 from daemon.sdk.local import open_engine
+from daemon.sdk.registry import engine_for
+from daemon.sdk.verify import verify_bundle
 from tests.bundle_edits import edit_manifest
 from tests.daemon import vad_engine
 from tests.engine_site import TONE_ENGINE, VAD_ENGINE, engine_site

@@ -232,7 +232,7 @@ def test_board_target_keeps_one_t2s_weight_copy(
 ) -> None:
     """qcs8550 shares weights (its target profile): prefill and every decode
     bucket in one binary; the other graphs a binary each, as on the simulator."""
-    from daemon.sdk.bundles.verify import verify_bundle
+    from daemon.sdk.verify import verify_bundle
     from scripts.gptsovits.synthetic.build import make_test_voice
 
     out = Path(request.config.cache.mkdir("gsv-test-voice-qcs8550"))

@@ -11,7 +11,7 @@ import yaml
 
 from daemon.cli.bundle import main as bundle_cli
 from daemon.sdk.bundles.manifest import MANIFEST, Bundle
-from daemon.sdk.bundles.verify import verify_bundle
+from daemon.sdk.verify import verify_bundle
 
 
 @pytest.fixture

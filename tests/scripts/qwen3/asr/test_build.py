@@ -14,7 +14,7 @@ import pytest
 from daemon.cli.bundle import main as bundle_cli
 from daemon.engines.qwen3.asr.params import EMBED_TOKENS, TOKENIZER, AsrParams
 from daemon.sdk.bundles.manifest import Bundle
-from daemon.sdk.bundles.verify import verify_bundle
+from daemon.sdk.verify import verify_bundle
 from scripts.common.steps import STATE_FILE
 from scripts.qwen3.asr.build import main as build_asr
 from scripts.qwen3.asr.pipeline.report import HEADER

@@ -16,7 +16,7 @@ from daemon.cli.bundle import main as bundle_cli
 from daemon.engines.qwen3.tts import params as layout
 from daemon.engines.qwen3.tts.params import TtsParams
 from daemon.sdk.bundles.manifest import Bundle
-from daemon.sdk.bundles.verify import verify_bundle
+from daemon.sdk.verify import verify_bundle
 from scripts.common.steps import STATE_FILE
 from scripts.qwen3.tts.build import main as build_tts
 from scripts.qwen3.tts.pipeline import code

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.sdk.languages import as_code, described, speaks
+from daemon.text.tags import as_code, described, speaks
 
 DECLARED = ("zh", "en_US", "fil")
 

@@ -28,11 +28,11 @@ from daemon.sdk.bundles.manifest import (
     tensor_spec,
 )
 from daemon.sdk.bundles.needs import unmet
+from daemon.sdk.registry import engine_for
 from daemon.targets.profile import Htp, Profile, available, load_profile
 
 if TYPE_CHECKING:
     import qnnrt
-    from daemon.sdk.registry import Engine
 
 _MB: Final = 1 << 20
 
@@ -232,22 +232,6 @@ def target_problems(
 
 
 # --- what the engine runs ----------------------------------------------------
-def engine_for(bundle: Bundle, engine_id: str | None = None) -> type[Engine]:
-    """The engine class registered for ``engine_id`` (default: the manifest's
-    ``engine``), refusing one whose task is not the manifest's ``task``: a
-    BundleError naming both (LookupError/ImportError: no such engine)."""
-    from daemon.sdk.registry import engine_class
-
-    engine_id = engine_id or bundle.engine
-    cls = engine_class(engine_id)
-    if cls.task != bundle.task:
-        raise BundleError(
-            f"{MANIFEST}: task {bundle.task!r}, but engine {engine_id!r} does "
-            f"{cls.task!r}: it cannot load this bundle"
-        )
-    return cls
-
-
 def engine_problems(bundle: Bundle, skip: Set[str] = frozenset()) -> list[str]:
     """The manifest's task and graphs (but ``skip``) against its engine's."""
     where = f"{MANIFEST} ({bundle.engine})"
