@@ -1,4 +1,5 @@
-"""A whole clip at another rate, exactly as torchaudio's sinc resampler makes it.
+"""A whole clip at another rate, exactly as torchaudio's sinc resampler makes it
+(``resample.py``'s ``TORCHAUDIO_SINC``).
 
 Upstream GPT-SoVITS resamples a reference for its spectrogram (to 32 kHz) and
 for its speaker embedding (32 -> 16 kHz) with ``torchaudio.transforms.Resample``
@@ -61,9 +62,13 @@ def out_length(n: int, rate: int, target: int) -> int:
 
 @lru_cache(maxsize=KERNEL_CACHE)
 def _banded(
-    orig: int, new: int, lowpass_filter_width: int, rolloff: float, method: str,
+    orig: int,
+    new: int,
+    lowpass_filter_width: int,
+    rolloff: float,
+    method: str,
     beta: float | None,
-) -> tuple[np.ndarray, np.ndarray, int]:  # fmt: skip
+) -> tuple[np.ndarray, np.ndarray, int]:
     """(first tap per phase [new], float64 taps [new, 2 * width + 2], width).
     Taps past torchaudio's kernel (m >= 2 * width + orig) are 0."""
     base = min(orig, new) * rolloff

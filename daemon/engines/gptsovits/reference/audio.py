@@ -10,9 +10,9 @@
 - sv: that peak-limited 32 kHz copy at 16 kHz, by ``Resample(32000, 16000)``
   again (``_get_ref_spec``'s v2Pro branch).
 
-The torchaudio copies come from daemon/sdk/audio/sinc.py, its arithmetic
-in numpy.  Upstream downmixes a stereo file by its mean; the service hands us
-mono.
+Both resamplers are the SDK's (daemon/sdk/audio/resample.py; torchaudio's
+arithmetic in numpy: sinc.py).  Upstream downmixes a stereo file by its mean;
+the service hands us mono.
 """
 
 from __future__ import annotations
@@ -29,8 +29,7 @@ from daemon.engines.gptsovits.reference.params import (
     MIN_REF_SECONDS,
     SPEC_RATE,  # the SoVITS rate: _get_ref_spec resamples the clip to it
 )
-from daemon.sdk.audio.resample import resample
-from daemon.sdk.audio.sinc import sinc_resample
+from daemon.sdk.audio.resample import TORCHAUDIO_SINC, resample
 
 #: rates a clip may come at (telephone to studio)
 MIN_RATE: Final = 8000
@@ -47,13 +46,13 @@ def peak_limited(pcm: np.ndarray) -> np.ndarray:
 def spec_copy(pcm: np.ndarray, rate: int) -> np.ndarray:
     """The spectrogram's input: ``pcm`` (float32 mono, as checked) at 32 kHz
     by torchaudio's resampler, peak-limited (``_get_ref_spec``)."""
-    return peak_limited(sinc_resample(pcm, int(rate), SPEC_RATE))
+    return peak_limited(resample(pcm, int(rate), SPEC_RATE, TORCHAUDIO_SINC))
 
 
 def sv_copy(spec32k: np.ndarray) -> np.ndarray:
     """The fbank's input: the peak-limited 32 kHz copy at 16 kHz by
     torchaudio's resampler (``_get_ref_spec``, v2Pro)."""
-    return sinc_resample(spec32k, SPEC_RATE, FBANK_RATE)
+    return resample(spec32k, SPEC_RATE, FBANK_RATE, TORCHAUDIO_SINC)
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ FFT zero-padded to 512, power spectrum, 80 triangular mel bins from 20 Hz to
 Nyquist (Kaldi's mel scale 1127 ln(1 + f/700), Nyquist bin weight 0), natural
 log floored at float32 epsilon; no energy column, no mean subtraction.
 
-Computed in float64 and returned as float32: upstream's float32 arithmetic
-differs from the exact values by its own rounding (relative error ~1e-6).
+Computed in float64 by the SDK's STFT and mel banks (daemon/sdk/audio/stft.py,
+mel.py) and returned as float32: upstream's float32 arithmetic differs from the
+exact values by its own rounding (relative error ~1e-6).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from __future__ import annotations
 from typing import Final
 
 import numpy as np
+
+from daemon.sdk.audio.mel import floored_log, kaldi_filters
+from daemon.sdk.audio.stft import POVEY, Stft, power
 
 FBANK_RATE: Final = 16000
 #: frame_length 25 ms / frame_shift 10 ms at 16 kHz
@@ -30,34 +34,23 @@ LOW_FREQ: Final = 20.0
 #: high_freq 0.0 means "offset from Nyquist", i.e. Nyquist itself
 HIGH_FREQ: Final = FBANK_RATE / 2
 PREEMPHASIS: Final = 0.97
-#: povey window = (symmetric Hann) ** 0.85
-POVEY_POWER: Final = 0.85
 #: torch.finfo(torch.float).eps: the log floor (kaldi.py EPSILON)
 LOG_FLOOR: Final = float(np.finfo(np.float32).eps)
+#: snip_edges: no padding; remove_dc_offset; preemphasis_coefficient; povey
+STFT: Final = Stft(
+    PADDED, SHIFT, frame=FRAME, kind=POVEY, remove_dc=True, preemphasis=PREEMPHASIS
+)
 
 
 def frames_of(samples: int) -> int:
     """fbank frames of a 16 kHz clip of ``samples`` (snip_edges; 0 if shorter
     than one frame)."""
-    return 0 if samples < FRAME else 1 + (samples - FRAME) // SHIFT
-
-
-def _mel(freq: np.ndarray | float) -> np.ndarray:
-    return 1127.0 * np.log1p(np.asarray(freq, np.float64) / 700.0)
+    return STFT.frames_of(samples)
 
 
 def mel_banks() -> np.ndarray:
-    """[MEL_BINS, PADDED // 2 + 1] triangular weights (kaldi.get_mel_banks with
-    vtln_warp 1, padded with a zero column for the Nyquist bin)."""
-    lo, hi = _mel(LOW_FREQ), _mel(HIGH_FREQ)
-    delta = (hi - lo) / (MEL_BINS + 1)
-    left = lo + np.arange(MEL_BINS)[:, None] * delta
-    center, right = left + delta, left + 2 * delta
-    mel = _mel(FBANK_RATE / PADDED * np.arange(PADDED // 2))[None]
-    up = (mel - left) / (center - left)
-    down = (right - mel) / (right - center)
-    banks = np.maximum(0.0, np.minimum(up, down))
-    return np.pad(banks, ((0, 0), (0, 1)))
+    """[MEL_BINS, PADDED // 2 + 1] triangular weights."""
+    return kaldi_filters(PADDED, MEL_BINS, FBANK_RATE, LOW_FREQ, HIGH_FREQ)
 
 
 def kaldi_fbank(audio16k: np.ndarray) -> np.ndarray:
@@ -72,14 +65,5 @@ def kaldi_fbank(audio16k: np.ndarray) -> np.ndarray:
         )
     if not np.isfinite(x).all():
         raise ValueError("fbank: audio has NaN or infinite samples")
-    frames = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), FRAME)
-    frames = frames[::SHIFT]
-    frames = frames - frames.mean(axis=1, keepdims=True)
-    previous = np.concatenate([frames[:, :1], frames[:, :-1]], axis=1)
-    frames = frames - PREEMPHASIS * previous
-    n = np.arange(FRAME)
-    hann = 0.5 - 0.5 * np.cos(2.0 * np.pi * n / (FRAME - 1))  # symmetric
-    spectrum = np.fft.rfft(frames * hann**POVEY_POWER, n=PADDED, axis=1)
-    power = spectrum.real**2 + spectrum.imag**2
-    energies = power @ mel_banks().T
-    return np.log(np.maximum(energies, LOG_FLOOR)).astype(np.float32)
+    energies = power(STFT(x)) @ mel_banks().T
+    return floored_log(energies, LOG_FLOOR).astype(np.float32)

@@ -3,8 +3,9 @@
 reference audio): reflect-pad (n_fft - hop) / 2 samples each side, STFT with a periodic
 Hann window and ``center=False``, magnitude ``sqrt(re² + im² + 1e-8)``.
 
-Computed in float64 (upstream runs float32 torch.stft; the float64 result is
-what that computes up to its own rounding) and returned as float32.
+Computed in float64 by the SDK's STFT (daemon/sdk/audio/stft.py; upstream runs
+float32 torch.stft, the float64 result is what that computes up to its own
+rounding) and returned as float32.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from typing import Final
 
 import numpy as np
+
+from daemon.sdk.audio.stft import PERIODIC_HANN, Stft, magnitude
 
 # configs/s2v2Pro.json data: filter_length, hop_length, win_length at 32 kHz.
 N_FFT: Final = 2048
@@ -22,11 +25,13 @@ MAG_EPS: Final = 1e-8
 #: int((n_fft - hop_size) / 2) samples reflected on each side
 PAD: Final = (N_FFT - HOP) // 2
 BINS: Final = N_FFT // 2 + 1
+#: torch.hann_window(win) is periodic
+STFT: Final = Stft(N_FFT, HOP, pad=PAD, win=WIN, kind=PERIODIC_HANN)
 
 
 def frames_of(samples: int) -> int:
     """Spectrogram frames of a 32 kHz clip of ``samples`` (= samples // hop)."""
-    return (samples + 2 * PAD - N_FFT) // HOP + 1
+    return STFT.frames_of(samples)
 
 
 def linear_spectrogram(audio32k: np.ndarray) -> np.ndarray:
@@ -41,10 +46,5 @@ def linear_spectrogram(audio32k: np.ndarray) -> np.ndarray:
         )
     if not np.isfinite(x).all():
         raise ValueError("spectrogram: audio has NaN or infinite samples")
-    padded = np.pad(x.astype(np.float64), PAD, mode="reflect")
-    frames = np.lib.stride_tricks.sliding_window_view(padded, N_FFT)[::HOP]
-    # torch.hann_window(win) is periodic: 0.5 - 0.5 cos(2 pi n / win).
-    window = 0.5 - 0.5 * np.cos(2.0 * np.pi * np.arange(WIN) / WIN)
-    spec = np.fft.rfft(frames * window, n=N_FFT, axis=-1)
-    mag = np.sqrt(spec.real**2 + spec.imag**2 + MAG_EPS)
+    mag = magnitude(STFT(x), MAG_EPS)
     return np.ascontiguousarray(mag.T, dtype=np.float32)

@@ -8,8 +8,9 @@ to ceil(n * ratio) samples), and ``extract_speaker_embedding`` runs
 with a periodic Hann window and center=False, magnitude sqrt(re² + im² +
 1e-9), the librosa slaney mel basis (the bundle's cpu/mel_basis.npy, computed
 at build time so the runtime needs no librosa), natural log of clamp(1e-5);
-then the speaker encoder on [1, frames, 128].  The same steps here in numpy
-(float64; upstream runs float32 torch, which this equals within its rounding).
+then the speaker encoder on [1, frames, 128].  The same steps here by the
+SDK's STFT (daemon/sdk/audio/stft.py, float64; upstream runs float32 torch,
+which this equals within its rounding).
 
 A ``speaker_<F>`` graph takes any clip of 1 + reflect_pad .. F frames: the
 mel of the whole clip (upstream's frames, its reflect padding at the clip's
@@ -29,12 +30,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from daemon.engines.qwen3.tts.graphio import speaker_io
 from daemon.engines.qwen3.tts.params import speaker_key
 from daemon.sdk.ar.bound import BoundGraph
+from daemon.sdk.audio.mel import floored_log
 from daemon.sdk.audio.resample import resample
+from daemon.sdk.audio.stft import PERIODIC_HANN, Stft, magnitude
 from daemon.sdk.bundles.manifest import BundleError
 
 if TYPE_CHECKING:
@@ -55,15 +57,22 @@ def mono(audio: np.ndarray) -> np.ndarray:
     if a.ndim == 2:
         a = a.mean(axis=-1)
     if a.ndim != 1:
-        raise ValueError(f"a clip must be [samples] or [samples, channels], got "
-                         f"{list(np.shape(audio))}")  # fmt: skip
+        raise ValueError(
+            f"a clip must be [samples] or [samples, channels], got "
+            f"{list(np.shape(audio))}"
+        )
     return a.astype(np.float32)
+
+
+def stft_of(x: XVectorParams) -> Stft:
+    """mel_spectrogram's STFT: center False after a reflect pad of ``x.pad``;
+    torch.hann_window(win) is periodic, centred in n_fft when shorter."""
+    return Stft(x.n_fft, x.hop, pad=x.pad, win=x.win, kind=PERIODIC_HANN)
 
 
 def frames_of(samples: int, x: XVectorParams) -> int:
     """Mel frames of ``samples`` (center False, reflect pad ``x.pad``)."""
-    padded = samples + 2 * x.pad
-    return max(0, (padded - x.n_fft) // x.hop + 1) if padded >= x.n_fft else 0
+    return stft_of(x).frames_of(samples)
 
 
 def min_frames(x: XVectorParams) -> int:
@@ -127,14 +136,8 @@ class MelFrontEnd:
                 f"qwen3-tts: mel basis is {list(mel_basis.shape)}, expected "
                 f"[{x.n_mels}, {bins}] (n_mels, n_fft/2 + 1)"
             )
-        self.x = x
+        self.x, self.stft = x, stft_of(x)
         self._basis_t = np.ascontiguousarray(mel_basis.T, np.float64)
-        n = np.arange(x.win)
-        # torch.hann_window(win) is periodic; win < n_fft would be centred
-        hann = 0.5 - 0.5 * np.cos(2 * np.pi * n / x.win)
-        lead = (x.n_fft - x.win) // 2
-        self._window = np.zeros(x.n_fft)
-        self._window[lead : lead + x.win] = hann
 
     def __call__(self, pcm24k: np.ndarray) -> np.ndarray:
         """float32 log-mel [frames, n_mels]."""
@@ -142,12 +145,8 @@ class MelFrontEnd:
         y = np.asarray(pcm24k, np.float32)
         if len(y) <= x.pad:
             raise ValueError(f"a clip needs more than {x.pad} samples for the mel")
-        y = np.pad(y, x.pad, mode="reflect").astype(np.float64)
-        taps = sliding_window_view(y, x.n_fft)[:: x.hop]
-        spec = np.fft.rfft(taps * self._window, axis=-1)
-        mag = np.sqrt(spec.real * spec.real + spec.imag * spec.imag + MAGNITUDE_EPS)
-        mel = mag @ self._basis_t
-        return np.log(np.maximum(mel, LOG_FLOOR)).astype(np.float32)
+        mel = magnitude(self.stft(y), MAGNITUDE_EPS) @ self._basis_t
+        return floored_log(mel, LOG_FLOOR).astype(np.float32)
 
 
 class XVector:
@@ -157,8 +156,9 @@ class XVector:
         self, p: TtsParams, graphs: Mapping[str, Runner], mel_basis: np.ndarray
     ) -> None:
         if p.xvector is None:
-            raise BundleError("qwen3-tts: this bundle has no speaker encoder "
-                              "(kind custom_voice)")  # fmt: skip
+            raise BundleError(
+                "qwen3-tts: this bundle has no speaker encoder (kind custom_voice)"
+            )
         self.p, self.x = p, p.xvector
         self.front = MelFrontEnd(self.x, mel_basis)
         self.buckets = self.x.frame_buckets
@@ -221,8 +221,10 @@ class XVector:
         largest bucket: run in the smallest bucket holding it."""
         n, x = len(mel), self.x
         if not min_frames(x) <= n <= self.buckets[-1]:
-            raise ValueError(f"qwen3-tts: {n} mel frames; the speaker graphs take "
-                             f"{min_frames(x)}..{self.buckets[-1]}")  # fmt: skip
+            raise ValueError(
+                f"qwen3-tts: {n} mel frames; the speaker graphs take "
+                f"{min_frames(x)}..{self.buckets[-1]}"
+            )
         frames = next(f for f in self.buckets if f >= n)
         graph = self._graphs[frames]
         if cancel is not None:
