@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.sdk.bundles.manifest import GraphSpec, pack
-from daemon.sdk.bundles.verify import verify_bundle
+from daemon.sdk.verify import verify_bundle
 from daemon.sdk.capabilities import Task
 from scripts.common import bundling, weight_sharing
 from scripts.common.build.compile import Compiled
