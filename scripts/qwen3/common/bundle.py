@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from daemon.sdk.bundles.manifest import GraphSpec, pack
-from daemon.sdk.verify import verify_bundle
 from daemon.sdk.capabilities import Task
+from daemon.sdk.verify import verify_bundle
 from scripts.common import bundling, weight_sharing
 from scripts.common.build.compile import Compiled
 from scripts.qwen3.common.context import Qwen3Context

@@ -1,6 +1,8 @@
 """What the Qwen3 builds' command lines share (build_asr, build_tts_qwen3):
 the target and bucket checks, comma-separated lists, the output and gate flags, and
-the run that prints the summary or one ``error:`` line."""
+the run that prints the summary or one ``error:`` line (``command`` for the
+builds declared on scripts/common/build, ``run`` for those still on
+scripts/common/steps.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from scripts.common.build import report
+from scripts.common.build.run import StageRun
 from scripts.common.qnn_compile import TARGETS
-from scripts.common.steps import BuildReport
+from scripts.qwen3.common.stages import Built
 
 Opts = TypeVar("Opts")
 N = TypeVar("N", int, float)
@@ -75,19 +79,40 @@ def add_no_onnx(p: argparse.ArgumentParser) -> None:
                         "the bundle")  # fmt: skip
 
 
+def command(
+    build: Callable[[Opts], Built],
+    opts: Opts,
+    errors: tuple[type[Exception], ...],
+    graphs: Callable[[StageRun], list[tuple[str, ...]]],
+) -> int:
+    """Build ``opts``: the stage table, the ``graphs`` rows and the bundle's
+    paths on stdout (0), or one ``error:`` line on stderr for any of
+    ``errors`` (1)."""
+    return _report(build, opts, errors, lambda b: report.summary(b.run, graphs(b.run)))
+
+
 def run(
-    build: Callable[[Opts], BuildReport],
+    build: Callable[[Opts], Any],
     opts: Opts,
     errors: tuple[type[Exception], ...],
     summary: Callable[[Mapping[str, Any]], str],
 ) -> int:
     """Build ``opts``: the summary and the bundle's paths on stdout (0), or
     one ``error:`` line on stderr for any of ``errors`` (1)."""
+    return _report(build, opts, errors, lambda rep: summary(rep.results))
+
+
+def _report(
+    build: Callable[[Opts], Any],
+    opts: Opts,
+    errors: tuple[type[Exception], ...],
+    text: Callable[[Any], str],
+) -> int:
     try:
-        rep = build(opts)
+        done = build(opts)
     except errors as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(summary(rep.results))
-    print(f"bundle: {rep.bundle}\ntar:    {rep.tar}")
+    print(text(done))
+    print(f"bundle: {done.bundle}\ntar:    {done.tar}")
     return 0

@@ -1,12 +1,17 @@
-"""The Qwen3 builds' summary table: one row per graph (bucket, binary size,
-compile time, its CPU and simulator gates, simulator seconds per call), from
-the step results every build records the same way (``compile``,
+"""The Qwen3 builds' per-graph summary rows: one row per binary (bucket,
+size, compile time, its CPU and simulator gates, simulator seconds per call)
+and a total, below the stage table (scripts/common/build/report.py).
+``graph_rows`` reads the stages' typed results; ``rows`` / ``summary`` the
+step results of the builds still on scripts/common/steps.py (``compile``,
 ``gates_cpu.gates``, ``gates_sim.gates`` / ``.seconds``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
+
+from scripts.common.build.compile import Compiled
+from scripts.common.gate_result import GateResult
 
 #: (how a metric starts, its short name, the digits that tell values apart)
 Short = Sequence[tuple[str, str, str]]
@@ -24,20 +29,52 @@ SHORT: Final = (
 )
 
 
-def gates(entries: list[Mapping[str, Any]] | None, short: Short) -> str:
+def cell(gates: Iterable[GateResult] | None, short: Short = SHORT) -> str:
     """A graph's gates as ``name value`` pairs, each its worst value."""
-    if not entries:
-        return "-"
     seen: dict[str, tuple[float, str]] = {}
-    for e in entries:  # a graph gated in several pairs: its worst value
+    for g in gates or ():  # a graph gated in several pairs: its worst value
         name, digits = next(
-            ((n, d) for start, n, d in short if e["metric"].startswith(start)),
-            (e["metric"], ".4g"),
+            ((n, d) for start, n, d in short if g.metric.startswith(start)),
+            (g.metric, ".4g"),
         )
-        worst = min if e["at_least"] else max
-        value = worst(seen.get(name, (e["value"], ""))[0], e["value"])
+        worst = min if g.at_least else max
+        value = worst(seen.get(name, (g.value, ""))[0], g.value)
         seen[name] = (value, digits)
-    return " ".join(f"{k} {v:{d}}" for k, (v, d) in seen.items())
+    return " ".join(f"{k} {v:{d}}" for k, (v, d) in seen.items()) or "-"
+
+
+def gates(entries: list[Mapping[str, Any]] | None, short: Short) -> str:
+    """``cell`` of gates stored as dicts (scripts/common/steps.py results)."""
+    keys = ("name", "metric", "value", "threshold", "at_least")
+    return cell((GateResult(*(e[k] for k in keys)) for e in entries or ()), short)
+
+
+def graph_rows(
+    compiled: Mapping[str, Compiled],
+    cpu: Mapping[str, Sequence[GateResult]],
+    sim: Mapping[str, Sequence[GateResult]] | None,
+    seconds: Mapping[str, float],
+    short: Short = SHORT,
+) -> list[tuple[str, ...]]:
+    """The per-graph rows (header first, the total binaries' size last) from
+    the bundle's binaries by unit, the CPU gates and the simulator gates
+    (None: not run) by graph key, and the simulator's seconds per call."""
+    out = [HEADER]
+    for key, c in compiled.items():
+        out.append(
+            (
+                key,
+                bucket(key),
+                f"{c.bytes / 1e6:.2f}",
+                f"{c.compile_seconds:.1f}" if c.compile_seconds else "-",
+                cell(cpu.get(key), short),
+                cell(sim.get(key), short) if sim is not None else "not run",
+                f"{seconds[key]:.3f}" if key in seconds else "-",
+            )
+        )
+    total = sum(c.bytes for c in compiled.values())
+    out.append(("total", "", f"{total / 1e6:.2f}", "", "", "", ""))
+    return out
 
 
 def bucket(key: str) -> str:
