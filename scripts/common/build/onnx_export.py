@@ -4,6 +4,8 @@ The recipe measured in docs/qwen3.md, export findings: torch's
 TorchScript exporter (dynamo=False, opset 17), then onnxruntime's BASIC fold so every
 shape is a constant (hexvoice's graph specs reject dynamic dimensions), then `no_pow2`.
 Graphs past protobuf's 2 GiB keep their weights in one external data file.
+`fold_static` is the fold alone, for a graph that is not exported from torch
+(GPT-SoVITS's g2pW body, cut out of upstream's ONNX file).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ EXTERNAL_DATA_BYTES = 1 << 30
 #: such as shapes stay inline, where the graph's readers expect them)
 EXTERNAL_MIN_BYTES = 1024
 DATA_SUFFIX = ".data"
+#: protobuf's limit on one serialized model (a graph kept unfolded is one file)
+PROTOBUF_BYTES = 1 << 31
 #: the exponent `no_pow2` refuses (docs/qwen3.md, export findings:
 #: Pow(Sin(x),2) wrong on HTP fp16)
 _SQUARE = 2.0
@@ -122,6 +126,7 @@ def export_static(
     outputs: Sequence[str],
     path: str | Path,
     external_data: bool | None = None,
+    fold: bool = True,
 ) -> GraphSpec:
     """Export `module(*args)` to `path` (static shapes folded, no Pow(x, 2));
     the files appear under their names only when complete.
@@ -129,7 +134,13 @@ def export_static(
     `external_data` (None: when the weights pass EXTERNAL_DATA_BYTES) writes the
     weights to `<path>.data` next to `path`, which records that location: a
     protobuf holds at most 2 GiB, and full-size Qwen3-ASR decoder graphs hold
-    about 2.4 GB of fp32 weights (28 layers and the 151,936-row head)."""
+    about 2.4 GB of fp32 weights (28 layers and the 151,936-row head).
+
+    `fold=False` keeps the tracer's graph as it is (still linted): onnxruntime's
+    own later fusions (EXTENDED level, e.g. attention) fail on a BASIC-folded
+    BERT or HuBERT ("Attempt to replace the existing tensor"), and the CPU
+    backend loads graphs with every optimization on.  Such a graph is one
+    protobuf (None then means no external data; True is refused)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
@@ -137,7 +148,10 @@ def export_static(
     # findings: "Cannot insert a Tensor that requires grad as a
     # constant").
     module = module.eval().requires_grad_(False)
-    if external_data is None:
+    if not fold:
+        _check_unfolded(module, external_data, path)
+        external_data = False
+    elif external_data is None:
         external_data = _weight_bytes(module) > EXTERNAL_DATA_BYTES
     data = path.with_name(path.name + DATA_SUFFIX)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
@@ -159,7 +173,10 @@ def export_static(
                 do_constant_folding=True,
             )
         part = Path(tmp) / path.name
-        _fold(traced, part, data.name if external_data else None)
+        if fold:
+            fold_static(traced, part, data.name if external_data else None)
+        else:
+            traced.replace(part)
         no_pow2(part)
         if external_data:
             (Path(tmp) / data.name).replace(data)
@@ -175,11 +192,21 @@ def _weight_bytes(module: nn.Module) -> int:
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
-def _fold(src: Path, dst: Path, data_name: str | None) -> None:
+def _check_unfolded(module: nn.Module, external_data: bool | None, path: Path) -> None:
+    """An unfolded graph is the tracer's single file: no external data."""
+    if external_data:
+        raise ValueError(f"{path.name}: external data needs fold=True")
+    if _weight_bytes(module) >= PROTOBUF_BYTES:
+        raise ValueError(
+            f"{path.name}: weights past protobuf's 2 GiB need fold=True (external data)"
+        )
+
+
+def fold_static(src: Path, dst: Path, data_name: str | None = None) -> None:
     """onnxruntime's BASIC level (constant folding, redundancy elimination:
     plain ONNX ops) folds the shape arithmetic the tracer emits for sizes that
-    are static here (as scripts/gptsovits/export/graphs.py `_fold_static_shapes`);
-    with `data_name`, the weights go to that file beside `dst`."""
+    are static here, writing `dst`; with `data_name`, the weights go to that
+    file beside `dst`."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
