@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from daemon.service.config import ConfigError, check_voices, load_config
-from daemon.service.systemd import EX_CONFIG
+from daemon.service.edge.systemd import EX_CONFIG
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -24,13 +24,13 @@ from typing import Any, Final
 from daemon.protocols.openai import app as http_server
 from daemon.protocols.wyoming.server import WyomingServer
 from daemon.sdk.bundles.manifest import BundleError
-from daemon.service import systemd
-from daemon.service.admission import Admission
 from daemon.service.config import ConfigError, ServeConfig, check_voices, load_config
+from daemon.service.edge import systemd
+from daemon.service.edge.admission import Admission
+from daemon.service.edge.listeners import Listener, ListenerError, open_listeners
+from daemon.service.edge.metrics import Metrics
+from daemon.service.edge.systemd import EX_CONFIG, EX_SOFTWARE
 from daemon.service.host import EngineHost
-from daemon.service.listeners import Listener, ListenerError, open_listeners
-from daemon.service.metrics import Metrics
-from daemon.service.systemd import EX_CONFIG, EX_SOFTWARE
 from daemon.service.voices.voiceset import LoadStopped
 from qnnrt import QnnError, QnnLibraryError
 

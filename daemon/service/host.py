@@ -21,9 +21,9 @@ from daemon.sdk.cloning import unfit
 from daemon.sdk.registry import Engine
 from daemon.service.cloning.clones import Clones
 from daemon.service.config import ServeConfig, VoiceSource
+from daemon.service.edge.metrics import Metrics
 from daemon.service.edge.refusals import Unavailable
 from daemon.service.edge.requests import SynthesisRequest, TranscriptionRequest, check
-from daemon.service.metrics import Metrics
 from daemon.service.scheduling.jobs import AsrJob, Job
 from daemon.service.scheduling.scheduler import Scheduler
 from daemon.service.voices.reload import Loader

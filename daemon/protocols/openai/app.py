@@ -47,8 +47,8 @@ from daemon.protocols.openai.transcriptions import Transcriptions
 from daemon.protocols.openai.voices import Voices, api_error
 from daemon.sdk.audio.shaping import to_int16
 from daemon.sdk.cancel import Cancelled
-from daemon.service.admission import Acceptor, Admission, Tracked
 from daemon.service.cloning.clone_rules import VoiceUnusable
+from daemon.service.edge.admission import Acceptor, Admission, Tracked
 from daemon.service.edge.refusals import BadRequest, Busy, RequestError
 from daemon.service.host import EngineHost
 from daemon.service.scheduling.jobs import Job

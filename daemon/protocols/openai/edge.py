@@ -38,7 +38,7 @@ from daemon.protocols.openai.requests import (
     one_line,
     payload_error,
 )
-from daemon.service.clientlog import CLIENT_LOG
+from daemon.service.edge.clientlog import CLIENT_LOG
 
 #: Passed to aiohttp's web protocol (``AppRunner(logger=...)``).
 SERVER_LOGGER: Final = logging.getLogger(f"{__name__}.server")

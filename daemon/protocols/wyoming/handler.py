@@ -54,7 +54,7 @@ from daemon.protocols.wyoming.requests import (
     synthesize_request,
 )
 from daemon.sdk.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
-from daemon.service.clientlog import CLIENT_LOG
+from daemon.service.edge.clientlog import CLIENT_LOG
 from daemon.service.edge.refusals import BadRequest, RequestError
 from daemon.service.edge.requests import SynthesisRequest
 from daemon.service.host import EngineHost

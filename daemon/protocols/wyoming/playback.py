@@ -18,8 +18,8 @@ from wyoming.event import Event
 from daemon.protocols.wyoming.requests import error_event
 from daemon.sdk.audio.shaping import Frames, to_int16
 from daemon.sdk.cancel import Cancelled
+from daemon.service.edge.metrics import Metrics
 from daemon.service.edge.refusals import RequestError
-from daemon.service.metrics import Metrics
 from daemon.service.scheduling.jobs import Job, outcome
 
 SAMPLE_WIDTH: Final = 2  # s16le

@@ -1,8 +1,9 @@
 """Wyoming server: listening sockets, the ``info`` it describes itself with
 (a ``tts`` program with every voice, an ``asr`` program per loaded ASR bundle).
 
-Each connection is a ``WyomingHandler`` (wyoming_handler.py).  Sockets come from
-``daemon.service.listeners`` (systemd's or our own); this module never unlinks a path.
+Each connection is a ``WyomingHandler`` (handler.py).  Sockets come from
+``daemon.service.edge.listeners`` (systemd's or our own); this module never
+unlinks a path.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from wyoming.info import (
 
 from daemon.protocols.wyoming.handler import WyomingHandler
 from daemon.protocols.wyoming.input import MAX_HEADER_BYTES
-from daemon.service.admission import Acceptor, Admission, Tracked
+from daemon.service.edge.admission import Acceptor, Admission, Tracked
 from daemon.service.host import EngineHost
 from daemon.service.voices.voice import Voice
 

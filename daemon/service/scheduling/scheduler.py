@@ -45,8 +45,8 @@ from daemon.sdk.cloning import AuxClips, CloningEngine
 from daemon.sdk.registry import Engine
 from daemon.sdk.tts import AudioChunk, SynthesisOptions, TtsEngine
 from daemon.service.config import LimitsConfig
+from daemon.service.edge.metrics import Metrics
 from daemon.service.edge.refusals import BadRequest, Busy, RequestError, UnknownVoice
-from daemon.service.metrics import Metrics
 from daemon.service.scheduling.jobs import (
     AsrJob,
     CloneJob,

@@ -4,7 +4,7 @@ The service is a real ``hexvoice serve``; the floods are raw Unix-socket
 clients (what a broken or hostile client is): HTTP requests aiohttp's parser
 rejects, and Wyoming connections that start an event header and stall past
 ``limits.header_timeout_s``.  Each kind of fault is logged once at once, then
-held (``daemon.service.clientlog``); the service's stop says how many were
+held (``daemon.service.edge.clientlog``); the service's stop says how many were
 held.  A fault of our own still logs its traceback (in-process server with
 the service's HTTP edge).
 """
@@ -20,7 +20,7 @@ import aiohttp
 from aiohttp import web
 
 from daemon.protocols.openai import edge
-from daemon.service.clientlog import CLIENT_LOG
+from daemon.service.edge.clientlog import CLIENT_LOG
 from tests.daemon.conftest import start_daemon
 
 FLOOD = 30

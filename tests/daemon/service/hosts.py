@@ -6,8 +6,8 @@ from dataclasses import replace
 from typing import Any
 
 from daemon.service.config import ServeConfig
+from daemon.service.edge.metrics import Metrics
 from daemon.service.host import EngineHost
-from daemon.service.metrics import Metrics
 
 
 def with_limits(cfg: ServeConfig, **limits: Any) -> ServeConfig:

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from daemon.service.clientlog import CLIENT_LOG, LOG_INTERVAL_S, ClientLog
+from daemon.service.edge.clientlog import CLIENT_LOG, LOG_INTERVAL_S, ClientLog
 
 #: Short enough for a quick test, far above the loop's timer slack.
 WINDOW_S = 0.3
@@ -106,6 +106,6 @@ def test_lines_below_the_level_cost_nothing(caplog):
 def test_the_service_has_one_limiter():
     from daemon.protocols.openai import edge
     from daemon.protocols.wyoming import handler
-    from daemon.service import admission
+    from daemon.service.edge import admission
 
     assert admission.CLIENT_LOG is handler.CLIENT_LOG is edge.CLIENT_LOG is CLIENT_LOG

@@ -24,8 +24,8 @@ from wyoming.client import AsyncClient
 from wyoming.event import Event
 from wyoming.tts import Synthesize
 
-from daemon.service.admission import Admission, Tracked, fd_room
 from daemon.service.config import DEFAULT_MAX_CONNECTIONS
+from daemon.service.edge.admission import Admission, Tracked, fd_room
 from tests.daemon.conftest import Daemon, start_daemon
 
 #: The issue's figures: 300 idle clients against a descriptor limit of 256.
@@ -321,7 +321,7 @@ def test_out_of_descriptors_at_accept_is_one_line_not_a_storm(tmp_path, caplog):
             t.close()
         return starved, len(accepted)
 
-    with caplog.at_level("DEBUG", logger="daemon.service.admission"):
+    with caplog.at_level("DEBUG", logger="daemon.service.edge.admission"):
         starved, served = asyncio.run(go())
     for c in clients:
         c.close()

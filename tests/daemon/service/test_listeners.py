@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from daemon.service.config import ListenConfig
-from daemon.service.listeners import ListenerError, bind_unix, open_listeners
+from daemon.service.edge.listeners import ListenerError, bind_unix, open_listeners
 
 
 def test_bound_socket_has_the_mode_from_the_start(tmp_path):

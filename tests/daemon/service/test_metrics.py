@@ -1,5 +1,6 @@
-"""daemon/service/metrics.py: one prometheus_client registry per service, an exposition
-the library's own parser reads, nothing in the process-wide default registry."""
+"""daemon/service/edge/metrics.py: one prometheus_client registry per service, an
+exposition the library's own parser reads, nothing in the process-wide default
+registry."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from prometheus_client.openmetrics.parser import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
-from daemon.service.metrics import OUTCOMES, PROTOCOLS, RELOAD_OUTCOMES, Metrics
+from daemon.service.edge.metrics import OUTCOMES, PROTOCOLS, RELOAD_OUTCOMES, Metrics
 
 
 def _scrape(m: Metrics, accept: str | None = None) -> dict[str, object]:

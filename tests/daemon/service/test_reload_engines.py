@@ -21,9 +21,9 @@ import yaml
 
 from daemon.sdk.bundles.manifest import BundleError
 from daemon.service.config import ServeConfig, VoiceSource
+from daemon.service.edge.metrics import Metrics
 from daemon.service.edge.requests import SynthesisRequest
 from daemon.service.host import EngineHost
-from daemon.service.metrics import Metrics
 from tests.daemon.conftest import (
     SLOW_WARMUP_CALLS,
     Daemon,

@@ -326,7 +326,7 @@ def test_protocols_offer_only_speech_voices_for_speech(cfg):
 
     from daemon.protocols.openai.app import make_app
     from daemon.protocols.wyoming.server import WyomingServer
-    from daemon.service.admission import Admission
+    from daemon.service.edge.admission import Admission
 
     async def go() -> tuple[list[str], list[str], list[str]]:
         host = await loaded_host(cfg)

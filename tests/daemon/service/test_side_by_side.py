@@ -28,7 +28,7 @@ _PROBE = """
 import asyncio, json, sys
 from daemon.service.config import load_config
 from daemon.service.host import EngineHost
-from daemon.service.metrics import Metrics
+from daemon.service.edge.metrics import Metrics
 
 async def main():
     cfg = load_config(sys.argv[1])

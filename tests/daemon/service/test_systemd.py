@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.service import systemd
+from daemon.service.edge import systemd
 from tests.daemon.conftest import ROOT
 
 UNITS = ROOT / "systemd"
@@ -97,7 +97,7 @@ def test_listen_fds_names_inherited_sockets(tmp_path):
         socks.append(s)
     fds = [s.fileno() for s in socks]
     code = (
-        "import os; from daemon.service import systemd\n"
+        "import os; from daemon.service.edge import systemd\n"
         # put the listeners where systemd puts them: fds 3 and 4
         f"os.dup2({fds[0]}, 3); os.dup2({fds[1]}, 4)\n"
         f"os.close({fds[0]}); os.close({fds[1]})\n"
