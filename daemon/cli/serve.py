@@ -14,7 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from daemon.service.config import ConfigError, check_voices, load_config
+from daemon.service.config import ConfigError
+from daemon.service.config_file import check_voices, load_config
 from daemon.service.edge.systemd import EX_CONFIG
 
 

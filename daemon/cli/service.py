@@ -24,7 +24,8 @@ from typing import Any, Final
 from daemon.protocols.openai import app as http_server
 from daemon.protocols.wyoming.server import WyomingServer
 from daemon.sdk.bundles.manifest import BundleError
-from daemon.service.config import ConfigError, ServeConfig, check_voices, load_config
+from daemon.service.config import ConfigError, ServeConfig
+from daemon.service.config_file import check_voices, load_config
 from daemon.service.edge import systemd
 from daemon.service.edge.admission import Admission
 from daemon.service.edge.listeners import Listener, ListenerError, open_listeners

@@ -1,11 +1,12 @@
-"""``hexvoice serve`` configuration: YAML file + CLI overrides → frozen dataclasses.
+"""``hexvoice serve`` configuration: the schema, as frozen dataclasses.
 
-Loaded once in ``serve.main`` and validated completely (types, ranges, socket
-group, every bundle manifest and its engine registration) before any model loads,
-so a typo fails in milliseconds with the field named, not after a minute of NPU
-set-up.  The dataclasses below are the schema: ``daemon.config.reader`` reads the
-YAML into them (errors: ``<file>: limits.queue_size: expected ..., found ...``).
-Example::
+``config_file.load_config`` reads the YAML file and the command line's
+overrides into them once, at start and at each reload, and validates them
+completely (types, ranges, socket group; ``check_voices``: every bundle manifest
+and its engine registration) before any model loads, so a typo fails in
+milliseconds with the field named, not after a minute of NPU set-up.
+``daemon.config.reader`` reads the YAML into the dataclasses below (errors:
+``<file>: limits.queue_size: expected ..., found ...``).  Example::
 
     voices:
       - bundle: /usr/share/hexvoice/voices/joe
@@ -17,22 +18,15 @@ Example::
 
 from __future__ import annotations
 
-import grp
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 import msgspec
-import yaml
 
-from daemon.config.reader import INTERNAL, ReadError, fail, invalid, read
-from daemon.sdk.bundles.manifest import Bundle, BundleError
+from daemon.config.reader import INTERNAL, ReadError, invalid
 from daemon.sdk.graphs import BACKENDS
-from daemon.sdk.registry import engine_class
-from daemon.service.cloning.voicestore import VoiceStoreConfig
 
-DEFAULT_CONFIG_PATH: Final = Path("/etc/hexvoice/config.yaml")
 #: systemd ``RuntimeDirectory=hexvoice`` (systemd/hexvoice.service).
 DEFAULT_RUNTIME_DIR: Final = Path("/run/hexvoice")
 DEFAULT_SOCKET_MODE: Final = 0o660
@@ -65,6 +59,12 @@ DEFAULT_MAX_AUDIO_S: Final = 1800.0
 #: Home Assistant's Wyoming TTS convention (docs/clients.md, Wyoming conventions).
 WYOMING_TCP_PORT: Final = 10200
 LOG_LEVELS: Final = ("debug", "info", "warning", "error")
+#: systemd/hexvoice.service StateDirectory=hexvoice, beside the voice bundles.
+DEFAULT_VOICE_DIR: Final = Path("/var/lib/hexvoice/voices")
+#: A voice is a few KB (Qwen3-TTS: one x-vector, 4 KB at full size) to a few
+#: hundred KB (GPT-SoVITS zero-shot: prompt phones, BERT features, tokens).
+DEFAULT_MAX_VOICES: Final = 100
+DEFAULT_MAX_VOICE_BYTES: Final = 64 * 1024 * 1024
 
 
 #: Counts, sizes and durations must be > 0.
@@ -186,6 +186,18 @@ class LimitsConfig:
 
 
 @dataclass(frozen=True)
+class VoiceStoreConfig:
+    """``voice_store`` in config.yaml: where cloned voices live, and caps."""
+
+    dir: Path = DEFAULT_VOICE_DIR
+    """Directory of the voice files (created if missing; its parent must exist)."""
+    max_count: Annotated[int, msgspec.Meta(ge=0)] = DEFAULT_MAX_VOICES
+    """Voices it holds at most; 0 turns cloning off."""
+    max_bytes: Annotated[int, msgspec.Meta(gt=0)] = DEFAULT_MAX_VOICE_BYTES
+    """Bytes of voice files it holds at most."""
+
+
+@dataclass(frozen=True)
 class ServeConfig:
     voices: Annotated[tuple[VoiceSource, ...], msgspec.Meta(min_length=1)]
     default_voice: str | None = None
@@ -204,109 +216,3 @@ class ServeConfig:
         object.__setattr__(self, "log_level", self.log_level.lower())
         if self.log_level not in LOG_LEVELS:
             raise invalid("log_level", f"one of {list(LOG_LEVELS)}", self.log_level)
-
-
-def load_config(
-    path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
-) -> ServeConfig:
-    """Read ``path`` (YAML), apply dotted-key ``overrides``, validate everything.
-
-    ``path=None`` reads the default file if it exists; overrides alone may then
-    describe the whole service (``--bundle``...).
-    """
-    data: dict[str, Any] = {}
-    where = "command line"
-    src: Path | None = None
-    if path is not None or DEFAULT_CONFIG_PATH.is_file():
-        src = Path(path) if path is not None else DEFAULT_CONFIG_PATH
-        where = str(src)
-        try:
-            loaded = yaml.safe_load(src.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"{src}: cannot read: {exc.strerror}") from exc
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{src}: invalid YAML: {exc}") from exc
-        if loaded is not None and not isinstance(loaded, dict):
-            raise fail(where, "", "a mapping at the top level", loaded, ConfigError)
-        data = _relative_to(loaded or {}, src.parent.resolve())
-    for key, value in (overrides or {}).items():
-        _set_dotted(data, key, value)
-    cfg = read(_absolute_sockets(data), ServeConfig, where=where, error=ConfigError)
-    group = cfg.listen.socket_group
-    if group is not None:
-        try:
-            grp.getgrnam(group)
-        except KeyError:
-            raise fail(
-                where, "listen.socket_group", "an existing group", group, ConfigError
-            ) from None
-    return replace(cfg, source=src.resolve() if src else None)
-
-
-def check_voices(cfg: ServeConfig) -> list[Bundle]:
-    """Read every manifest and resolve its engine (no model is loaded)."""
-    bundles = []
-    where = cfg.source or "command line"
-    for i, v in enumerate(cfg.voices):
-        try:
-            b = Bundle.load(v.bundle)
-            engine_class(v.engine or b.engine)
-        except (BundleError, LookupError, ImportError) as exc:
-            raise ConfigError(f"{where}: voices[{i}]: {exc}") from exc
-        bundles.append(b)
-    return bundles
-
-
-def _relative_to(data: dict[str, Any], base: Path) -> dict[str, Any]:
-    """Resolve the file's relative paths against its own directory; a bare
-    string voice is its bundle."""
-    out = dict(data)
-    voices = out.get("voices")
-    if isinstance(voices, list):
-        out["voices"] = [
-            _rebase({"bundle": v} if isinstance(v, str) else v, base, "bundle")
-            if isinstance(v, dict | str)
-            else v
-            for v in voices
-        ]
-    for section, key in (
-        ("listen", "wyoming"),
-        ("listen", "http"),
-        ("engine", "qnn_lib_dir"),
-        ("voice_store", "dir"),
-    ):
-        if isinstance(out.get(section), dict):
-            out[section] = _rebase(out[section], base, key)
-    return out
-
-
-def _absolute_sockets(data: dict[str, Any]) -> dict[str, Any]:
-    """Socket paths from the command line are relative to the working dir."""
-    listen = data.get("listen")
-    if not isinstance(listen, dict):
-        return data
-    fixed = {
-        k: str(Path(v).absolute())
-        for k, v in listen.items()
-        if k in ("wyoming", "http") and isinstance(v, str)
-    }
-    return {**data, "listen": {**listen, **fixed}}
-
-
-def _rebase(d: dict[str, Any], base: Path, key: str) -> dict[str, Any]:
-    return {**d, key: _join(d[key], base)} if key in d else d
-
-
-def _join(v: Any, base: Path) -> Any:
-    return str(base / v) if isinstance(v, str) and not Path(v).is_absolute() else v
-
-
-def _set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
-    *parents, last = key.split(".")
-    node = data
-    for p in parents:
-        child = node.get(p)
-        if not isinstance(child, dict):
-            child = node[p] = {}
-        node = child
-    node[last] = value

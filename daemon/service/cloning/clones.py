@@ -50,7 +50,8 @@ from daemon.service.cloning.clone_rules import (
 )
 from daemon.service.cloning.offers import Offers, cloned
 from daemon.service.cloning.voicefile import NAME_RULE, SUFFIX, Entry, valid_name
-from daemon.service.cloning.voicestore import Damaged, VoiceStore, VoiceStoreConfig
+from daemon.service.cloning.voicestore import Damaged, VoiceStore
+from daemon.service.config import DEFAULT_VOICE_DIR, VoiceStoreConfig
 from daemon.service.edge.refusals import Found, Unavailable, UnknownVoice, refuse
 from daemon.service.scheduling.scheduler import Scheduler
 from daemon.service.voices.voice import Voice
@@ -98,7 +99,7 @@ class Clones:
             # The default store is the systemd unit's StateDirectory: missing
             # outside systemd (a checkout, the README's `hexvoice serve`), which
             # is no fault; a store someone configured and cannot be used is.
-            routine = self.store.dir == voicestore.DEFAULT_DIR and isinstance(
+            routine = self.store.dir == DEFAULT_VOICE_DIR and isinstance(
                 exc, FileNotFoundError
             )
             _LOGGER.log(

@@ -27,20 +27,13 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Final, Protocol
-
-import msgspec
+from typing import Final, Protocol
 
 from daemon.config.reader import ReadError
 from daemon.service.cloning.voicefile import SUFFIX, Entry, decode, encode, valid_name
+from daemon.service.config import VoiceStoreConfig
 
 _LOGGER = logging.getLogger(__name__)
-#: systemd/hexvoice.service StateDirectory=hexvoice, beside the voice bundles.
-DEFAULT_DIR: Final = Path("/var/lib/hexvoice/voices")
-#: A voice is a few KB (Qwen3-TTS: one x-vector, 4 KB at full size) to a few
-#: hundred KB (GPT-SoVITS zero-shot: prompt phones, BERT features, tokens).
-DEFAULT_MAX_COUNT: Final = 100
-DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 _TMP: Final = ".tmp-"
 _COUNTER = itertools.count()
 
@@ -59,18 +52,6 @@ class Exists(StoreError):
 
 class Missing(StoreError):
     """No voice of that name is stored."""
-
-
-@dataclass(frozen=True)
-class VoiceStoreConfig:
-    """``voice_store`` in config.yaml: where cloned voices live, and caps."""
-
-    dir: Path = DEFAULT_DIR
-    """Directory of the voice files (created if missing; its parent must exist)."""
-    max_count: Annotated[int, msgspec.Meta(ge=0)] = DEFAULT_MAX_COUNT
-    """Voices it holds at most; 0 turns cloning off."""
-    max_bytes: Annotated[int, msgspec.Meta(gt=0)] = DEFAULT_MAX_BYTES
-    """Bytes of voice files it holds at most."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from daemon.config.wording import describe
 from daemon.engines.piper.params import PiperParams
 from daemon.protocols.openai.requests import SpeechBody
 from daemon.sdk.bundles.manifest import BundleError
-from daemon.service.config import ConfigError, load_config
+from daemon.service.config import ConfigError
+from daemon.service.config_file import load_config
 from tests.daemon.engines.piper.test_text import _params as piper_params
 
 Count = Annotated[int, msgspec.Meta(ge=1)]

@@ -10,13 +10,8 @@ from pathlib import Path
 import pytest
 
 from daemon.cli.serve import _overrides, _parser
-from daemon.service.config import (
-    DEFAULT_RUNTIME_DIR,
-    ConfigError,
-    ServeConfig,
-    check_voices,
-    load_config,
-)
+from daemon.service.config import DEFAULT_RUNTIME_DIR, ConfigError, ServeConfig
+from daemon.service.config_file import check_voices, load_config
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -195,7 +190,8 @@ def test_null_means_the_default(tmp_path):
 
 
 def test_command_line_errors_say_so(monkeypatch, tmp_path):
-    monkeypatch.setattr("daemon.service.config.DEFAULT_CONFIG_PATH", tmp_path / "no")
+    absent = tmp_path / "no"
+    monkeypatch.setattr("daemon.service.config_file.DEFAULT_CONFIG_PATH", absent)
     with pytest.raises(ConfigError, match=r"^command line: limits.queue_size: exp"):
         load_config(None, {"voices": [{"bundle": "/b"}], "limits.queue_size": 0})
 

@@ -26,7 +26,7 @@ ENGINE_MODULES = {
 }
 _PROBE = """
 import asyncio, json, sys
-from daemon.service.config import load_config
+from daemon.service.config_file import load_config
 from daemon.service.host import EngineHost
 from daemon.service.edge.metrics import Metrics
 

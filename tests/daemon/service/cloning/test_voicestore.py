@@ -18,13 +18,8 @@ import pytest
 from daemon.sdk.cloning import VoicePrint
 from daemon.service.cloning import voicefile
 from daemon.service.cloning.voicefile import Entry
-from daemon.service.cloning.voicestore import (
-    Exists,
-    Missing,
-    StoreFull,
-    VoiceStore,
-    VoiceStoreConfig,
-)
+from daemon.service.cloning.voicestore import Exists, Missing, StoreFull, VoiceStore
+from daemon.service.config import VoiceStoreConfig
 from tests.daemon.service.cloning import damage
 
 
@@ -262,7 +257,8 @@ def test_a_damaged_file_is_replaced_only_on_purpose(tmp_path: Path):
 def _scan_as_user(d: Path) -> dict:
     code = (
         "import json, sys; from pathlib import Path; "
-        "from daemon.service.cloning.voicestore import VoiceStore, VoiceStoreConfig; "
+        "from daemon.service.cloning.voicestore import VoiceStore; "
+        "from daemon.service.config import VoiceStoreConfig; "
         "s = VoiceStore(VoiceStoreConfig(dir=Path(sys.argv[1]))); scan = s.load(); "
         "print(json.dumps({'entries': sorted(scan.entries), 'damaged': "
         "{n: x.reason for n, x in scan.damaged.items()}, "
