@@ -11,9 +11,8 @@ and the log says once why it is not offered.  A file that does not read back
 (voicestore.py's ``Damaged``) is listed as unavailable with what is wrong; it,
 and a print no loaded bundle of its engine fits, can be deleted and replaced
 by registering the name again; a request for either is refused saying so
-(``clone_rules.VoiceUnusable``).  The store is read at start and again at each
-reload (files added or removed by hand are seen then), and a name the API finds
-taken on disk is read at once rather than left stuck.
+(``clone_rules.VoiceUnusable``).  What the store holds is ``StoredVoices``
+(stored.py), read at start and at each reload.
 
 Registration (``add``) checks the name, the engine and the clip on the event
 loop, then runs ``clone`` on the NPU worker through the scheduler, with the same
@@ -28,7 +27,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -49,16 +48,14 @@ from daemon.service.cloning.clone_rules import (
     check_transcript,
 )
 from daemon.service.cloning.offers import Offers, cloned
+from daemon.service.cloning.stored import StoredVoices
 from daemon.service.cloning.voicefile import NAME_RULE, SUFFIX, Entry, valid_name
-from daemon.service.cloning.voicestore import Damaged, VoiceStore
-from daemon.service.config import DEFAULT_VOICE_DIR, VoiceStoreConfig
+from daemon.service.config import VoiceStoreConfig
 from daemon.service.edge.refusals import Found, Unavailable, UnknownVoice, refuse
 from daemon.service.scheduling.scheduler import Scheduler
 from daemon.service.voices.voice import Voice
 
 _LOGGER = logging.getLogger(__name__)
-#: How to turn cloning on when the default store is missing.
-NO_STORE_HINT: Final = " (set voice_store.dir, or --voice-dir DIR, to keep them)"
 
 
 class Host(Protocol):
@@ -77,86 +74,20 @@ class Clones:
     """The stored voices and what is offered of them (event loop only)."""
 
     def __init__(self, cfg: VoiceStoreConfig, host: Host) -> None:
-        self.store = VoiceStore(cfg)
+        self.stored = StoredVoices(cfg)
+        self.store = self.stored.store
         self.host = host
-        self.entries: dict[str, Entry] = {}
-        #: files that do not read back, by name: listed, removable, replaceable
-        self.damaged: dict[str, Damaged] = {}
-        #: why the store cannot be used (None once it is open)
-        self.problem: str | None = "the voice store is not open yet"
         self.offers = Offers()
         self._pending: set[str] = set()  # names being registered
-        self._touched: set[str] | None = None  # changed while a scan runs
 
     async def open(self) -> None:
         """Read the store (at start and at each reload); a store that cannot be
         read leaves cloning off (the service serves on, and says so once)."""
-        self._touched = set()
-        try:
-            scan = await asyncio.to_thread(self.store.load)
-        except OSError as exc:
-            self.problem = f"voice store {self.store.dir}: {exc.strerror or exc}"
-            # The default store is the systemd unit's StateDirectory: missing
-            # outside systemd (a checkout, the README's `hexvoice serve`), which
-            # is no fault; a store someone configured and cannot be used is.
-            routine = self.store.dir == DEFAULT_VOICE_DIR and isinstance(
-                exc, FileNotFoundError
-            )
-            _LOGGER.log(
-                logging.INFO if routine else logging.WARNING,
-                "%s: cloned voices are off%s",
-                self.problem,
-                NO_STORE_HINT if routine else "",
-            )
-            return
-        finally:
-            touched, self._touched = self._touched, None
-        for name in touched:  # added or removed meanwhile: that is the news
-            scan.entries.pop(name, None)
-            scan.damaged.pop(name, None)
-            if name in self.entries:
-                scan.entries[name] = self.entries[name]
-            if name in self.damaged:
-                scan.damaged[name] = self.damaged[name]
-        for name in self.entries.keys() - scan.entries.keys() - scan.damaged.keys():
-            _LOGGER.warning("cloned voice %r: its file is gone", name)
-        for name, e in scan.entries.items():
-            if not e.verified and self.entries.get(name) is not e:
-                _LOGGER.warning(
-                    "cloned voice %r: its file has no checksum (written before "
-                    "hexvoice kept them), so damage to it cannot be told; "
-                    "register it again to give it one", name,
-                )  # fmt: skip
-        for name, d in scan.damaged.items():
-            if self.damaged.get(name) != d:
-                _LOGGER.warning(
-                    "voice store %s: %s; listed as damaged (delete it or register "
-                    "it again)", self.store.dir, d.reason,
-                )  # fmt: skip
-        self.entries, self.damaged, self.problem = scan.entries, scan.damaged, None
-        _LOGGER.info(
-            "voice store %s: %d cloned voice(s), %d damaged",
-            self.store.dir, len(self.entries), len(self.damaged),
-        )  # fmt: skip
+        await self.stored.open()
 
     async def reload(self, cfg: VoiceStoreConfig) -> None:
-        """A reload's caps apply at once, and the files are read again; another
-        directory takes effect at the restart."""
-        self.store.max_count, self.store.max_bytes = cfg.max_count, cfg.max_bytes
-        if cfg.dir.absolute() != self.store.dir:
-            _LOGGER.warning("voice_store.dir changes take effect at the next restart")
-        await self.open()
-
-    def _set(self, name: str, found: Entry | Damaged | None) -> None:
-        """What is stored as ``name`` now (None: nothing)."""
-        self.entries.pop(name, None)
-        self.damaged.pop(name, None)
-        if isinstance(found, Entry):
-            self.entries[name] = found
-        elif found is not None:
-            self.damaged[name] = found
-        if self._touched is not None:
-            self._touched.add(name)
+        """A reload's caps apply at once, and the files are read again."""
+        await self.stored.reload(cfg)
 
     # -- what is offered (offers.py) -------------------------------------------
 
@@ -165,16 +96,18 @@ class Clones:
     ) -> dict[str, Voice]:
         """The stored voices the loaded engines can speak now, as voices
         (``Offers.offered``)."""
-        return self.offers.offered(self.entries, engine_voices, loading)
+        return self.offers.offered(self.stored.entries, engine_voices, loading)
 
     def listing(self) -> list[dict[str, Any]]:
         """``GET /v1/voices``: every stored voice, offered or not (and why)."""
-        return self.offers.listing(self.entries, self.damaged, self.host.voices)
+        return self.offers.listing(
+            self.stored.entries, self.stored.damaged, self.host.voices
+        )
 
     def unusable(self, name: str) -> VoiceUnusable | None:
         """The refusal of a request for stored voice ``name`` that is not
         offered (None: no such voice, or it is offered)."""
-        return self.offers.unusable(name, self.entries, self.damaged)
+        return self.offers.unusable(name, self.stored.entries, self.stored.damaged)
 
     # -- registration ----------------------------------------------------------
 
@@ -187,7 +120,7 @@ class Clones:
         if name in RESERVED:
             raise refuse(BadName, "name", "a name that is not an OpenAI voice", name)
         # A damaged or stale one is replaced (``add``); a good one never is.
-        taken = name in self.entries and name not in self.offers.stale
+        taken = name in self.stored.entries and name not in self.offers.stale
         if taken or name in self._pending:
             raise VoiceExists(f"name: a cloned voice named {name!r} exists already")
         if name in self.host.voices:
@@ -198,8 +131,8 @@ class Clones:
         an engine id), else the first one that clones."""
         if self.host.state != "ready":
             raise Unavailable(f"service is {self.host.state}")
-        if self.problem is not None:
-            raise StoreUnavailable(f"{self.problem}: cloned voices are off")
+        if self.stored.problem is not None:
+            raise StoreUnavailable(f"{self.stored.problem}: cloned voices are off")
         if self.store.max_count == 0:
             raise StoreUnavailable("cloned voices are off (voice_store.max_count: 0)")
         able = [
@@ -210,9 +143,7 @@ class Clones:
         if not able:
             expected = "a loaded bundle that clones voices (e.g. Qwen3-TTS Base)"
             raise refuse(NoCloning, "model", expected, Found("none loaded"))
-        pick = able if model is None else [
-            v for v in able if model in (v.name, v.engine_id)
-        ]  # fmt: skip
+        pick = [v for v in able if model is None or model in (v.name, v.engine_id)]
         if not pick:
             names = sorted({v.name for v in able} | {v.engine_id for v in able})
             raise refuse(NoCloning, "model", f"one of {names}", model)
@@ -244,7 +175,7 @@ class Clones:
         unwritable = await asyncio.to_thread(self.store.unwritable)
         if unwritable is not None:  # before the clip costs any NPU time
             raise StoreUnavailable(f"{unwritable}: cloned voices cannot be added")
-        held = len(self.entries) + len(self.damaged) + len(self._pending)
+        held = len(self.stored.held()) + len(self._pending)
         if held - self._replaces(name) >= self.store.max_count:
             raise StoreFull(
                 f"the voice store is full: voice_store.max_count is "
@@ -264,29 +195,29 @@ class Clones:
                 )
             entry = Entry(name, vp, voice.name, time.time(), transcript, 0)
             try:
-                stored = await self._write(entry)
+                written = await self._write(entry)
             except voicestore.Exists as exc:  # put there behind our back
-                self._set(name, await asyncio.to_thread(self.store.read, name))
+                self.stored.set(name, await asyncio.to_thread(self.store.read, name))
                 self.host.publish()  # listed now, and removable
                 if not self._replaces(name):
                     raise VoiceExists(str(exc)) from None
-                stored = await self._write(entry)
+                written = await self._write(entry)
         finally:
             self._pending.discard(name)
-        self._set(name, stored)
+        self.stored.set(name, written)
         self.host.publish()
         _LOGGER.info(
-            "cloned voice %r added (%s, %d bytes)", name, voice.engine_id, stored.bytes
+            "cloned voice %r added (%s, %d bytes)", name, voice.engine_id, written.bytes
         )
-        return self.host.voices.get(name) or cloned(stored, voice)
+        return self.host.voices.get(name) or cloned(written, voice)
 
     def _replaces(self, name: str) -> int:
         """1 if registering ``name`` replaces a stored file, else 0."""
-        return int(name in self.damaged or name in self.offers.stale)
+        return int(name in self.stored.damaged or name in self.offers.stale)
 
     async def _write(self, entry: Entry) -> Entry:
         """``entry`` on disk (over its name's damaged or stale file)."""
-        held = {**self.entries, **self.damaged}  # the loop may change them
+        held = self.stored.held()  # a copy: the loop may change them
         try:
             return await asyncio.to_thread(
                 self.store.add, entry, held, bool(self._replaces(entry.name))
@@ -297,14 +228,15 @@ class Clones:
             raise StoreUnavailable(f"voice store: {exc}") from None
 
     async def remove(self, name: str) -> None:
-        known = name in self.entries or name in self.damaged
-        if not known and valid_name(name):  # put there since the last scan?
-            self._set(name, await asyncio.to_thread(self.store.read, name))
-        if name not in self.entries and name not in self.damaged:
+        if name not in self.stored.held() and valid_name(
+            name
+        ):  # put there since the last scan?
+            self.stored.set(name, await asyncio.to_thread(self.store.read, name))
+        if name not in self.stored.held():
             if name in self.host.voices:
                 expected = "a cloned voice (bundles are removed from the config)"
                 raise refuse(NotCloned, "name", expected, name)
-            expected = f"one of {sorted(self.entries.keys() | self.damaged.keys())}"
+            expected = f"one of {sorted(self.stored.held())}"
             raise refuse(UnknownVoice, "name", expected, name)
         try:
             await asyncio.to_thread(self.store.remove, name)
@@ -313,7 +245,7 @@ class Clones:
         except OSError as exc:
             why = f"cannot remove {name}{SUFFIX} ({exc.strerror or exc})"
             raise StoreUnavailable(f"voice store {self.store.dir}: {why}") from None
-        self._set(name, None)
+        self.stored.set(name, None)
         self.offers.forget(name)
         self.host.publish()
         _LOGGER.info("cloned voice %r removed", name)

@@ -94,9 +94,16 @@ def encode(e: Entry) -> bytes:
         for k, a in vp.arrays.items()
     }
     record = StoredVoice(
-        FORMAT, e.name, vp.engine_id, vp.model, e.base, e.created, e.transcript,
-        dict(vp.meta), arrays,
-    )  # fmt: skip
+        FORMAT,
+        e.name,
+        vp.engine_id,
+        vp.model,
+        e.base,
+        e.created,
+        e.transcript,
+        dict(vp.meta),
+        arrays,
+    )
     payload = msgspec.msgpack.encode(record)
     return MAGIC + hashlib.sha256(payload).digest() + payload
 
