@@ -17,9 +17,12 @@ def aligned(table: Sequence[Sequence[str]]) -> list[str]:
 
 
 def stage_rows(run: StageRun) -> list[tuple[str, str, str]]:
-    """One row per stage that was part of the run, in order."""
+    """One row per stage that was part of the run, in order (a group's
+    stages have theirs; the group's results are theirs too)."""
     rows = [STAGE_HEADER]
     for name in run.results:
+        if name not in run.ran and name not in run.skipped:
+            continue  # a group
         status = "resumed" if name in run.skipped else "ran"
         seconds = run.seconds.get(name, 0.0)
         rows.append((name, status, f"{seconds:.1f}" if status == "ran" else "-"))
