@@ -21,6 +21,7 @@ import torch
 
 from scripts.bench.latency_model.count import GraphCost, cost
 from scripts.bench.qwen3.asr import sizes as asr_sizes
+from scripts.bench.qwen3.tts import modules
 from scripts.bench.qwen3.tts import sizes as tts_sizes
 
 #: layer counts the 1- and 2-layer exports extrapolate to
@@ -46,7 +47,7 @@ def _asr(out: Path, layers: int) -> dict[str, Path]:
         return names
     audio = {**asr_sizes.AUDIO_FULL, "encoder_layers": layers}
     torch.manual_seed(0)
-    model = asr_sizes._model(asr_sizes.config(replace(text, layers=layers), audio))
+    model = asr_sizes.model(asr_sizes.config(replace(text, layers=layers), audio))
     export.export_encoder(model, names["encoder"])
     export.export_prefill(model, text.prefill, names["prefill_512"], KV_DTYPE)
     export.export_decode(model, text.kv_len, names["decode_1024"], KV_DTYPE)
@@ -55,7 +56,6 @@ def _asr(out: Path, layers: int) -> dict[str, Path]:
 
 def _talker(out: Path, layers: int, d: tts_sizes.Dims) -> dict[str, Path]:
     from scripts.qwen3.tts.graphs import export
-    from scripts.qwen3.tts.upstream import import_qwen_tts
 
     names = {
         f"talker_prefill_{p}": out / f"talker{layers}_prefill_{p}.onnx"
@@ -66,41 +66,8 @@ def _talker(out: Path, layers: int, d: tts_sizes.Dims) -> dict[str, Path]:
         names["text_proj"] = out / "text_proj.onnx"
     if all(p.is_file() for p in names.values()):
         return names
-    qt = import_qwen_tts()
-    t, p = d.talker, d.predictor
-    rope = {
-        "rope_type": "default",
-        "interleaved": True,
-        "mrope_section": tts_sizes._mrope_section(t.head_dim),
-    }
-    cfg = qt.configuration.Qwen3TTSTalkerConfig(
-        num_hidden_layers=layers,
-        hidden_size=t.hidden,
-        num_attention_heads=t.heads,
-        num_key_value_heads=t.kv_heads,
-        head_dim=t.head_dim,
-        intermediate_size=t.intermediate,
-        vocab_size=t.vocab,
-        text_hidden_size=d.text_hidden,
-        text_vocab_size=8,
-        num_code_groups=tts_sizes.GROUPS,
-        rope_scaling=rope,
-        spk_id={},
-        spk_is_dialect={},
-        codec_language_id={},
-        code_predictor_config={
-            "num_hidden_layers": 1,
-            "hidden_size": p.hidden,
-            "num_attention_heads": p.heads,
-            "num_key_value_heads": p.kv_heads,
-            "head_dim": p.head_dim,
-            "intermediate_size": p.intermediate,
-            "vocab_size": p.vocab,
-            "num_code_groups": tts_sizes.GROUPS,
-        },
-    )
     torch.manual_seed(0)
-    talker = qt.modeling.Qwen3TTSTalkerForConditionalGeneration(cfg).float().eval()
+    talker = modules.talker(d, layers).float().eval()
     for n in d.prefill:
         export.export_talker_prefill(talker, n, names[f"talker_prefill_{n}"], KV_DTYPE)
     export.export_talker_decode(
@@ -114,17 +81,14 @@ def _talker(out: Path, layers: int, d: tts_sizes.Dims) -> dict[str, Path]:
 def _whole(out: Path, d: tts_sizes.Dims, windows: tuple[int, ...]) -> dict[str, Path]:
     from scripts.qwen3.tts.graphs import export
     from scripts.qwen3.tts.graphs.cp_measure import full_width_predictor
-    from scripts.qwen3.tts.upstream import import_qwen_tts
 
     names = {"cp_step": out / "cp_step.onnx"}
     names.update({f"codec_{w}": out / f"codec_{w}.onnx" for w in windows})
     if all(p.is_file() for p in names.values()):
         return names
-    qt = import_qwen_tts()
     export.export_cp_step(full_width_predictor(), names["cp_step"], KV_DTYPE)
-    cfg = qt.codec_configuration.Qwen3TTSTokenizerV2DecoderConfig(**d.codec)
     torch.manual_seed(0)
-    codec = qt.codec_modeling.Qwen3TTSTokenizerV2Decoder(cfg).float().eval()
+    codec = modules.codec_decoder(d).float().eval()
     for w in windows:
         export.export_codec(codec, w, names[f"codec_{w}"])
     return names
@@ -133,15 +97,12 @@ def _whole(out: Path, d: tts_sizes.Dims, windows: tuple[int, ...]) -> dict[str, 
 def _speaker(out: Path, d: tts_sizes.Dims) -> dict[str, Path]:
     """speaker_<F> (Base kind, run once per clone): upstream's defaults."""
     from scripts.qwen3.tts.graphs import export
-    from scripts.qwen3.tts.upstream import import_qwen_tts
 
     names = {f"speaker_{f}": out / f"speaker_{f}.onnx" for f in d.xvector_frames}
     missing = [f for f in d.xvector_frames if not names[f"speaker_{f}"].is_file()]
     if missing:
-        qt = import_qwen_tts()
-        cfg = qt.configuration.Qwen3TTSSpeakerEncoderConfig(**d.speaker)
         torch.manual_seed(0)
-        model = qt.modeling.Qwen3TTSSpeakerEncoder(cfg).float().eval()
+        model = modules.speaker_encoder(d).float().eval()
         for f in missing:
             export.export_speaker(model, f, names[f"speaker_{f}"])
     return names

@@ -39,6 +39,11 @@ from daemon.sdk.asr import TranscriptionOptions
 from scripts.bench.qwen3.asr import mel, sizes
 from scripts.bench.qwen3.asr.mel import chirp
 from scripts.bench.qwen3.asr.standin import Dims
+from scripts.bench.qwen3.sizes_common import (
+    BANDWIDTH_BPS,
+    add_options,
+    print_calibration,
+)
 from scripts.bench.timing import (
     FLUSHED_CALLS,
     PIECE_CALLS,
@@ -162,16 +167,10 @@ def bench_sizes(text: sizes.Text, audio: dict, work: Path, cache: Path | None,
     if target is not None:
         print("\n== bundle bytes (calibration compiles)", file=sys.stderr)
         calib = sizes.calibrate(text, audio, work, cache, target)
-        print(f"\ncalibration compiles ({target}, htp v73 fp16; random weights)")
-        print(f"{'graph':<30}{'params':>14}{'bin bytes':>16}{'B/param':>9}{'s':>7}")
-        for name, (params, nbytes, secs) in calib.items():
-            label = {"encoder": "encoder window"}.get(
-                name, f"decode_{text.kv_len}, 1 layer + head"
-            )
-            print(
-                f"{label:<30}{params:>14,}{nbytes:>16,}{nbytes / params:>9.4f}"
-                f"{secs:>7.1f}"
-            )
+        decode = f"decode_{text.kv_len}, 1 layer + head"
+        labels = {"encoder": "encoder window", "decode": decode}
+        rows = {labels[name]: row for name, row in calib.items()}
+        print_calibration(f"{target}, htp v73 fp16", rows, 30)
     rows = sizes.bundle_rows(text, audio, calib)
     print(
         f"\nbundle bytes per graph ({text.layers} text layers; encoder "
@@ -194,33 +193,23 @@ def bench_sizes(text: sizes.Text, audio: dict, work: Path, cache: Path | None,
     )
     for name, n in parts:
         print(f"  {name:<42}{n:>16,}")
-    floor_ms = 1e3 * total / sizes.BANDWIDTH_BPS
+    floor_ms = 1e3 * total / BANDWIDTH_BPS
     print(
         f"{'total':<44}{total:>16,}\nbandwidth floor at "
-        f"{sizes.BANDWIDTH_BPS / 1e9:g} GB/s: {floor_ms:.2f} ms/step "
+        f"{BANDWIDTH_BPS / 1e9:g} GB/s: {floor_ms:.2f} ms/step "
         f"(<= {1e3 / floor_ms:.0f} tokens/s)"
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.bench.qwen3.asr.engine")
-    parser.add_argument("--backend", nargs="+", default=["cpu", "qnn"])
+    add_options(
+        parser,
+        DEFAULT_WORK,
+        quick="tiny shapes, CPU backend, tiny calibration (< 1 min)",
+        no_compile="bundle bytes from parameters alone (no torch)",
+    )
     parser.add_argument("--steps", type=int, default=FULL_STEPS)
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="tiny shapes, CPU backend, tiny calibration (< 1 min)",
-    )
-    parser.add_argument(
-        "--work", type=Path, default=DEFAULT_WORK, help="exports kept here between runs"
-    )
-    parser.add_argument("--qnn-cache", type=Path, default=None)
-    parser.add_argument("--target", default="qcs8550")
-    parser.add_argument(
-        "--no-compile",
-        action="store_true",
-        help="bundle bytes from parameters alone (no torch)",
-    )
     args = parser.parse_args(argv)
     if args.quick:
         dims, text, audio = QUICK_DIMS, sizes.TEXT_TINY, sizes.AUDIO_TINY

@@ -23,6 +23,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
+from scripts.bench.qwen3.sizes_common import (
+    FP16,
+    FP32,
+    mrope_section,
+    numel,
+)
+
 #: ASSUMED real audio encoder (see the module docstring for the sources)
 AUDIO_FULL: Final[dict[str, Any]] = {
     "num_mel_bins": 128, "encoder_layers": 18, "encoder_attention_heads": 14,
@@ -36,10 +43,6 @@ AUDIO_TINY: Final[dict[str, Any]] = {
     "encoder_ffn_dim": 128, "d_model": 64, "downsample_hidden_size": 16,
     "n_window_infer": 400, "output_dim": 64,
 }  # fmt: skip
-#: the LPDDR5X bandwidth to price a decode step at (QCS8550 peak)
-BANDWIDTH_BPS: Final = 64e9
-FP16: Final = 2
-FP32: Final = 4
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,7 @@ TEXT_TINY: Final = Text(2, 64, 4, 2, 32, 128, 3000, 256, 384)
 def config(text: Text, audio: dict[str, Any]) -> Any:
     from qwen_asr.core.transformers_backend import Qwen3ASRConfig
 
-    half = text.head_dim // 2  # M-RoPE sections sum to head_dim / 2
-    section = [half - 2 * (half // 3), half // 3, half // 3]
+    section = mrope_section(text.head_dim)
     return Qwen3ASRConfig(thinker_config={
         "audio_config": dict(audio),
         "text_config": {
@@ -79,15 +81,10 @@ def config(text: Text, audio: dict[str, Any]) -> Any:
     }, torch_dtype="float32")  # fmt: skip
 
 
-def _model(cfg: Any) -> Any:
+def model(cfg: Any) -> Any:
     from qwen_asr.core.transformers_backend import Qwen3ASRForConditionalGeneration
 
     return Qwen3ASRForConditionalGeneration(cfg).float().eval().requires_grad_(False)
-
-
-def _numel(*modules: Any) -> int:
-    seen = {id(p): p.numel() for m in modules for p in m.parameters()}
-    return sum(seen.values())
 
 
 def _linear(n_in: int, n_out: int, bias: bool = True) -> int:
@@ -129,17 +126,17 @@ def calibrate(text: Text, audio: dict[str, Any], work: Path, cache: Path | None,
     sources = {"encoder": work / "encoder.onnx", "decode": work / "decode_1layer.onnx"}
     if not all(p.is_file() for p in sources.values()):
         torch.manual_seed(0)
-        model = _model(config(one, audio))
-        th = model.thinker
+        upstream = model(config(one, audio))
+        th = upstream.thinker
         have = {
-            "encoder": _numel(th.audio_tower),
-            "decode": _numel(th.model.layers, th.model.norm, th.lm_head),
+            "encoder": numel(th.audio_tower),
+            "decode": numel(th.model.layers, th.model.norm, th.lm_head),
         }
         if any(have[k] != counts[k] for k in have):
             raise ValueError(f"parameter count {counts} != upstream's {have}")
-        export.export_encoder(model, sources["encoder"])
-        export.export_decode(model, one.kv_len, sources["decode"], torch.float16)
-        del model, th
+        export.export_encoder(upstream, sources["encoder"])
+        export.export_decode(upstream, one.kv_len, sources["decode"], torch.float16)
+        del upstream, th
     out = {}
     for name, src in sources.items():
         c = compile_onnx(src, work / "bins", name=name, target=target, cache_dir=cache)

@@ -19,7 +19,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from scripts.bench.qwen3.tts import sizes
+from scripts.bench.qwen3.sizes_common import numel
+from scripts.bench.qwen3.tts import modules, sizes
 from scripts.bench.qwen3.tts.sizes import Dims
 
 #: calibration feeds for the bytes-only w8a16 compile
@@ -28,32 +29,12 @@ KV_BUCKET: Final = 1024
 
 
 def _talker(d: Dims, layers: int) -> Any:
-    """Upstream's talker (with its code predictor) at full width, ``layers``
-    talker layers, a token text table (the CPU holds the real one)."""
+    """Upstream's talker (with its code predictor, all its layers) at full
+    width, ``layers`` talker layers."""
     import torch
 
-    from scripts.qwen3.tts.upstream import import_qwen_tts
-
-    qt = import_qwen_tts()
-    t, p = d.talker, d.predictor
-    cfg = qt.configuration.Qwen3TTSTalkerConfig(
-        num_hidden_layers=layers, hidden_size=t.hidden, num_attention_heads=t.heads,
-        num_key_value_heads=t.kv_heads, head_dim=t.head_dim,
-        intermediate_size=t.intermediate, vocab_size=t.vocab,
-        text_hidden_size=d.text_hidden, text_vocab_size=8,
-        num_code_groups=sizes.GROUPS, spk_id={}, spk_is_dialect={},
-        codec_language_id={},
-        rope_scaling={"rope_type": "default", "interleaved": True,
-                      "mrope_section": sizes._mrope_section(t.head_dim)},
-        code_predictor_config={
-            "num_hidden_layers": p.layers, "hidden_size": p.hidden,
-            "num_attention_heads": p.heads, "num_key_value_heads": p.kv_heads,
-            "head_dim": p.head_dim, "intermediate_size": p.intermediate,
-            "vocab_size": p.vocab, "num_code_groups": sizes.GROUPS,
-        },
-    )  # fmt: skip
     torch.manual_seed(0)
-    model = qt.modeling.Qwen3TTSTalkerForConditionalGeneration(cfg)
+    model = modules.talker(d, layers, predictor_layers=d.predictor.layers)
     return model.float().eval().requires_grad_(False)
 
 
@@ -105,7 +86,7 @@ def calibrate(d: Dims, work: Path, cache: Path | None, target: str
     if not all(p.is_file() for p in src.values()):
         model = _talker(d, layers=1)
         cp = model.code_predictor
-        have = sizes._numel(cp.model.layers, cp.model.norm, cp.lm_head)
+        have = numel(cp.model.layers, cp.model.norm, cp.lm_head)
         if have != counts["cp_step fp16"]:
             raise ValueError(f"cp_step: {counts['cp_step fp16']} != upstream's {have}")
         f16 = torch.float16

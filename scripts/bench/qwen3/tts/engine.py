@@ -34,7 +34,14 @@ from typing import Any, Final
 
 import numpy as np
 
-from scripts.bench.qwen3.tts import sizes
+from scripts.bench.qwen3.sizes_common import (
+    BANDWIDTH_BPS,
+    FP16,
+    INT8,
+    add_options,
+    print_calibration,
+)
+from scripts.bench.qwen3.tts import modules, sizes
 from scripts.bench.qwen3.tts.sizes import Dims
 from scripts.bench.timing import stats_ms
 
@@ -145,19 +152,14 @@ def print_ttfa(label: str, r: dict[str, Any]) -> None:
 def bench_sizes(d: Dims, check: bool, calib: dict | None) -> None:  # type: ignore[type-arg]
     if check:
         print("\n== parameter counts vs upstream's modules", file=sys.stderr)
-        counted = sizes.check(d)
+        counted = modules.check(d)
         how = "upstream modules"
     else:
         counted = {"codec": CODEC_PARAMS, "speaker": SPEAKER_PARAMS}
         how = "recorded counts (--no-check)"
-    per, cp16, cp8 = float(sizes.FP16), None, float(sizes.INT8)
+    per, cp16, cp8 = float(FP16), None, float(INT8)
     if calib is not None:
-        print("\ncalibration compiles (simulator target = qcs8550's v73 binaries; "
-              "random weights)")  # fmt: skip
-        print(f"{'graph':<34}{'params':>14}{'bin bytes':>16}{'B/param':>9}{'s':>7}")
-        for name, (params, nbytes, secs) in calib.items():
-            print(f"{name:<34}{params:>14,}{nbytes:>16,}{nbytes / params:>9.4f}"
-                  f"{secs:>7.1f}")  # fmt: skip
+        print_calibration("simulator target = qcs8550's v73 binaries", calib, 34)
         ratio = {k: v[1] / v[0] for k, v in calib.items()}
         per = next(v for k, v in ratio.items() if k.startswith("talker"))
         cp16, cp8 = ratio["cp_step fp16"], ratio["cp_step w8a16"]
@@ -184,7 +186,7 @@ def bench_sizes(d: Dims, check: bool, calib: dict | None) -> None:  # type: igno
     print(f"  {'total':<50}{t16:>15,}{t8:>15,}")
     for label, parts in (("fp16", parts16), ("cp w8a16", parts8)):
         ms, rtf = sizes.floor(parts)
-        print(f"bandwidth floor at {sizes.BANDWIDTH_BPS / 1e9:g} GB/s, {label}: "
+        print(f"bandwidth floor at {BANDWIDTH_BPS / 1e9:g} GB/s, {label}: "
               f"{ms:.2f} ms/frame, RTF {rtf:.3f}")  # fmt: skip
     print(f"predicted board gain of the w8a16 predictor: {t16 / t8:.2f}x less "
           "traffic per frame")  # fmt: skip
@@ -192,19 +194,24 @@ def bench_sizes(d: Dims, check: bool, calib: dict | None) -> None:  # type: igno
     estimate = 0.88e9 * sizes.FRAMES_PER_S + 161e6 * 16 * sizes.FRAMES_PER_S
     print(
         f"(the estimated weights-only figure: {estimate / 1e9:.1f} GB/s of audio, "
-        f"RTF {estimate / sizes.BANDWIDTH_BPS:.3f})"
+        f"RTF {estimate / BANDWIDTH_BPS:.3f})"
     )
 
 
 #: upstream's full-size codec decoder (ASSUMED config, sizes.py) and
-#: speaker encoder, counted on their modules (check()) when this was written
+#: speaker encoder, counted on their modules (modules.check) when this was written
 CODEC_PARAMS: Final = 114_323_137
 SPEAKER_PARAMS: Final = 8_854_336
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.bench.qwen3.tts.engine")
-    parser.add_argument("--backend", nargs="+", default=["cpu", "qnn"])
+    add_options(
+        parser,
+        DEFAULT_WORK,
+        quick="tiny shapes, CPU backend, few frames (< 1 min)",
+        no_compile="bundle bytes from parameters alone (no calibration compiles)",
+    )
     parser.add_argument("--frames", type=int, default=FULL_FRAMES)
     parser.add_argument(
         "--bundle",
@@ -212,19 +219,6 @@ def main(argv: list[str] | None = None) -> int:
         nargs="*",
         default=[],
         help="also time these bundles' first audio (CPU backend)",
-    )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="tiny shapes, CPU backend, few frames (< 1 min)",
-    )
-    parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
-    parser.add_argument("--qnn-cache", type=Path, default=None)
-    parser.add_argument("--target", default="qcs8550")
-    parser.add_argument(
-        "--no-compile",
-        action="store_true",
-        help="bundle bytes from parameters alone (no calibration compiles)",
     )
     parser.add_argument(
         "--no-check",

@@ -19,14 +19,11 @@ graph) when the bench compiled one; a w8a16 code predictor holds its weights in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Final
 
-#: the LPDDR5X bandwidth to price a frame at (QCS8550 peak)
-BANDWIDTH_BPS: Final = 64e9
-FP16: Final = 2
-FP32: Final = 4
-INT8: Final = 1
+from scripts.bench.qwen3.sizes_common import BANDWIDTH_BPS, FP16, FP32
+
 #: 12.5 codec frames per second of audio (24 kHz / 1920 samples per frame)
 FRAMES_PER_S: Final = 12.5
 GROUPS: Final = 16  # codebooks per frame (talker code0 + 15 predicted)
@@ -132,68 +129,6 @@ def cpu_tables(d: Dims) -> dict[str, int]:
         "cpu/codec_embedding.npy": t.vocab * t.hidden,
         "cpu/cp_embedding.npy": (GROUPS - 1) * p.vocab * t.hidden,
     }
-
-
-def check(d: Dims) -> dict[str, int]:
-    """Build upstream's modules (one layer per stack; the whole codec decoder
-    and speaker encoder) and compare with the counts above: returns the codec
-    and speaker parameter counts; ValueError if a count differs."""
-    from scripts.qwen3.tts.upstream import import_qwen_tts
-
-    qt = import_qwen_tts()
-    m, cfgs = qt.modeling, qt.configuration
-    t, p = d.talker, d.predictor
-    rope = {"rope_type": "default", "interleaved": True,
-            "mrope_section": _mrope_section(t.head_dim)}  # fmt: skip
-    cfg = cfgs.Qwen3TTSTalkerConfig(
-        num_hidden_layers=1, hidden_size=t.hidden, num_attention_heads=t.heads,
-        num_key_value_heads=t.kv_heads, head_dim=t.head_dim,
-        intermediate_size=t.intermediate, vocab_size=t.vocab,
-        text_hidden_size=d.text_hidden, text_vocab_size=8, num_code_groups=GROUPS,
-        rope_scaling=rope, spk_id={}, spk_is_dialect={}, codec_language_id={},
-        code_predictor_config={
-            "num_hidden_layers": 1, "hidden_size": p.hidden,
-            "num_attention_heads": p.heads, "num_key_value_heads": p.kv_heads,
-            "head_dim": p.head_dim, "intermediate_size": p.intermediate,
-            "vocab_size": p.vocab, "num_code_groups": GROUPS,
-        },
-    )  # fmt: skip
-    talker = m.Qwen3TTSTalkerForConditionalGeneration(cfg)
-    cp = talker.code_predictor
-    one = replace(d, talker=replace(t, layers=1), predictor=replace(p, layers=1))
-    have = {
-        "talker": _numel(talker.model.layers, talker.model.norm, talker.codec_head),
-        "predictor": _numel(cp.model.layers, cp.model.norm, cp.lm_head,
-                            cp.small_to_mtp_projection),
-        "text_proj": _numel(talker.text_projection),
-        "codec_emb": _numel(talker.model.codec_embedding),
-        "cp_emb": _numel(cp.model.codec_embedding),
-    }  # fmt: skip
-    tables = cpu_tables(one)
-    want = {
-        "talker": talker_params(one), "predictor": predictor_params(one),
-        "text_proj": text_proj_params(one),
-        "codec_emb": tables["cpu/codec_embedding.npy"],
-        "cp_emb": tables["cpu/cp_embedding.npy"],
-    }  # fmt: skip
-    if have != want:
-        raise ValueError(f"parameter counts {want} != upstream's {have}")
-    del talker, cp
-    codec_cfg = qt.codec_configuration.Qwen3TTSTokenizerV2DecoderConfig(**d.codec)
-    codec = _numel(qt.codec_modeling.Qwen3TTSTokenizerV2Decoder(codec_cfg))
-    spk_cfg = cfgs.Qwen3TTSSpeakerEncoderConfig(**d.speaker)
-    speaker = _numel(m.Qwen3TTSSpeakerEncoder(spk_cfg))
-    return {"codec": codec, "speaker": speaker}
-
-
-def _mrope_section(head_dim: int) -> list[int]:
-    half = head_dim // 2  # sections sum to head_dim / 2 (docs/qwen3.md, tiny models)
-    return [half - 2 * (half // 3), half // 3, half // 3]
-
-
-def _numel(*modules: Any) -> int:
-    seen = {id(q): q.numel() for mod in modules for q in mod.parameters()}
-    return sum(seen.values())
 
 
 @dataclass(frozen=True)
