@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,17 +22,15 @@ from pathlib import Path
 from typing import Final
 
 import httpx
-import yaml
-from wyoming.client import AsyncClient
-from wyoming.tts import Synthesize
 
-ROOT: Final = Path(__file__).resolve().parents[2]
+from daemon.protocols.openai.encoders import OPENAI_PCM_RATE, SAMPLE_WIDTH
+from scripts.bench.service.serve import http_speech, start_daemon, wyoming_synthesize
+
 DEFAULT_TEXT: Final = (
     "The quick brown fox jumps over the lazy dog. "
     "Then it naps in the afternoon sun, far from the farm."
 )
-START_TIMEOUT_S: Final = 600.0
-SAMPLE_WIDTH: Final = 2
+HTTP_TIMEOUT_S: Final = 600.0
 
 
 @dataclass
@@ -114,84 +109,15 @@ def _in_process(bundle: Path, backend: str, text: str, rounds: int) -> list[Run]
         vs.close()
 
 
-def start_daemon(  # noqa: ANN201
-    tmp: Path,
-    bundle: Path,
-    backend: str,
-    listen: dict[str, str] | None = None,
-    limits: dict[str, float] | None = None,
-):
-    """``hexvoice serve`` as a child, once READY=1: (process, socket dir).
-    ``listen`` adds listeners (e.g. ``tcp_wyoming``) to the two Unix sockets;
-    ``limits`` overrides config limits."""
-    sock_dir = tmp / "run"
-    cfg = {
-        "voices": [str(bundle)],
-        "engine": {"backend": backend},
-        "listen": {
-            "wyoming": str(sock_dir / "wyoming.sock"),
-            "http": str(sock_dir / "http.sock"),
-            **(listen or {}),
-        },
-        "limits": {"max_input_chars": 50_000, **(limits or {})},
-    }
-    (tmp / "config.yaml").write_text(yaml.safe_dump(cfg))
-    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    notify.bind(str(tmp / "notify.sock"))
-    env = {**os.environ, "NOTIFY_SOCKET": str(tmp / "notify.sock")}
-    argv = ["-m", "daemon.cli", "serve", "--config", str(tmp / "config.yaml")]
-    proc = subprocess.Popen(
-        [sys.executable, *argv],
-        cwd=ROOT,
-        env=env,
-        stderr=open(tmp / "daemon.log", "wb"),  # noqa: SIM115 - the child owns it
-    )
-    t0 = time.monotonic()
-    notify.settimeout(1.0)
-    while True:
-        try:
-            if b"READY=1" in notify.recv(4096):
-                break
-        except TimeoutError:
-            if proc.poll() is not None or time.monotonic() - t0 > START_TIMEOUT_S:
-                log = (tmp / "daemon.log").read_text(errors="replace")
-                raise SystemExit(f"daemon did not get ready:\n{log[-2000:]}") from None
-    notify.close()
-    print(f"# daemon ready in {time.monotonic() - t0:.1f} s", flush=True)
-    return proc, sock_dir
-
-
 async def _wyoming(sock_dir: Path, text: str) -> Run:
-    c = AsyncClient.from_uri(f"unix://{sock_dir / 'wyoming.sock'}")
-    await c.connect()
-    t0 = time.perf_counter()
-    await c.write_event(Synthesize(text).event())
-    first, nbytes, rate = None, 0, 1
-    while (e := await c.read_event()) is not None:
-        if e.type == "audio-chunk":
-            first = first if first is not None else time.perf_counter() - t0
-            nbytes += len(e.payload or b"")
-            rate = e.data["rate"]
-        elif e.type in ("audio-stop", "error"):
-            break
-    total = time.perf_counter() - t0
-    await c.disconnect()
-    return Run(first or 0.0, total, nbytes / SAMPLE_WIDTH / rate)
+    r = await wyoming_synthesize(sock_dir / "wyoming.sock", text)
+    return Run(r.first_s or 0.0, r.end_s, r.nbytes / SAMPLE_WIDTH / r.rate)
 
 
 async def _http(sock_dir: Path, text: str) -> Run:
-    transport = httpx.AsyncHTTPTransport(uds=str(sock_dir / "http.sock"))
-    async with httpx.AsyncClient(transport=transport, timeout=600) as c:
-        body = {"model": "tts-1", "input": text, "voice": "alloy"}
-        body["response_format"] = "pcm"
-        t0 = time.perf_counter()
-        first, nbytes = None, 0
-        async with c.stream("POST", "http://x/v1/audio/speech", json=body) as r:
-            async for chunk in r.aiter_bytes():
-                first = first if first is not None else time.perf_counter() - t0
-                nbytes += len(chunk)
-        total = time.perf_counter() - t0
-    return Run(first or 0.0, total, nbytes / SAMPLE_WIDTH / 24000)
+    """The body's bytes count as audio whatever the status (a 429's too)."""
+    r = await http_speech(sock_dir / "http.sock", text, HTTP_TIMEOUT_S)
+    return Run(r.first_s or 0.0, r.end_s, r.nbytes / SAMPLE_WIDTH / OPENAI_PCM_RATE)
 
 
 async def _throughput(

@@ -2,7 +2,7 @@
 
     python -m scripts.bench.service.fairness --bundle DIR [--backend cpu] [--chars 4000]
 
-``hexvoice serve`` runs as a subprocess on Unix sockets (scripts/bench/service/daemon.py
+``hexvoice serve`` runs as a subprocess on Unix sockets (scripts/bench/service/serve.py
 starts it).  Two requests of ``--chars`` characters go in over HTTP, one after
 the other; once both are admitted a one-sentence request follows over Wyoming.
 It prints, from the moment each was sent, when its first audio arrived and when
@@ -16,18 +16,13 @@ import argparse
 import asyncio
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-import httpx
-from wyoming.client import AsyncClient
-from wyoming.tts import Synthesize
+from scripts.bench.service.serve import http_speech, start_daemon, wyoming_synthesize
 
-from scripts.bench.service.daemon import start_daemon
-
-#: The issue's figures: two requests of 4000 characters and one sentence.
+#: The case README.md measures: two requests of 4000 characters and one sentence.
 LONG_CHARS: Final = 4000
 LONG_REQUESTS: Final = 2
 SENTENCE: Final = "Is my short answer ready yet?"
@@ -58,34 +53,17 @@ def long_text(chars: int) -> str:
 
 
 async def _http(sock: Path, text: str, t: Timing) -> None:
-    transport = httpx.AsyncHTTPTransport(uds=str(sock))
-    body = {"model": "tts-1", "input": text, "voice": "alloy", "response_format": "pcm"}
-    t0 = time.perf_counter()
-    async with httpx.AsyncClient(transport=transport, timeout=CLIENT_TIMEOUT_S) as c:
-        async with c.stream("POST", "http://x/v1/audio/speech", json=body) as r:
-            if r.status_code != 200:
-                t.error = f"HTTP {r.status_code}: {(await r.aread())[:200]!r}"
-                return
-            async for _ in r.aiter_bytes():
-                t.first_s = t.first_s or time.perf_counter() - t0
-    t.total_s = time.perf_counter() - t0
+    r = await http_speech(sock, text, CLIENT_TIMEOUT_S)
+    if r.status != 200:
+        t.error = f"HTTP {r.status}: {r.body[:200]!r}"
+        return
+    t.first_s, t.total_s = r.first_s, r.end_s
 
 
 async def _wyoming(sock: Path, text: str, t: Timing) -> None:
-    c = AsyncClient.from_uri(f"unix://{sock}")
-    await c.connect()
-    t0 = time.perf_counter()
-    await c.write_event(Synthesize(text).event())
-    while (e := await c.read_event()) is not None:
-        if e.type == "audio-chunk":
-            t.first_s = t.first_s or time.perf_counter() - t0
-        elif e.type == "error":
-            t.error = str(e.data.get("text"))
-            break
-        elif e.type == "audio-stop":
-            t.total_s = time.perf_counter() - t0
-            break
-    await c.disconnect()
+    r = await wyoming_synthesize(sock, text)
+    t.first_s, t.error = r.first_s, r.error
+    t.total_s = r.end_s if r.stopped else None
 
 
 async def run(sock_dir: Path, chars: int) -> list[Timing]:

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Final
 
-from scripts.bench.service.daemon import ROOT, start_daemon
+from scripts.bench.service.serve import ROOT, start_daemon
 from scripts.piper.oracle import SENTENCES, default_voice
 
 # The peer and the tool, pinned: the versions these numbers were taken with.
