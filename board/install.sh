@@ -74,11 +74,11 @@ is_member() { db_line group "$1" | cut -d: -f4 | tr ',' '\n' | grep -qx "$2"; }
 
 while (($#)); do
     case "$1" in
-    --qairt) QAIRT="$(realpath -m "${2:?--qairt needs a directory}")" && shift ;;
+    --qairt) : "${2:?--qairt needs a directory}"; QAIRT="$(realpath -m "$2")" && shift ;;
     --profile) PROFILE="${2:?--profile needs a name}" && shift ;;
     --group) GROUP="${2:?--group needs a name}" && shift ;;
     --python) PYTHON="${2:?--python needs an interpreter}" && shift ;;
-    --root) ROOT="$(realpath -m "${2:?--root needs a directory}")" && shift ;;
+    --root) : "${2:?--root needs a directory}"; ROOT="$(realpath -m "$2")" && shift ;;
     --dry-run) DRY_RUN=1 ;;
     -h | --help) usage ;;
     *) die "unknown argument $1 (see --help)" ;;

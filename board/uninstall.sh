@@ -37,7 +37,7 @@ while (($#)); do
     --purge) PURGE=1 ;;
     --profile) PROFILE="${2:?--profile needs a name}" && shift ;;
     --python) PYTHON="${2:?--python needs an interpreter}" && shift ;;
-    --root) ROOT="$(realpath -m "${2:?--root needs a directory}")" && shift ;;
+    --root) : "${2:?--root needs a directory}"; ROOT="$(realpath -m "$2")" && shift ;;
     --dry-run) DRY_RUN=1 ;;
     -h | --help) usage ;;
     *) die "unknown argument $1 (see --help)" ;;

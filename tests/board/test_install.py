@@ -229,3 +229,23 @@ def test_shellcheck_clean(script):
         ["shellcheck", "-x", script], cwd=REPO, capture_output=True, text=True
     )
     assert p.returncode == 0, p.stdout
+
+
+@pytest.mark.parametrize(
+    ("script", "option", "message"),
+    [
+        ("install.sh", "--root", "--root needs a directory"),
+        ("install.sh", "--qairt", "--qairt needs a directory"),
+        ("uninstall.sh", "--root", "--root needs a directory"),
+    ],
+)
+def test_a_path_option_without_its_value_stops_before_any_action(
+    fake, script, option, message
+):
+    # the value was checked inside $(...) once, which only stopped the
+    # subshell: the script went on with an empty root, i.e. the live /
+    p = sh(fake, script, "--dry-run", option)
+    assert p.returncode != 0
+    # that one error and nothing after it: the script stopped right there
+    assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert "+ " not in p.stdout
