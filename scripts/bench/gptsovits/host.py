@@ -3,7 +3,7 @@
     python -m scripts.bench.gptsovits.host --bundle DIR
 
 The bundle's T2S decode loop on the CPU backend, host seconds per step
-(T2SStats: step time minus graph time; sampling, embedding, KV bookkeeping).
+(DecodeStats: step time minus graph time; sampling, embedding, KV bookkeeping).
 Target (small next to graph time): <= 0.3 ms per step.  The same loop at full
 size on stand-in graphs: scripts/bench/gptsovits/engine.py.
 """

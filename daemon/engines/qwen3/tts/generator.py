@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,38 +24,25 @@ from daemon.engines.qwen3.tts.params import TtsParams
 from daemon.engines.qwen3.tts.predictor import ChooseCode, Predictor
 from daemon.engines.qwen3.tts.prompt import Prompt
 from daemon.engines.qwen3.tts.sampling import CodeChooser, TalkerChooser
-from daemon.engines.qwen3.tts.talker import GraphTime, Talker
+from daemon.engines.qwen3.tts.talker import Talker
 from daemon.sdk.ar import loop
 from daemon.sdk.ar.draws import request_rng
+from daemon.sdk.ar.stats import DecodeStats
 from daemon.sdk.cancel import CancelToken
-
-
-@dataclass
-class FrameStats:
-    """Host-side accounting of frames (benchmarks, tests): one frame is a
-    talker step plus its ``groups`` predictor steps and the bookkeeping."""
-
-    frames: int = 0
-    frame_seconds: float = 0.0  # whole frames, choosing codes included
-    graph_seconds: float = 0.0  # inside Runner.execute
-    prefill_seconds: float = 0.0
-    #: when set, each frame's host seconds are appended (benchmarks)
-    host_frames: list[float] | None = None
-    time: GraphTime = field(default_factory=GraphTime)
-
-    @property
-    def host_seconds_per_frame(self) -> float:
-        return (self.frame_seconds - self.graph_seconds) / max(self.frames, 1)
 
 
 class Generator:
     """Frames of one bundle's talker and predictor; one request at a time."""
 
-    def __init__(
-        self, p: TtsParams, talker: Talker, predictor: Predictor, stats: FrameStats
-    ) -> None:
-        self.p, self.talker, self.predictor, self.stats = p, talker, predictor, stats
+    def __init__(self, p: TtsParams, talker: Talker, predictor: Predictor) -> None:
+        self.p, self.talker, self.predictor = p, talker, predictor
         self.eos = p.tokens.codec_eos
+
+    @property
+    def stats(self) -> DecodeStats:
+        """Its frames' account: the talker's (a step is a frame: one talker
+        step and the predictor's)."""
+        return self.talker.stats
 
     def limit(self, prompt: Prompt, request: Request) -> int:
         """Code0s at most: the request's, clamped so that every fed frame has a
@@ -89,12 +75,10 @@ class Generator:
     ) -> tuple[np.ndarray, loop.Feed, list[np.ndarray]]:
         """Prefill ``prompt``: the first code0's logits, the step on a code0
         (``loop.Feed``), and the list each fed frame is appended to."""
-        t0 = time.perf_counter()
         logits, h = self.talker.start(prompt.embeds)
-        self.stats.prefill_seconds += time.perf_counter() - t0
         done: list[np.ndarray] = []
         state = {"h": h, "step": 0}
-        stats, time_ = self.stats, self.stats.time
+        stats, time_ = self.stats, self.talker.time
         row = np.empty(self.p.talker.hidden, np.float32)
 
         def feed(code0: int) -> np.ndarray:
@@ -107,13 +91,9 @@ class Generator:
                 cancel.check()
             out, state["h"] = self.talker.step(row)
             state["step"] += 1
-            t2 = time.perf_counter()
-            stats.frames += 1
-            stats.frame_seconds += t2 - t1
+            # a frame's time: from its code0 on (the talker's choice is not in it)
             graph = time_.talker + time_.predictor - graph0
-            stats.graph_seconds += graph
-            if stats.host_frames is not None:
-                stats.host_frames.append(t2 - t1 - graph)
+            stats.step(time.perf_counter() - t1, graph)
             return out
 
         return logits, feed, done

@@ -16,7 +16,7 @@ import numpy as np
 
 from daemon.engines.qwen3.tts.clone import Cloner, speaker_model_id
 from daemon.engines.qwen3.tts.codec import CodecDecoder
-from daemon.engines.qwen3.tts.generator import FrameStats, Generator
+from daemon.engines.qwen3.tts.generator import Generator
 from daemon.engines.qwen3.tts.options import Request
 from daemon.engines.qwen3.tts.params import (
     CODEC_EMBEDDING,
@@ -31,8 +31,9 @@ from daemon.engines.qwen3.tts.params import (
 from daemon.engines.qwen3.tts.predictor import Predictor
 from daemon.engines.qwen3.tts.prompt import Prompt, PromptBuilder
 from daemon.engines.qwen3.tts.stream import CodecStream
-from daemon.engines.qwen3.tts.talker import Talker
+from daemon.engines.qwen3.tts.talker import GraphTime, Talker
 from daemon.engines.qwen3.tts.textproj import TextProjection
+from daemon.sdk.ar.stats import DecodeStats
 from daemon.sdk.bundles.manifest import Bundle, BundleError
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.tts import SynthesisOptions
@@ -60,7 +61,11 @@ class Model:
     generator: Generator
     codec: CodecDecoder
     cloner: Cloner | None
-    stats: FrameStats
+
+    @property
+    def stats(self) -> DecodeStats:
+        """The frames' account (benchmarks, tests): a step is a frame."""
+        return self.generator.stats
 
     def request(self, options: SynthesisOptions | None = None) -> Request:
         """``options`` checked against this bundle (ValueError if refused)."""
@@ -142,9 +147,9 @@ def load_model(bundle: Bundle, p: TtsParams, graphs: Mapping[str, Runner]) -> Mo
         builder = PromptBuilder(p, tokenizer, text, codec, project)
     except ValueError as exc:
         raise BundleError(f"{bundle.root}: {exc}") from None
-    stats = FrameStats()
-    talker = Talker(p, graphs, stats.time)
-    predictor = Predictor(p, graphs[CP_STEP], codec, cp, stats.time)
+    time = GraphTime()
+    talker = Talker(p, graphs, time)
+    predictor = Predictor(p, graphs[CP_STEP], codec, cp, time)
     cloner = None
     if p.xvector is not None:
         basis = np.load(bundle.path(MEL_BASIS))
@@ -155,8 +160,7 @@ def load_model(bundle: Bundle, p: TtsParams, graphs: Mapping[str, Runner]) -> Mo
         builder=builder,
         talker=talker,
         predictor=predictor,
-        generator=Generator(p, talker, predictor, stats),
+        generator=Generator(p, talker, predictor),
         codec=CodecDecoder(p, graphs),
         cloner=cloner,
-        stats=stats,
     )

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,9 +26,7 @@ from daemon.engines.qwen3.tts.params import (
     talker_prefill_key,
 )
 from daemon.sdk.ar.kv import KvGraph
-
-if TYPE_CHECKING:
-    from daemon.sdk.graphs import Runner
+from daemon.sdk.graphs import Runner
 
 
 @dataclass
@@ -66,13 +63,9 @@ class Talker(Stack):
         """Prefill the prompt rows ``x`` [S, Ht]: logits [V] and h [Ht] (copies)
         at its last row; the KV bucket holds the S positions after it."""
         s = len(x)
-        graph = self.prefill_graph(s)
-        bucket = self.buckets.for_positions(s + 1)
-        b = self.run_prefill(graph, x)
-        self.time.talker += graph.graph_seconds
+        b, self.bucket = self.open(s, s + 1, self.prompt(x))
+        self.time.talker += self.prefill_graph(s).graph_seconds
         self.time.count("talker_prefill")
-        bucket.start(b["k"], b["v"], s)
-        self.bucket = bucket
         return np.array(b["logits"][0], np.float32), np.array(b["h"][0], np.float32)
 
     def step(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

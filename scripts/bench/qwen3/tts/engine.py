@@ -12,7 +12,7 @@
    that I/O and trivial compute (scripts/bench/qwen3/tts/standin.py).  A frame
    is the engine's wall time per frame minus its graph seconds (the runner's
    last_execute_s: QNN graphExecute alone; CPU backend: onnxruntime's run()),
-   from the engine's FrameStats.
+   from the engine's DecodeStats (a step is a frame).
 2. Time to first audio vs the whole utterance on the CPU backend: the
    stand-in (host + I/O at full size, no model compute) and every ``--bundle``
    given (e.g. a real tiny or full build).
@@ -105,20 +105,20 @@ def synth_runs(
                      for s in frame_pieces.SAMPLED]  # fmt: skip
     finally:
         host.close()
-    host_frames = list(stats.host_frames) if stats is not None else []
-    graph_ms = (1e3 * stats.graph_seconds / max(stats.frames, 1)
+    host_frames = list(stats.host_steps) if stats is not None else []
+    graph_ms = (1e3 * stats.graph_seconds / max(stats.steps, 1)
                 if stats is not None else float("nan"))  # fmt: skip
     return {"first": first, "total": total, "audio": audio,
             "host": host_frames, "graph_ms": graph_ms, "pieces": parts}  # fmt: skip
 
 
 def _stats_hook(engine: Any) -> Any:
-    """The engine's frame accounting (engine-core's FrameStats, shared by its
-    generator), zeroed after the warm-up and recording each frame's host
+    """The engine's frame accounting (its talker's DecodeStats, a step a
+    frame), zeroed after the warm-up and recording each frame's host
     seconds."""
     stats = engine.model.stats
-    stats.frames, stats.frame_seconds, stats.graph_seconds = 0, 0.0, 0.0
-    stats.host_frames = []
+    stats.reset()
+    stats.host_steps = []
     return stats
 
 

@@ -3,7 +3,9 @@ ONNX per KV length, run on the runtime's CPU backend (and the simulator).
 
 Graph I/O follows the decode graphs the toolkit serves (GPT-SoVITS
 ``t2s_decode_L``, Qwen3 ``asr_decode``): x [1,1,W], k_cache / v_cache
-[1,H,L,dh], additive mask [1,1,1,L] -> logits [1,V], k_new / v_new [1,H,1,dh].
+[1,H,L,dh], additive mask [1,1,1,L] -> logits [1,V], k_new / v_new [1,H,1,dh];
+its prefill (the same weights) x [1,P,W], mask [1,1,P,P] -> logits of every
+row [1,P,V], k / v [1,H,P,dh].
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ import pytest
 WIDTH, HEADS, VOCAB = 16, 2, 24
 HEAD_DIM = WIDTH // HEADS
 BUCKETS = (8, 16)
+PREFILLS = (4, 8)
 MASK_VALUE = -100.0
+#: the weights' seed: the same in every graph, prefill and decode
+SEED = 3
 
 
 def decode_io(length: int) -> dict[str, tuple[int, ...]]:
@@ -33,17 +38,35 @@ def decode_io(length: int) -> dict[str, tuple[int, ...]]:
     }
 
 
-def export_decode(path: Path, length: int) -> Path:
+def prefill_io(length: int) -> dict[str, tuple[int, ...]]:
+    kv = (1, HEADS, length, HEAD_DIM)
+    return {
+        "x": (1, length, WIDTH),
+        "mask": (1, 1, length, length),
+        "logits": (1, length, VOCAB),
+        "k": kv,
+        "v": kv,
+    }
+
+
+def _weights():  # type: ignore[no-untyped-def]
     import torch
     from torch import nn
 
-    class Decode(nn.Module):
+    class Weights(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            g = torch.Generator().manual_seed(3)  # same weights in every bucket
+            g = torch.Generator().manual_seed(SEED)
             self.qkv = nn.Parameter(torch.randn(3 * WIDTH, WIDTH, generator=g) / 4)
             self.head = nn.Parameter(torch.randn(VOCAB, WIDTH, generator=g))
 
+    return Weights
+
+
+def export_decode(path: Path, length: int) -> Path:
+    import torch
+
+    class Decode(_weights()):  # type: ignore[misc]
         def forward(self, x, k_cache, v_cache, mask):  # type: ignore[no-untyped-def]
             q, k, v = (x[0] @ self.qkv.T).reshape(3, HEADS, 1, HEAD_DIM).unbind(0)
             scale = HEAD_DIM**-0.5
@@ -62,6 +85,36 @@ def export_decode(path: Path, length: int) -> Path:
         output_names=["logits", "k_new", "v_new"],
     )  # fmt: skip
     return path
+
+
+def export_prefill(path: Path, length: int) -> Path:
+    """Causal attention over ``length`` rows with the decode graphs' weights,
+    so a decode step continues it exactly."""
+    import torch
+
+    class Prefill(_weights()):  # type: ignore[misc]
+        def forward(self, x, mask):  # type: ignore[no-untyped-def]
+            qkv = (x[0] @ self.qkv.T).reshape(length, 3, HEADS, HEAD_DIM)
+            q, k, v = qkv.permute(1, 2, 0, 3).unbind(0)
+            scores = q @ k.transpose(1, 2) * HEAD_DIM**-0.5 + mask[0]
+            attn = torch.softmax(scores, -1) @ v
+            h = attn.transpose(0, 1).reshape(length, WIDTH) + x[0]
+            return (h @ self.head.T)[None], k[None], v[None]
+
+    io = prefill_io(length)
+    args = (torch.zeros(io["x"]), torch.zeros(io["mask"]))
+    torch.onnx.export(
+        Prefill().eval(), args, str(path), dynamo=False, opset_version=17,
+        input_names=["x", "mask"], output_names=["logits", "k", "v"],
+    )  # fmt: skip
+    return path
+
+
+@pytest.fixture(scope="session")
+def prefill_onnx(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    pytest.importorskip("torch")
+    out = tmp_path_factory.mktemp("ar_prefill")
+    return {n: export_prefill(out / f"prefill_{n}.onnx", n) for n in PREFILLS}
 
 
 @pytest.fixture(scope="session")

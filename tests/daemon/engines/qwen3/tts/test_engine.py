@@ -87,9 +87,9 @@ def test_audio_streams_per_codec_window(custom: LocalEngine) -> None:
     stats = m.stats
     seen = []
     chunks = []
-    start = stats.frames
+    start = stats.steps
     for chunk in e.synthesize(TEXT, greedy(voice="aiden")):
-        seen.append(stats.frames - start)
+        seen.append(stats.steps - start)
         chunks.append(chunk)
     assert chunks[-1].end_of_segment and all(c.segment == 0 for c in chunks)
     assert all(c.sample_rate == 24000 and c.audio.dtype == np.float32 for c in chunks)

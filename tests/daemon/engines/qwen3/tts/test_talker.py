@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from daemon.engines.qwen3.tts.generator import FrameStats, Generator
+from daemon.engines.qwen3.tts.generator import Generator
 from daemon.engines.qwen3.tts.predictor import Predictor
-from daemon.engines.qwen3.tts.talker import Talker
+from daemon.engines.qwen3.tts.talker import GraphTime, Talker
 from daemon.sdk.ar.kv import CapacityError
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.local import LocalEngine, open_engine
@@ -102,13 +102,13 @@ def _grown(
     """Teacher-forced logits of a generator over buckets (small, big), and the
     bucket it ended in."""
     p = dataclasses.replace(m.p, kv_buckets=(small, big))
-    stats = FrameStats()
-    talker = Talker(p, graphs, stats.time)
+    time = GraphTime()
+    talker = Talker(p, graphs, time)
     cp = m.predictor
     predictor = Predictor(
-        p, graphs["cp_step"], cp.codec_embedding, cp.cp_embedding, stats.time
+        p, graphs["cp_step"], cp.codec_embedding, cp.cp_embedding, time
     )
-    grown = Generator(p, talker, predictor, stats)
+    grown = Generator(p, talker, predictor)
     prompt = m.prompt(TEXT, m.request(OPTIONS))
     assert prompt.length < small < prompt.length + len(CODES)
     logits, heads = grown.teacher_forced(prompt, CODES)
