@@ -1,7 +1,8 @@
 """Clients the cloned-voice service tests share (the tone engine's in
-tests/daemon/protocols/openai, GPT-SoVITS' and Qwen3-TTS' in tests/daemon/service):
-a served daemon's config and lifetime, its Wyoming ``info``, the ``openai`` SDK over its
-socket, WAV bytes for a clip, and what the voice store holds."""
+tests/daemon/protocols/openai, GPT-SoVITS' and Qwen3-TTS' in
+tests/daemon/service/cloning): a served daemon's config and lifetime, its Wyoming
+``info``, the ``openai`` SDK over its socket, WAV bytes for a clip, and what the
+voice store holds."""
 
 from __future__ import annotations
 

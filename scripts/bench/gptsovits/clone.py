@@ -34,7 +34,7 @@ from daemon.sdk.tts import SynthesisOptions
 
 DEFAULT_VOICE = Path(".cache/gsv-clone-voice")
 #: the clip: what the test voice says, cut to a length whose prompt fits the
-#: tiny prefill (tests/daemon/service/test_gsv_voices.py uses the same)
+#: tiny prefill (tests/daemon/service/cloning/test_gsv_voices.py too)
 SPOKEN, TRANSCRIPT, CLIP_SECONDS, SEED = "你好。你好。", "你好。", 3.2, 3
 
 

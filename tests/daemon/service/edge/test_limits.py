@@ -26,7 +26,7 @@ from wyoming.tts import Synthesize
 
 from daemon.service.config import DEFAULT_MAX_CONNECTIONS
 from daemon.service.edge.admission import Admission, Tracked, fd_room
-from tests.daemon.conftest import Daemon, start_daemon
+from tests.daemon.conftest import ROOT, Daemon, start_daemon
 
 #: The issue's figures: 300 idle clients against a descriptor limit of 256.
 NOFILE = 256
@@ -285,7 +285,7 @@ def test_waiting_for_audio_is_not_idle(quick: Daemon):
 
 
 def test_the_unit_gives_the_default_cap_its_descriptors():
-    unit = Path(__file__).resolve().parents[3] / "systemd" / "hexvoice.service"
+    unit = ROOT / "systemd" / "hexvoice.service"
     (line,) = [x for x in unit.read_text().splitlines() if x.startswith("LimitNOFILE=")]
     limit = int(line.partition("=")[2])
     # What a board holds at start (the unit's comment): models, FastRPC, rpcmem.
