@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 # CPU backend (graphs of any length) decoder schedule. The first window is where
 # streaming shows: 128 frames = 1.5 s of audio at 22.05 kHz / 256, so a short
 # sentence is one exact decode and a long one starts after ~1/4 of piper-tts's
-# whole-sentence time (scripts/bench/piper.py); the rest is one window, so the
+# whole-sentence time (scripts/bench/piper/engine.py); the rest is one window, so the
 # recompute is 2 x overlap frames per sentence.
 CPU_FIRST_WINDOW = 128
 CPU_WINDOW = 4096

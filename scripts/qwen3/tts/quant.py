@@ -3,7 +3,7 @@
 
 The code predictor runs 16 times per frame and streams 161.5 MB of fp16
 weights per call at full size: 2.6 GB of the 3.6 GB a frame moves
-(scripts/bench/tts_qwen3_sizes.py).  Its weights in 8 bits halve that.  The
+(scripts/bench/qwen3/tts/sizes.py).  Its weights in 8 bits halve that.  The
 activations stay 16-bit (the QNN EP's 16-bit-activation / 8-bit-weight mode),
 calibrated on the predictor inputs of real prompts: the feeds the engine gives
 cp_step, recorded with :class:`FeedRecorder`.
