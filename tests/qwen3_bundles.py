@@ -3,10 +3,12 @@
 ``tiny_asr_bundle``: the real build_asr run on ``tiny_asr_model`` for the
 simulator with the smallest buckets the tests use (prefill 128, KV 192), cached
 by content under the ``qnn_cache`` directory (scripts/qwen3/asr/pipeline/
-cache.py), so later sessions reuse it.  It has both the fp32 ONNX graphs (the
-CPU backend) and the simulator binaries.  ``tiny_asr_eos_bundle``: the same
-build of ``tiny_asr_eos_model``; ``tiny_asr_odd_bundle``: of
-``tiny_asr_odd_model`` (odd dims, padded vocabulary, moved special ids).
+cache.py on scripts/common/build/cache.py), so later sessions reuse it.  It
+has both the fp32 ONNX graphs (the CPU backend) and the simulator binaries.
+``tiny_asr_eos_bundle``: the same build of ``tiny_asr_eos_model``;
+``tiny_asr_odd_bundle``: of ``tiny_asr_odd_model`` (odd dims, padded
+vocabulary, moved special ids).  ``asr_context``: the build's context (what
+its stages read) over a model.
 
 ``tiny_tts_custom_bundle`` / ``tiny_tts_base_bundle``: the real
 build_tts_qwen3 on ``tiny_tts_custom`` / ``tiny_tts_base`` for the simulator
@@ -23,6 +25,7 @@ import pytest
 
 if TYPE_CHECKING:
     from scripts.qwen3.asr.build import BuildOptions
+    from scripts.qwen3.asr.pipeline.context import BuildContext
 
 #: The smallest buckets the tiny model's tests need: a 5 s clip is 65 audio +
 #: ~15 prompt tokens; 192 KV rows leave 64+ tokens to decode.
@@ -46,6 +49,27 @@ def tiny_options() -> BuildOptions:
         kv_buckets=TINY_KV,
         name="qwen3-asr-tiny",
     )
+
+
+def asr_context(
+    model: Path, work: Path, prefill: int = TINY_PREFILL[0], kv: int = TINY_KV[0]
+) -> BuildContext:
+    """The ASR build's context over ``model`` in ``work`` with one prefill and
+    one KV bucket (what its stages read: the model, loaded lazily, the params)."""
+    from dataclasses import replace
+
+    from scripts.qwen3.asr.pipeline.context import BuildContext
+    from scripts.qwen3.asr.pipeline.source import read_model_dir
+
+    opts = replace(
+        tiny_options(),
+        model=model,
+        out=work / "bundle",
+        work=work,
+        prefill_buckets=(prefill,),
+        kv_buckets=(kv,),
+    )
+    return BuildContext(opts, read_model_dir(model))
 
 
 @pytest.fixture(scope="session")

@@ -31,7 +31,7 @@ EOS_SEED: Final = 1
 #: The seed of the ODD-shaped checkpoint (a third draw: the project's tiny
 #: models come from several seeds); its greedy runs pick padded rows.
 ODD_SEED: Final = 2
-#: What the written bytes depend on besides tiny.py itself.
+#: What the written bytes depend on besides tiny.py and the code it imports.
 _KEY_PACKAGES: Final = (
     "qwen-asr",
     "transformers",
@@ -42,11 +42,13 @@ _KEY_PACKAGES: Final = (
 
 
 def tiny_model_key(seed: int = TINY_SEED, shape: Shape | None = None) -> str:
-    """Content key of the tiny checkpoint: its writer's source, seed, shape
-    (by name: the source holds its values), versions."""
+    """Content key of the tiny checkpoint: its writer's code (tiny.py and what
+    it imports, as a build stage's key: the BPE trainer), seed, shape (by
+    name: the source holds its values), versions."""
+    from scripts.common.build.code import code_key
     from scripts.qwen3.asr import tiny
 
-    h = hashlib.sha256(Path(tiny.__file__).read_bytes())
+    h = hashlib.sha256(code_key([tiny.__name__]).encode())
     h.update(f"seed={seed}|shape={(shape or tiny.TINY).name}".encode())
     for name in _KEY_PACKAGES:
         h.update(f"|{name}={metadata.version(name)}".encode())

@@ -3,9 +3,10 @@
 ``write_tiny_model(dir)`` lays out a Hugging Face directory as
 Qwen/Qwen3-ASR-0.6B has it (config.json, model.safetensors, tokenizer files,
 preprocessor_config.json, chat template, generation_config.json), with tiny dims
-(the team contract) and a byte-level BPE trained with ``tokenizers`` on a fixed
-English + Chinese corpus. The same seed gives the same bytes. Tests and scripts
-only: it imports qwen_asr (the ``oracle`` extra), never the board runtime.
+(the team contract) and a byte-level BPE trained on a fixed English + Chinese
+corpus (scripts/qwen3/common/tiny_bpe.py). The same seed gives the same bytes.
+Tests and scripts only: it imports qwen_asr (the ``oracle`` extra), never the
+board runtime.
 
 Greedy runs of seed 0 give varied tokens but never EOS (cap max_new_tokens);
 those of seed 1 stop by themselves after 8-60 tokens on many clips.
@@ -23,6 +24,8 @@ import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
+
+from scripts.qwen3.common import tiny_bpe
 
 #: The special tokens of the Qwen3 family (docs/qwen3.md, tiny models), appended after
 #: the BPE vocabulary in this order, as the real vocabulary has them after its merges.
@@ -42,11 +45,6 @@ SPECIAL_TOKENS: Final = (
 ASR_TEXT_TAG: Final = "<asr_text>"
 #: BPE size before the added tokens: 256 byte symbols plus some merges.
 BPE_VOCAB: Final = 400
-#: Qwen2's pre-tokenizer split (tokenizer.json of the Qwen2/Qwen3 checkpoints).
-_QWEN2_SPLIT: Final = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+"
-    r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
 #: The checkpoint chat template as upstream renders it (docs/qwen3.md, ASR prompt and
 #: special ids): a system turn with the context (may be empty), a user turn whose audio
 #: item is <|audio_start|><|audio_pad|><|audio_end|>, then the generation prompt.
@@ -175,45 +173,14 @@ SHAPES: Final = {s.name: s for s in (TINY, ODD)}
 def train_tokenizer(shape: Shape = TINY) -> Any:
     """The tiny byte-level BPE in Qwen2TokenizerFast, with upstream's extras."""
     from qwen_asr.inference.utils import SUPPORTED_LANGUAGES
-    from tokenizers import (
-        AddedToken,
-        Regex,
-        Tokenizer,
-        decoders,
-        models,
-        normalizers,
-        pre_tokenizers,
-        trainers,
-    )
-    from transformers import Qwen2TokenizerFast
 
-    bpe = Tokenizer(models.BPE())
-    bpe.normalizer = normalizers.NFC()
-    bpe.pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Split(Regex(_QWEN2_SPLIT), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ]
-    )
-    bpe.decoder = decoders.ByteLevel()
-    specials = [AddedToken(t, special=True) for t in shape.specials]
-    trainer = trainers.BpeTrainer(
-        vocab_size=shape.bpe_vocab,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-        # the trainer gives its special tokens the first ids, in this order
-        special_tokens=specials if shape.specials_first else [],
-    )
     corpus = [*_CORPUS, *(f"language {name}" for name in SUPPORTED_LANGUAGES)]
-    bpe.train_from_iterator(corpus, trainer=trainer)
-    bpe.add_special_tokens(specials)  # appended unless the trainer placed them
-    bpe.add_tokens([AddedToken(ASR_TEXT_TAG, special=False)])
-    return Qwen2TokenizerFast(
-        tokenizer_object=bpe,
-        bos_token=None,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        unk_token=None,
+    return tiny_bpe.train_tokenizer(
+        corpus,
+        shape.bpe_vocab,
+        shape.specials,
+        specials_first=shape.specials_first,
+        added=(ASR_TEXT_TAG,),
         extra_special_tokens={
             "audio_token": "<|audio_pad|>",
             "audio_bos_token": "<|audio_start|>",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,8 +28,10 @@ def check_target_and_buckets(
     """ValueError naming the flag when the target or a bucket list is wrong."""
     if target not in TARGETS:
         raise ValueError(f"--target must be one of {sorted(TARGETS)}")
-    for flag, sizes in (("--prefill-buckets", prefill_buckets),
-                        ("--kv-buckets", kv_buckets)):  # fmt: skip
+    for flag, sizes in (
+        ("--prefill-buckets", prefill_buckets),
+        ("--kv-buckets", kv_buckets),
+    ):
         if not sizes or min(sizes) < 1:
             raise ValueError(f"{flag}: expected positive sizes, found {sizes}")
     if max(kv_buckets) <= max(prefill_buckets):
@@ -67,16 +70,27 @@ def add_output_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--work", type=Path, help="work dir (default: OUT.work)")
     p.add_argument("--qnn-cache", type=Path, help="content-keyed compile cache")
     sim = p.add_mutually_exclusive_group()
-    sim.add_argument("--sim-gates", action="store_true", default=None,
-                     help="run the simulator gates (default for --target "
-                          "simulator)")  # fmt: skip
+    sim.add_argument(
+        "--sim-gates",
+        action="store_true",
+        default=None,
+        help="run the simulator gates (default for --target simulator)",
+    )
     sim.add_argument("--no-sim-gates", dest="sim_gates", action="store_false")
 
 
 def add_no_onnx(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--no-onnx", dest="onnx", action="store_false",
-                   help="leave the fp32 graphs (onnx/, the CPU backend) out of "
-                        "the bundle")  # fmt: skip
+    p.add_argument(
+        "--no-onnx",
+        dest="onnx",
+        action="store_false",
+        help="leave the fp32 graphs (onnx/, the CPU backend) out of the bundle",
+    )
+
+
+def options(cls: Callable[..., Opts], args: argparse.Namespace) -> Opts:
+    """``cls`` (an options dataclass) from the parsed flags of its fields' names."""
+    return cls(**{f.name: getattr(args, f.name) for f in fields(cls)})
 
 
 def command(

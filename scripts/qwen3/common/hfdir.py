@@ -58,8 +58,9 @@ def weight_files(root: Path, error: Error) -> list[Path]:
     shards = sorted(set((index.get("weight_map") or {}).values()))
     missing = [s for s in shards if not (root / s).is_file()]
     if not shards or missing:
-        raise error(f"{root / WEIGHTS_INDEX}: missing shard(s) "
-                    f"{missing or 'in weight_map'}")  # fmt: skip
+        raise error(
+            f"{root / WEIGHTS_INDEX}: missing shard(s) {missing or 'in weight_map'}"
+        )
     return [root / WEIGHTS_INDEX, *(root / s for s in shards)]
 
 
@@ -73,8 +74,9 @@ def load_json(path: Path, error: Error) -> Any:
 
 def read_json(path: Path, cls: type, error: Error) -> Any:
     """``path`` read as ``cls`` (only the keys ``cls`` declares)."""
-    return read(declared(load_json(path, error), cls), cls, where=str(path),
-                error=error)  # fmt: skip
+    return read(
+        declared(load_json(path, error), cls), cls, where=str(path), error=error
+    )
 
 
 def declared(data: Any, cls: Any) -> Any:

@@ -1,22 +1,30 @@
 """The Qwen3 builds' per-graph summary rows: one row per binary (bucket,
 size, compile time, its CPU and simulator gates, simulator seconds per call)
 and a total, below the stage table (scripts/common/build/report.py).
-``graph_rows`` reads the stages' typed results; ``rows`` / ``summary`` the
-step results of the builds still on scripts/common/steps.py (``compile``,
-``gates_cpu.gates``, ``gates_sim.gates`` / ``.seconds``)."""
+``graph_rows`` / ``run_rows`` read the stages' typed results; ``rows`` /
+``summary`` the step results of the builds still on scripts/common/steps.py
+(``compile``, ``gates_cpu.gates``, ``gates_sim.gates`` / ``.seconds``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from scripts.common.build.compile import Compiled
+from scripts.common.build.compile import GROUP, Compiled, compiled
+from scripts.common.build.run import StageRun
 from scripts.common.gate_result import GateResult
 
 #: (how a metric starts, its short name, the digits that tell values apart)
 Short = Sequence[tuple[str, str, str]]
-HEADER: Final = ("graph", "bucket", "bin MB", "compile s", "CPU gate", "sim gate",
-                 "sim s/call")  # fmt: skip
+HEADER: Final = (
+    "graph",
+    "bucket",
+    "bin MB",
+    "compile s",
+    "CPU gate",
+    "sim gate",
+    "sim s/call",
+)
 #: the short names of the gates every Qwen3 build runs (a build appends its
 #: own; a metric takes the first entry it starts with: most specific first)
 SHORT: Final = (
@@ -75,6 +83,20 @@ def graph_rows(
     total = sum(c.bytes for c in compiled.values())
     out.append(("total", "", f"{total / 1e6:.2f}", "", "", "", ""))
     return out
+
+
+def run_rows(run: StageRun, short: Short = SHORT) -> list[tuple[str, ...]]:
+    """``graph_rows`` of a build's run: its compile group's binaries, the
+    ``gates`` (by graph key) of its gates_cpu and gates_sim results and
+    gates_sim's ``seconds``."""
+    cpu, sim = run.results.get("gates_cpu"), run.results.get("gates_sim")
+    return graph_rows(
+        compiled(run.results[GROUP]),
+        cpu.gates if cpu else {},
+        sim.gates if sim else None,
+        sim.seconds if sim else {},
+        short,
+    )
 
 
 def bucket(key: str) -> str:

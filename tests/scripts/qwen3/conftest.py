@@ -31,11 +31,10 @@ def asr_build(tiny_asr_model: Path, tmp_path_factory: pytest.TempPathFactory) ->
     """The build's context over the tiny model (it loads upstream's model and
     processor once, and makes the bundle params the engine reads)."""
     pytest.importorskip("qwen_asr")
-    from scripts.qwen3.asr.pipeline.context import BuildContext
-    from scripts.qwen3.asr.pipeline.source import read_model_dir
+    from tests.qwen3_bundles import asr_context
 
     work = tmp_path_factory.mktemp("qwen3_asr_build")
-    return BuildContext(read_model_dir(tiny_asr_model), work, (PREFILL,), (KV,))
+    return asr_context(tiny_asr_model, work, PREFILL, KV)
 
 
 @pytest.fixture(scope="session")
@@ -48,8 +47,9 @@ def asr_model(asr_build: Any) -> Any:
 def asr_params(asr_build: Any) -> Any:
     """The engine's AsrParams of a bundle with buckets PREFILL and KV."""
     from daemon.engines.qwen3.asr.params import AsrParams
+    from scripts.qwen3.asr.pipeline.params import params
 
-    return AsrParams.from_mapping(asr_build.params())
+    return AsrParams.from_mapping(params(asr_build))
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""The bundle step: graphs, tables and voice.yaml into the output directory,
+"""The bundle stage: graphs, tables and voice.yaml into the output directory,
 verified as ``hexvoice bundle verify`` does, then packed as a .tar (shared with
 the other Qwen3 builds: scripts/qwen3/common/bundle.py).
 
@@ -13,37 +13,30 @@ Layout (daemon/engines/qwen3/asr/params.py names the files)::
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from daemon.engines.qwen3.asr import params as layout
 from daemon.engines.qwen3.asr.prompt import language_code
+from scripts.common.build.compile import compiled
+from scripts.common.build.stage import Results
 from scripts.qwen3.asr.pipeline.context import BuildContext
 from scripts.qwen3.asr.pipeline.source import SAMPLE_RATE
+from scripts.qwen3.asr.pipeline.tables import Tables
 from scripts.qwen3.common import bundle
+from scripts.qwen3.common.bundle import Bundled, Manifest
 
 TASK: Final = "asr"
 
 
-def write_bundle(
-    ctx: BuildContext,
-    out: Path,
-    tar: Path,
-    name: str,
-    target: str,
-    results: dict[str, Any],
-    with_onnx: bool = True,
-) -> tuple[list[str], int]:
-    """Every graph's bundle as engine qwen3-asr, task asr, its language codes
-    (pipeline_common/bundle.py): (the problems verify finds; the file count)."""
-    params = results["tables"]["params"]
-    return bundle.write_bundle(
-        ctx, ctx.graph_keys(), out, tar, results, with_onnx,
+def run(ctx: BuildContext, results: Results) -> Bundled:
+    """Every graph's bundle as engine qwen3-asr, task asr, its language codes."""
+    tables: Tables = results["tables"]
+    manifest = Manifest(
         engine=layout.ENGINE_ID,
-        name=name,
+        task=TASK,
         sample_rate=SAMPLE_RATE,
         # the codes clients see (the engine's capabilities), e.g. "en", "zh"
-        languages=tuple(language_code(n) for n in params["languages"]),
-        target=target,
-        task=TASK,
-    )  # fmt: skip
+        languages=tuple(language_code(n) for n in tables.params["languages"]),
+        params=tables.params,
+    )
+    return bundle.write(ctx, compiled(results["compile"]), manifest)

@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
 
 from daemon.engines.qwen3.asr import params as layout
 from daemon.engines.qwen3.asr.params import AsrParams
+from scripts.common.build.stage import Results
+from scripts.common.gate_result import GateResult
 from scripts.qwen3.asr import encoder, gates
 from scripts.qwen3.asr.pipeline.context import BuildContext
+from scripts.qwen3.asr.pipeline.params import params
 from scripts.qwen3.asr.pipeline.source import SAMPLE_RATE
 
 _LOGGER = logging.getLogger(__name__)
@@ -47,6 +50,27 @@ _TOKENS_PER_S: Final = encoder.CHUNK_TOKENS
 
 class GateError(RuntimeError):
     """A gate failed; the message names graph, metric, value and threshold."""
+
+
+#: graph key -> its gates (a graph gated in several pairs: each pair's)
+Gates = dict[str, list[GateResult]]
+
+
+@dataclass(frozen=True)
+class CpuGates:
+    """The CPU gates' results, and the gate clip's prompt and forced tokens."""
+
+    gates: Gates
+    tokens: int
+    prompt: int
+
+
+@dataclass(frozen=True)
+class SimGates:
+    """The simulator gates' results, and each graph's mean seconds per call."""
+
+    gates: Gates
+    seconds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,10 +107,14 @@ def gate_inputs(ctx: BuildContext, steps: int = CPU_STEPS) -> GateInputs:
     audio = np.asarray(encode_windowed(ctx.model, mel), np.float32)
     prompt = gates.prompt_embeddings(ctx.model, ids, audio)
     budget = min(steps, min(ctx.kv_buckets) - len(ids) - 1)
-    _LOGGER.info("gate clip: %g s, %d prompt tokens, %d teacher-forced steps",
-                 seconds, len(ids), max(budget, 0))  # fmt: skip
-    params = AsrParams.from_mapping(ctx.params())
-    return GateInputs(params, mel, prompt, _greedy(ctx.model, prompt, budget))
+    _LOGGER.info(
+        "gate clip: %g s, %d prompt tokens, %d teacher-forced steps",
+        seconds,
+        len(ids),
+        max(budget, 0),
+    )
+    checked = AsrParams.from_mapping(params(ctx))
+    return GateInputs(checked, mel, prompt, _greedy(ctx.model, prompt, budget))
 
 
 def _features(ctx: BuildContext, seconds: float) -> tuple[list[int], np.ndarray]:
@@ -115,20 +143,19 @@ def _pairs(ctx: BuildContext) -> list[tuple[int, int]]:
     return sorted(set(pairs))
 
 
-def _record(out: dict, keys: Iterable[str], results: Iterable[gates.GateResult]):
+def _record(out: Gates, keys: Iterable[str], results: Iterable[GateResult]) -> None:
     for r in results:
-        _LOGGER.info("%s (%s)", r, ", ".join(keys))  # progress of a long step
-        entry = {**asdict(r), "passed": r.passed}
+        _LOGGER.info("%s (%s)", r, ", ".join(keys))  # progress of a long stage
         for key in keys:
-            out.setdefault(key, []).append(entry)
+            out.setdefault(key, []).append(r)
         if not r.passed:
             raise GateError(f"gate failed: {', '.join(keys)}: {r}")
 
 
-def cpu_gates(ctx: BuildContext) -> dict:
-    """Every graph's CPU gate: graph key -> its gate results."""
+def cpu_gates(ctx: BuildContext, results: Results) -> CpuGates:
+    """Every graph's CPU gates (the gates_cpu stage)."""
     x = gate_inputs(ctx)
-    out: dict[str, list] = {}
+    out: Gates = {}
     enc = gates.gate_encoder(ctx.model, x.params, ctx.onnx(layout.ENCODER), x.mel)
     _record(out, [layout.ENCODER], [enc])
     for p, n in _pairs(ctx):
@@ -142,21 +169,20 @@ def cpu_gates(ctx: BuildContext) -> dict:
         )
         # fp16 K/V cannot meet the fp32 error bound; the argmax must still agree
         _record(out, keys, [_renamed(r, "fp16 K/V") for r in kv16 if r.at_least])
-    return {"gates": out, "tokens": len(x.tokens), "prompt": len(x.prompt)}
+    return CpuGates(out, len(x.tokens), len(x.prompt))
 
 
-def _renamed(r: gates.GateResult, note: str) -> gates.GateResult:
-    return gates.GateResult(r.name, f"{r.metric} ({note})", r.value, r.threshold,
-                            r.at_least)  # fmt: skip
+def _renamed(r: GateResult, note: str) -> GateResult:
+    return GateResult(r.name, f"{r.metric} ({note})", r.value, r.threshold, r.at_least)
 
 
-def sim_gates(ctx: BuildContext) -> dict:
+def sim_gates(ctx: BuildContext, results: Results) -> SimGates:
     """The compiled binaries on the x86 HTP simulator against the fp32 graphs on
-    the CPU backend: graph key -> its gate results (+ seconds per call)."""
+    the CPU backend (the gates_sim stage)."""
     from scripts.common.build.runners import Simulator, cpu_runner
 
     x = gate_inputs(ctx, SIM_STEPS)
-    out: dict[str, list] = {}
+    out: Gates = {}
     secs: dict[str, float] = {}
     sim = Simulator()
     try:
@@ -179,10 +205,10 @@ def sim_gates(ctx: BuildContext) -> dict:
                 _seconds(secs, k, run[k])
     finally:
         sim.close()
-    return {"gates": out, "seconds": secs}
+    return SimGates(out, secs)
 
 
-def _seconds(secs: dict, key: str, runner: Any) -> None:
+def _seconds(secs: dict[str, float], key: str, runner: Any) -> None:
     """Mean simulator seconds per call of ``key`` (the summary's last column)."""
     if runner.stats.calls:
         secs[key] = round(runner.stats.seconds / runner.stats.calls, 4)

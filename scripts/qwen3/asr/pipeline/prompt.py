@@ -40,8 +40,10 @@ def render_prompt(asr: Any) -> dict[str, str]:
     forced = asr._build_text_prompt(context=_CONTEXT, force_language=_LANGUAGE)
     for field in (CONTEXT_FIELD, AUDIO_FIELD, LANGUAGE_FIELD):
         if field in forced.replace(_CONTEXT, "").replace(_LANGUAGE, ""):
-            raise PromptError(f"the chat template renders {field} literally; the "
-                              "engine fills that field in")  # fmt: skip
+            raise PromptError(
+                f"the chat template renders {field} literally; the "
+                "engine fills that field in"
+            )
     if base.count(_CONTEXT) != 1 or base.replace(_CONTEXT, "") != bare:
         raise PromptError(
             "the chat template does not render the context once, as is (with an "
@@ -82,8 +84,10 @@ def token_ids(processor: Any, config: ModelConfig) -> dict[str, Any]:
         "im_end": id_of(IM_END, "turn end"),
         "eos": [id_of(t, "end-of-sequence") for t in EOS_TOKENS],
     }
-    for key, name in (("audio_pad", "audio_token_id"),
-                      ("audio_start", "audio_start_token_id")):  # fmt: skip
+    for key, name in (
+        ("audio_pad", "audio_token_id"),
+        ("audio_start", "audio_start_token_id"),
+    ):
         if ids[key] != getattr(thinker, name):
             raise PromptError(
                 f"config.json thinker_config.{name} is {getattr(thinker, name)}, "
@@ -91,8 +95,10 @@ def token_ids(processor: Any, config: ModelConfig) -> dict[str, Any]:
             )
     default = upstream_eos()
     if thinker.text_config.vocab_size > max(default) and ids["eos"] != default:
-        raise PromptError(f"eos tokens {EOS_TOKENS} are ids {ids['eos']}, upstream's "
-                          f"generate stops at {default}")  # fmt: skip
+        raise PromptError(
+            f"eos tokens {EOS_TOKENS} are ids {ids['eos']}, upstream's "
+            f"generate stops at {default}"
+        )
     return ids
 
 

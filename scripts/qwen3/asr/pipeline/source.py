@@ -62,11 +62,15 @@ class AudioConfig:
 
     def __post_init__(self) -> None:
         if 2 * self.n_window != CHUNK_FRAMES:
-            raise invalid("n_window", f"{CHUNK_FRAMES // 2} (upstream's 100-frame "
-                          "chunks)", self.n_window)  # fmt: skip
+            raise invalid(
+                "n_window",
+                f"{CHUNK_FRAMES // 2} (upstream's 100-frame chunks)",
+                self.n_window,
+            )
         if self.n_window_infer % CHUNK_FRAMES:
-            raise invalid("n_window_infer", f"a multiple of {CHUNK_FRAMES}",
-                          self.n_window_infer)  # fmt: skip
+            raise invalid(
+                "n_window_infer", f"a multiple of {CHUNK_FRAMES}", self.n_window_infer
+            )
 
     @property
     def window_chunks(self) -> int:
@@ -100,9 +104,11 @@ class ThinkerConfig:
 
     def __post_init__(self) -> None:
         if self.audio_config.output_dim != self.text_config.hidden_size:
-            raise invalid("audio_config.output_dim", "text_config.hidden_size "
-                          f"{self.text_config.hidden_size}",
-                          self.audio_config.output_dim)  # fmt: skip
+            raise invalid(
+                "audio_config.output_dim",
+                f"text_config.hidden_size {self.text_config.hidden_size}",
+                self.audio_config.output_dim,
+            )
 
 
 @dataclass(frozen=True)
@@ -158,8 +164,10 @@ def read_model_dir(root: str | Path) -> ModelDir:
     root = Path(root)
     if not root.is_dir():
         raise ModelDirError(f"{root}: not a directory (a Hugging Face model dir)")
-    files = [_need(root, name) for name in (CONFIG, PREPROCESSOR, GENERATION,
-                                            TOKENIZER_CONFIG)]  # fmt: skip
+    files = [
+        _need(root, name)
+        for name in (CONFIG, PREPROCESSOR, GENERATION, TOKENIZER_CONFIG)
+    ]
     config = _read_json(root / CONFIG, ModelConfig)
     features = _read_json(root / PREPROCESSOR, FeatureConfig)
     if features.feature_size != config.thinker_config.audio_config.num_mel_bins:

@@ -1,6 +1,6 @@
 """build_asr on the tiny checkpoint: an ASR bundle that verifies like a voice,
-its gates recorded; progress lines, the summary table, and a rerun that skips
-every step."""
+its gates recorded; progress lines, the summary table, a rerun that skips
+every stage, and an option only the bundle reads rerunning only the bundle."""
 
 from __future__ import annotations
 
@@ -15,19 +15,24 @@ from daemon.cli.bundle import main as bundle_cli
 from daemon.engines.qwen3.asr.params import EMBED_TOKENS, TOKENIZER, AsrParams
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.verify import verify_bundle
-from scripts.common.steps import STATE_FILE
+from scripts.common.build.report import STAGE_HEADER
+from scripts.common.build.run import STATE_FILE
+from scripts.common.build.stage import from_json
 from scripts.qwen3.asr.build import main as build_asr
-from scripts.qwen3.asr.pipeline.report import HEADER
+from scripts.qwen3.asr.pipeline.gating import CpuGates, SimGates
+from scripts.qwen3.common.table import HEADER
 from tests.qwen3_bundles import TINY_KV, TINY_PREFILL
 
 KEYS = ("encoder", f"prefill_{TINY_PREFILL[0]}", f"decode_{TINY_KV[0]}")
 
 
-def test_the_tiny_bundle_is_an_asr_bundle_that_verifies(tiny_asr_bundle: Path,
-                                                        capsys):  # fmt: skip
+def test_the_tiny_bundle_is_an_asr_bundle_that_verifies(tiny_asr_bundle: Path, capsys):
     bundle = Bundle.load(tiny_asr_bundle)
-    assert (bundle.engine, bundle.task, bundle.sample_rate) == ("qwen3-asr", "asr",
-                                                                16000)  # fmt: skip
+    assert (bundle.engine, bundle.task, bundle.sample_rate) == (
+        "qwen3-asr",
+        "asr",
+        16000,
+    )
     assert bundle.target == "simulator" and bundle.languages[:2] == ("zh", "en")
     assert tuple(bundle.graphs) == KEYS
     for key, g in bundle.graphs.items():
@@ -38,8 +43,7 @@ def test_the_tiny_bundle_is_an_asr_bundle_that_verifies(tiny_asr_bundle: Path,
     assert tiny_asr_bundle.with_name("bundle.tar").is_file()
     p = AsrParams.from_mapping(bundle.params)
     assert (p.prefill_buckets, p.kv_buckets) == (TINY_PREFILL, TINY_KV)
-    assert (p.hidden, p.layers, p.kv_heads, p.head_dim, p.vocab) == (64, 2, 2, 16,
-                                                                     410)  # fmt: skip
+    assert (p.hidden, p.layers, p.kv_heads, p.head_dim, p.vocab) == (64, 2, 2, 16, 410)
 
 
 def test_the_cpu_tables_are_upstreams(tiny_asr_bundle: Path, tiny_asr_model: Path):
@@ -58,12 +62,12 @@ def test_the_cpu_tables_are_upstreams(tiny_asr_bundle: Path, tiny_asr_model: Pat
 
 def test_gates_passed_and_are_recorded(tiny_asr_bundle: Path):
     state = json.loads((tiny_asr_bundle.parent / "work" / STATE_FILE).read_text())
-    cpu = state["gates_cpu"]["result"]["gates"]
-    sim = state["gates_sim"]["result"]["gates"]
+    cpu = from_json(state["gates_cpu"]["result"], CpuGates).gates
+    sim = from_json(state["gates_sim"]["result"], SimGates).gates
     assert set(cpu) == set(sim) == set(KEYS)
     for gates in (*cpu.values(), *sim.values()):
-        assert gates and all(g["passed"] for g in gates)
-    assert {g["metric"] for g in sim["decode_192"]} >= {"simulator cosine (min)"}
+        assert gates and all(g.passed for g in gates)
+    assert {g.metric for g in sim["decode_192"]} >= {"simulator cosine (min)"}
 
 
 @pytest.fixture(scope="module")
@@ -71,42 +75,65 @@ def fresh(tiny_asr_model: Path, qnn_cache: Path, tmp_path_factory) -> list[str]:
     """build_asr's command line for a fresh build in a directory of its own (no
     simulator gates: the session fixture runs those)."""
     out = tmp_path_factory.mktemp("fresh") / "tiny"
-    return [str(tiny_asr_model), "--target", "simulator", "--out", str(out),
-            "--prefill-buckets", "128", "--kv-buckets", "192",
-            "--qnn-cache", str(qnn_cache), "--no-sim-gates"]  # fmt: skip
+    return [
+        str(tiny_asr_model),
+        "--target",
+        "simulator",
+        "--out",
+        str(out),
+        "--prefill-buckets",
+        "128",
+        "--kv-buckets",
+        "192",
+        "--qnn-cache",
+        str(qnn_cache),
+        "--no-sim-gates",
+    ]
+
+
+STAGES = ["export", "gates_cpu", "tables", *(f"compile {k}" for k in KEYS), "bundle"]
+
+
+def _tables(out: str) -> tuple[list[str], list[str]]:
+    """(the stage table's rows, the per-graph table's rows with its header and
+    the total) of the build's summary on stdout (scripts/common/build/report.py)."""
+    lines = [line.split() for line in out.splitlines()]
+    stages = lines.index(list(STAGE_HEADER))
+    graphs = lines.index(" ".join(HEADER).split())
+    text = out.splitlines()
+    return text[stages + 1 : graphs - 1], text[graphs : graphs + len(KEYS) + 2]
 
 
 def test_progress_table_and_a_rerun_that_skips_everything(fresh: list[str], capsys):
-    """A fresh build, then the same command again: every step says it is up to
-    date, nothing is redone."""
+    """A fresh build, then the same command again: every stage says it is up
+    to date, nothing is redone, in seconds."""
     argv = fresh
     out_dir = Path(argv[argv.index("--out") + 1])
     assert build_asr(argv) == 0
     out, err = capsys.readouterr()
-    steps = ["export", "gates_cpu", "tables", *(f"compile {k}" for k in KEYS),
-             "bundle"]  # fmt: skip
-    for i, name in enumerate(steps, 1):
-        assert f"[{i}/{len(steps)}] {name} ...\n" in err
-        assert f"[{i}/{len(steps)}] {name}: done in " in err
-    table = out.splitlines()
-    assert table[0].split() == " ".join(HEADER).split()
+    for i, name in enumerate(STAGES, 1):
+        assert f"[{i}/{len(STAGES)}] {name} ...\n" in err
+        assert f"[{i}/{len(STAGES)}] {name}: done in " in err
+    stages, table = _tables(out)
+    assert [r.rsplit(None, 2)[:2] for r in stages] == [[n, "ran"] for n in STAGES]
     rows = {line.split()[0]: line for line in table[1 : 1 + len(KEYS)]}
     assert set(rows) == set(KEYS)
     assert "rel " in rows["encoder"] and "not run" in rows["encoder"]
     assert "argmax 1" in rows["decode_192"]
-    assert table[len(KEYS) + 1].startswith("total binaries: ")
+    assert table[len(KEYS) + 1].split()[0] == "total"
+    assert f"{len(STAGES)} stage(s) ran, 0 resumed" in out
     assert Bundle.load(out_dir).task == "asr"
 
     start = time.monotonic()
     assert build_asr(argv) == 0
     seconds = time.monotonic() - start
     out2, err2 = capsys.readouterr()
-    for i, name in enumerate(steps, 1):
-        assert f"[{i}/{len(steps)}] {name}: up to date, skipped" in err2
-    assert (
-        " ...\n" not in err2
-        and out2.splitlines()[: len(KEYS) + 1] == table[: len(KEYS) + 1]
-    )
+    for i, name in enumerate(STAGES, 1):
+        assert f"[{i}/{len(STAGES)}] {name}: up to date, skipped" in err2
+    stages2, table2 = _tables(out2)
+    assert " ...\n" not in err2 and table2 == table
+    assert [r.rsplit(None, 2) for r in stages2] == [[n, "resumed", "-"] for n in STAGES]
+    assert f"0 stage(s) ran, {len(STAGES)} resumed" in out2
     assert seconds < 30, f"a fully resumed build took {seconds:.1f} s"
 
 
@@ -119,8 +146,14 @@ def test_a_bundle_without_onnx_verifies_and_the_cpu_backend_says_why(
     from daemon.sdk.graphs import GraphHost
 
     out = Path(fresh[fresh.index("--out") + 1])
-    argv = [*fresh, "--no-onnx", "--out", str(out.with_name("board")),
-            "--work", str(out.with_name(out.name + ".work"))]  # fmt: skip
+    argv = [
+        *fresh,
+        "--no-onnx",
+        "--out",
+        str(out.with_name("board")),
+        "--work",
+        str(out.with_name(out.name + ".work")),
+    ]
     assert build_asr(argv) == 0
     err = capsys.readouterr().err
     assert "[7/7] bundle ...\n" in err and err.count("up to date, skipped") == 6
@@ -152,6 +185,7 @@ def test_a_graph_off_upstream_fails_its_gate_naming_it(fresh: list[str], capsys)
     onnx.save(model, str(path))
     assert build_asr(fresh) == 1
     err = capsys.readouterr().err
+    assert "[1/7] export: up to date, skipped" in err
     assert "[2/7] gates_cpu ...\n" in err
     assert "error: gate failed: prefill_128, decode_192: decoder: rel error " in err
     assert "(< 0.0001) FAIL" in err
@@ -205,8 +239,11 @@ def test_the_odd_bundle_takes_the_checkpoints_vocab_and_ids(
     tok = processor.tokenizer.convert_tokens_to_ids
     t = p.tokens
     assert (t.audio_pad, t.audio_start, t.audio_end, t.im_start, t.im_end) == (
-        tok("<|audio_pad|>"), tok("<|audio_start|>"), tok("<|audio_end|>"),
-        tok("<|im_start|>"), tok("<|im_end|>"),
-    )  # fmt: skip
+        tok("<|audio_pad|>"),
+        tok("<|audio_start|>"),
+        tok("<|audio_end|>"),
+        tok("<|im_start|>"),
+        tok("<|im_end|>"),
+    )
     assert t.eos == (tok("<|im_end|>"), tok("<|endoftext|>")) == (6, 8)
     assert p.mel.n_mels == 97 and p.mel.window_chunks == 3

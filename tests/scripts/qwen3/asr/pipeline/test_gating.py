@@ -9,16 +9,14 @@ import numpy as np
 import pytest
 
 from scripts.qwen3.asr.pipeline import gating
-from scripts.qwen3.asr.pipeline.context import BuildContext
-from scripts.qwen3.asr.pipeline.source import read_model_dir
+from tests.qwen3_bundles import asr_context
 
 #: mel frames per second (hop 160 at 16 kHz) and tokens per 100-frame chunk
 FRAMES_PER_S, TOKENS_PER_CHUNK = 100, 13
 
 
 def _inputs(model: Path, work: Path, prefill: int, kv: int) -> gating.GateInputs:
-    ctx = BuildContext(read_model_dir(model), work, (prefill,), (kv,))
-    return gating.gate_inputs(ctx)
+    return gating.gate_inputs(asr_context(model, work, prefill, kv))
 
 
 def test_the_clip_is_fixed():
