@@ -18,9 +18,13 @@ from typing import Any
 from scripts.common import weight_sharing
 from scripts.common.build.stage import Results, Stage, StageGroup
 from scripts.common.onnx_data import model_files
+from scripts.common.qnn_compile import CompileError
 from scripts.common.weight_sharing import Unit
 
 PREFIX = "compile "
+#: characters of the compiler's own message kept after an explanation (its
+#: onnxruntime traceback runs to pages)
+_QUOTED = 300
 
 
 @dataclass(frozen=True)
@@ -46,13 +50,24 @@ class CompilePlan:
     #: also a binary per grouped graph (``bins/<key>.bin``) for the simulator
     #: gates (the simulator cannot load weight-shared binaries)
     gated: bool = False
+    #: ``explain(onnx, target)``: what in a graph the compiler refused (e.g.
+    #: the op and node), for the error; run only when a compile fails
+    explain: Callable[[Path, str], str] | None = None
 
 
 def _compile(unit: Unit, plan: CompilePlan) -> Callable[[Any, Results], Compiled]:
     def run(ctx: Any, results: Results) -> Compiled:
-        done = weight_sharing.compile_unit(
-            unit, plan.sources, plan.bin_dir, plan.target, plan.cache_dir
-        )
+        try:
+            done = weight_sharing.compile_unit(
+                unit, plan.sources, plan.bin_dir, plan.target, plan.cache_dir
+            )
+        except CompileError as exc:
+            if plan.explain is None:
+                raise
+            why = "; ".join(
+                f"{k}: {plan.explain(plan.sources[k], plan.target)}" for k in unit.keys
+            )
+            raise CompileError(f"{why}; {str(exc).strip()[:_QUOTED]}") from exc
         return Compiled(**done)
 
     run.__module__ = __name__  # keyed by this module's imports (the compiler)
