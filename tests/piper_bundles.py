@@ -1,6 +1,6 @@
 """The joe voice as piper-vits bundles for tests, converted once per content.
 
-Bundles live in pytest's cache dir (content-keyed by scripts/piper/convert.py
+Bundles live in pytest's cache dir (content-keyed by scripts/piper/build.py
 `cache_key`), HTP compiles in the suite's shared `qnn-bins` cache, so a second
 run, or a second test module, reuses them.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from scripts.piper.cache import cached_convert
+from scripts.piper.build import cached_bundle
 from scripts.piper.convert import ConvertOptions
 
 # The demo bundle (scripts/demo_job/make_voice.py shares it). Its flow still runs in
@@ -43,7 +43,7 @@ def cache_dirs(config: pytest.Config) -> tuple[Path, Path]:
 def bundle_dir(config: pytest.Config, options: ConvertOptions) -> Path:
     pytest.importorskip("onnxruntime_qnn")
     pytest.importorskip("onnx")
-    return cached_convert(voice_path(), options, *cache_dirs(config))
+    return cached_bundle(voice_path(), options, *cache_dirs(config))
 
 
 @contextmanager

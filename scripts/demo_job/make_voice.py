@@ -2,8 +2,8 @@
 
     python -m scripts.demo_job.make_voice --out DIR [--target simulator|qcs8550]
 
-Bundles are cached by content under DIR (scripts/piper/convert.py cache_key:
-voice bytes, converter code, options, QNN version), so re-running is instant
+Bundles are cached by content under DIR (scripts/piper/build.py cache_key:
+voice files, the build's code, options, QNN version), so re-running is instant
 unless something changed. DIR/en_US-joe-medium always points at the newest.
 Then:  hexvoice say "Hello." -o hello.wav --bundle DIR/en_US-joe-medium
 """
@@ -19,7 +19,8 @@ from pathlib import Path
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.verify import verify_bundle
 from scripts.common.onnx_surgery import ConversionError
-from scripts.piper.cache import cached_convert
+from scripts.common.qnn_compile import CompileError
+from scripts.piper.build import cached_bundle
 from scripts.piper.convert import TARGETS, ConvertOptions, read_config
 
 STEPS = 3
@@ -59,7 +60,7 @@ def make(
     step(2, f"converting for {target} (cached by content under {out})")
     start = time.perf_counter()
     options = ConvertOptions(target=target, **(SMALL_BUCKETS if small else {}))
-    built = cached_convert(voice, options, out, out / ".qnn-compile-cache")
+    built = cached_bundle(voice, options, out, out / ".qnn-compile-cache")
     print(f"  {built} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
     step(3, "verifying hashes and every binary's I/O")
     bundle = Bundle.load(built)
@@ -69,7 +70,7 @@ def make(
     link = out / (bundle.name + ("-small" if small else ""))
     tmp = out / f".{link.name}.link"
     tmp.unlink(missing_ok=True)
-    tmp.symlink_to(built.name)
+    tmp.symlink_to(os.path.relpath(built, out))
     os.replace(tmp, link)  # atomic: a reader never sees the link missing
     return link
 
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         link = make(args.out, args.target, args.voice, args.small)
-    except (ConversionError, ValueError, OSError) as exc:
+    except (ConversionError, CompileError, ValueError, OSError) as exc:
         print(f"make_demo_voice: error: {exc}", file=sys.stderr)
         return 1
     print(link)

