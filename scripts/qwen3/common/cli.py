@@ -98,11 +98,17 @@ def command(
     opts: Opts,
     errors: tuple[type[Exception], ...],
     graphs: Callable[[StageRun], list[tuple[str, ...]]],
+    notes: Callable[[StageRun], list[str]] | None = None,
 ) -> int:
-    """Build ``opts``: the stage table, the ``graphs`` rows and the bundle's
-    paths on stdout (0), or one ``error:`` line on stderr for any of
-    ``errors`` (1)."""
-    return _report(build, opts, errors, lambda b: report.summary(b.run, graphs(b.run)))
+    """Build ``opts``: the stage table, the ``graphs`` rows, the build's
+    ``notes`` lines (e.g. what a stage measured) and the bundle's paths on
+    stdout (0), or one ``error:`` line on stderr for any of ``errors`` (1)."""
+
+    def text(b: Built) -> str:
+        lines = [report.summary(b.run, graphs(b.run))]
+        return "\n".join(lines + (notes(b.run) if notes else []))
+
+    return _report(build, opts, errors, text)
 
 
 def run(
