@@ -35,9 +35,9 @@ MEMORY = frozenset({"bytes", "weight_bytes", "io_bytes"})
 OTHER = frozenset({"elementwise"})
 FEATURES = COMPUTE | MEMORY | OTHER
 _INF = float("inf")
-#: QCS8550 LPDDR5X peak, the bandwidth the ASR benchmark prices decode steps at
-#: (scripts/bench/qwen3/asr/sizes.py BANDWIDTH_BPS): no fitted byte rate may exceed
-#: it, or a point where bytes do not show (the port's bert streams 554 MB in
+#: QCS8550 LPDDR5X peak, the bandwidth the Qwen3 benchmarks price a step at
+#: (scripts/bench/qwen3/sizes_common.py BANDWIDTH_BPS): no fitted byte rate may
+#: exceed it, or a point where bytes do not show (the port's bert streams 554 MB in
 #: 13.9 ms) would make every byte free and weight-heavy decodes look cheap
 PEAK_BYTES_PER_S: Final = 64e9
 MAX_RATES: Final = {name: PEAK_BYTES_PER_S for name in MEMORY}
