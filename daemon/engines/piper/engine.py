@@ -10,7 +10,7 @@ normalized, on piper's int16 grid, followed by the voice's sentence silence.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -19,14 +19,13 @@ from daemon.engines.piper.output import spoken
 from daemon.engines.piper.params import PiperParams, Scales
 from daemon.engines.piper.pipeline import PiperGraphs
 from daemon.engines.piper.text import Piece, PiperText
+from daemon.sdk.base import EngineBase
 from daemon.sdk.bundles.manifest import Bundle, BundleError
+from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
+from daemon.sdk.graphs import Runner
 from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
-
-if TYPE_CHECKING:
-    from daemon.sdk.bundles.needs import GraphNeeds
-    from daemon.sdk.graphs import Runner
 
 ENGINE_ID = "piper-vits"
 # Warm-up text: a short sentence that makes espeak-ng load its voice data.
@@ -35,66 +34,56 @@ WARMUP_TEXT = "Hello."
 PIPER_ATTRIBUTION = ("piper", "https://github.com/OHF-Voice/piper1-gpl")
 
 
-class PiperEngine:
+class PiperModel(NamedTuple):
+    """A loaded voice: its graph chain and its phonemizer."""
+
+    graphs: PiperGraphs
+    text: PiperText
+
+
+class PiperEngine(EngineBase[PiperParams, PiperModel]):
     """A Piper voice bundle, loaded; one request at a time (plain, synchronous)."""
 
     engine_id = ENGINE_ID
     task = "tts"
 
-    def __init__(self) -> None:
-        self._bundle: Bundle | None = None
-        self._graphs: PiperGraphs | None = None
-        self._text: PiperText | None = None
+    @classmethod
+    def read_params(cls, bundle: Bundle) -> PiperParams:
+        return PiperParams.from_dict(bundle.params, f"{bundle.root}: params")
 
     @classmethod
-    def requirements(cls, bundle: Bundle) -> GraphNeeds:
-        params = PiperParams.from_dict(bundle.params, f"{bundle.root}: params")
+    def graph_needs(cls, params: PiperParams, graphs: Mapping[str, Any]) -> GraphNeeds:
         return params.graph_needs()
 
-    def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
-        if bundle.engine != ENGINE_ID:
-            raise BundleError(
-                f"{bundle.root}: engine {bundle.engine!r}, not {ENGINE_ID!r}"
-            )
-        params = PiperParams.from_dict(bundle.params, f"{bundle.root}: params")
+    def build(
+        self, bundle: Bundle, params: PiperParams, graphs: Mapping[str, Runner]
+    ) -> PiperModel:
         sdp_path = bundle.path(params.sdp)
         if not sdp_path.is_file():
             raise BundleError(f"{bundle.root}: missing {params.sdp}")
-        sdp = DurationPredictor.load(sdp_path)
-        self._graphs = PiperGraphs(params, graphs, sdp)
-        self._text = PiperText(params, self._graphs.max_ids)
-        self._bundle = bundle
+        chain = PiperGraphs(params, graphs, DurationPredictor.load(sdp_path))
+        return PiperModel(chain, PiperText(params, chain.max_ids))
 
     @property
     def params(self) -> PiperParams:
-        return self._loaded()[0].params
+        return self.model.graphs.params
 
     @property
     def sample_rate(self) -> int:
-        if self._bundle is None:
-            raise RuntimeError("piper-vits engine: load() a bundle first")
-        return self._bundle.sample_rate
+        return self.bundle.sample_rate
 
     def voices(self) -> list[VoiceInfo]:
-        self._loaded()
-        assert self._bundle is not None
-        return [
-            VoiceInfo(
-                name=self._bundle.name,
-                languages=self._bundle.languages,
-                description=f"Piper VITS voice {self._bundle.name}",
-                attribution=self.params.attribution or PIPER_ATTRIBUTION,
-            )
-        ]
+        name = self.bundle.name
+        credit = self.params.attribution or PIPER_ATTRIBUTION
+        return [self.voice(f"Piper VITS voice {name}", credit)]
 
     def capabilities(self) -> Capabilities:
         """One speaker; any speed in range (length_scale / speed, params.py)."""
-        self._loaded()
-        assert self._bundle is not None
+        b = self.bundle
         return Capabilities(
             task="tts",
-            languages=tuple(self._bundle.languages),
-            sample_rate_out=self._bundle.sample_rate,
+            languages=tuple(b.languages),
+            sample_rate_out=b.sample_rate,
             speed_range=(MIN_SPEED, MAX_SPEED),
             streaming=True,
             max_input=MAX_TEXT_CHARS,
@@ -102,13 +91,13 @@ class PiperEngine:
         )
 
     def warmup(self) -> None:
-        graphs, text = self._loaded()
+        graphs, text = self.model
         text.pieces(WARMUP_TEXT)
         graphs.warmup()
 
     def pieces(self, text: str) -> list[Piece]:
         """The phoneme-id pieces `synthesize` would speak, in order."""
-        return self._loaded()[1].pieces(text)
+        return self.model.text.pieces(text)
 
     def synthesize(
         self,
@@ -119,7 +108,7 @@ class PiperEngine:
         """A segment per sentence: whole once it is decoded (normalize_audio),
         else each decoder window as soon as it is done."""
         options = options or SynthesisOptions()
-        graphs, phonemizer = self._loaded()
+        graphs, phonemizer = self.model
         scales = Scales.for_request(graphs.params, options.speed, options.extra)
         # Validate everything before the first graph call, so bad input never
         # leaves a request half-spoken.
@@ -133,7 +122,7 @@ class PiperEngine:
         rng: np.random.Generator,
         cancel: CancelToken | None,
     ) -> Iterator[AudioChunk]:
-        graphs, _ = self._loaded()
+        graphs = self.model.graphs
         last = len(pieces) - 1
         parts = (
             # No pause after the last piece: it would only delay the end.
@@ -152,13 +141,4 @@ class PiperEngine:
     ) -> Iterator[np.ndarray]:
         """Raw audio (as the vocoder made it) of phoneme ids: for oracle tests
         and benchmarks."""
-        return self._loaded()[0].stream(ids, scales, rng, cancel)
-
-    def close(self) -> None:
-        self._graphs = self._text = None
-        self._bundle = None
-
-    def _loaded(self) -> tuple[PiperGraphs, PiperText]:
-        if self._graphs is None or self._text is None:
-            raise RuntimeError("piper-vits engine: load() a bundle first")
-        return self._graphs, self._text
+        return self.model.graphs.stream(ids, scales, rng, cancel)

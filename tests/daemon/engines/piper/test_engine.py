@@ -157,7 +157,7 @@ def test_a_normalized_sentence_leaves_whole_once_decoded(cpu, reference) -> None
 
 def _with_params(engine, runners, **params):  # type: ignore[no-untyped-def]
     """Another engine on the same graphs, its voice.yaml params changed."""
-    bundle = engine._bundle
+    bundle = engine.bundle
     data = bundle.to_dict()
     changed = Bundle.from_dict(
         bundle.root, {**data, "params": {**data["params"], **params}}
@@ -296,7 +296,7 @@ def test_voice_info_and_sample_rate(cpu) -> None:  # type: ignore[no-untyped-def
 
 def test_load_refuses_wrong_engine_and_missing_graphs(cpu) -> None:  # type: ignore[no-untyped-def]
     engine, runners = cpu
-    bundle = engine._bundle
+    bundle = engine.bundle
     other = Bundle.from_dict(bundle.root, {**bundle.to_dict(), "engine": "gsv"})
     with pytest.raises(BundleError, match="engine 'gsv', not 'piper-vits'"):
         PiperEngine().load(other, runners)

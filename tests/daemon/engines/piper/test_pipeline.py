@@ -87,7 +87,7 @@ def both(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
         engine = PiperEngine()
         engine.load(bundle, runners)
         ids = engine.pieces(SENTENCES[5])[0].ids  # 371 frames
-        yield PiperGraphs(params, static, sdp), static, engine._loaded()[0], ids
+        yield PiperGraphs(params, static, sdp), static, engine.model.graphs, ids
     finally:
         host.close()
 
@@ -162,7 +162,7 @@ def test_only_static_buckets_cut_a_sentence_and_only_past_the_largest(
     bundle = Bundle.load(bundle_dir(pytestconfig, CPU_OPTIONS))
     static = PiperEngine()
     static.load(bundle, runners)
-    assert static._loaded()[0].max_ids == 512 and fit.max_ids is None
+    assert static.model.graphs.max_ids == 512 and fit.max_ids is None
     ordinary = "It was the best of times, it was the worst of times, it was the " \
         "age of wisdom, it was the age of foolishness, it was the epoch of " \
         "belief."  # fmt: skip
