@@ -29,20 +29,10 @@ from scripts.qwen3.common import tiny_bpe
 
 #: The special tokens of the Qwen3 family (docs/qwen3.md, tiny models), appended after
 #: the BPE vocabulary in this order, as the real vocabulary has them after its merges.
-SPECIAL_TOKENS: Final = (
-    "<|endoftext|>",
-    "<|im_start|>",
-    "<|im_end|>",
-    "<|audio_start|>",
-    "<|audio_end|>",
-    "<|audio_pad|>",
-    "<tts_pad>",
-    "<tts_text_bos>",
-    "<tts_text_eod>",
-)
+SPECIAL_TOKENS: Final = (*tiny_bpe.TURN_AND_AUDIO, *tiny_bpe.TTS_TOKENS)
 #: Added but NOT special: upstream decodes with skip_special_tokens=True and then
 #: splits at this tag (inference/utils.py:parse_asr_output).
-ASR_TEXT_TAG: Final = "<asr_text>"
+ASR_TEXT_TAG: Final = tiny_bpe.ASR_TEXT
 #: BPE size before the added tokens: 256 byte symbols plus some merges.
 BPE_VOCAB: Final = 400
 #: The checkpoint chat template as upstream renders it (docs/qwen3.md, ASR prompt and

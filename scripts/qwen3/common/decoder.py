@@ -170,12 +170,10 @@ def _cast(x: Tensor, dtype: torch.dtype) -> Tensor:
     return x if x.dtype == dtype else x.to(dtype)
 
 
-class Prefill(nn.Module):
-    """Graph prefill_P: x [1,P,H], mask [1,1,P,P], cos/sin [1,P,hd], last [1,P]
-    (one-hot: the row whose logits are wanted) → logits [1,V], k, v [Ly,Kh,P,hd].
-    `kv_dtype` is the k/v outputs' dtype (float16 for the NPU binaries, T2S-style;
-    compute stays float32). With `hidden`, the outputs are logits, h [1,H] (the
-    final-normed hidden of the `last` row), k, v (PREFILL_OUTPUTS_H)."""
+class _StackGraph(nn.Module):
+    """A graph over the stack: `kv_dtype` is its K/V tensors' dtype (float16
+    for the NPU binaries, T2S-style; compute stays float32); with `hidden` it
+    also gives the final-normed hidden after the logits."""
 
     def __init__(
         self,
@@ -185,6 +183,23 @@ class Prefill(nn.Module):
     ):
         super().__init__()
         self.stack, self.kv_dtype, self.hidden = stack, kv_dtype, hidden
+
+    def _outputs(self, h: Tensor, ks: list[Tensor], vs: list[Tensor]) -> tuple:
+        """logits[, h], k, v of row(s) `h` and the layers' K/V."""
+        kv = self.kv_dtype
+        k, v = _cast(torch.stack(ks), kv), _cast(torch.stack(vs), kv)
+        if self.hidden:
+            logits, normed = self.stack.out_with_hidden(h)
+            return logits, normed, k, v
+        return self.stack.out(h), k, v
+
+
+class Prefill(_StackGraph):
+    """Graph prefill_P: x [1,P,H], mask [1,1,P,P], cos/sin [1,P,hd], last [1,P]
+    (one-hot: the row whose logits are wanted) → logits [1,V], k, v [Ly,Kh,P,hd].
+    `kv_dtype` is the k/v outputs' dtype. With `hidden`, the outputs are
+    logits, h [1,H] (the final-normed hidden of the `last` row), k, v
+    (PREFILL_OUTPUTS_H)."""
 
     def forward(
         self, x: Tensor, mask: Tensor, cos: Tensor, sin: Tensor, last: Tensor
@@ -195,28 +210,14 @@ class Prefill(nn.Module):
             ks.append(k)
             vs.append(v)
         # The norm is per row, so selecting before it is exact.
-        row, kv = torch.matmul(last, h), self.kv_dtype
-        k, v = _cast(torch.stack(ks), kv), _cast(torch.stack(vs), kv)
-        if self.hidden:
-            logits, normed = self.stack.out_with_hidden(row)
-            return logits, normed, k, v
-        return self.stack.out(row), k, v
+        return self._outputs(torch.matmul(last, h), ks, vs)
 
 
-class Decode(nn.Module):
+class Decode(_StackGraph):
     """Graph decode_L: x [1,1,H], k_cache/v_cache [Ly,Kh,L,hd], mask [1,1,1,L],
     cos/sin [1,1,hd] → logits [1,V], k_new/v_new [Ly,Kh,1,hd]; `kv_dtype` is the
     dtype of the four K/V tensors. With `hidden`, the outputs are logits, h [1,H]
     (final-normed), k_new, v_new (DECODE_OUTPUTS_H)."""
-
-    def __init__(
-        self,
-        stack: Qwen3Stack,
-        kv_dtype: torch.dtype = torch.float32,
-        hidden: bool = False,
-    ):
-        super().__init__()
-        self.stack, self.kv_dtype, self.hidden = stack, kv_dtype, hidden
 
     def forward(
         self,
@@ -236,12 +237,7 @@ class Decode(nn.Module):
             )
             ks.append(k)
             vs.append(v)
-        kv = self.kv_dtype
-        k_new, v_new = _cast(torch.stack(ks), kv), _cast(torch.stack(vs), kv)
-        if self.hidden:
-            logits, normed = self.stack.out_with_hidden(h)
-            return logits, normed, k_new, v_new
-        return self.stack.out(h), k_new, v_new
+        return self._outputs(h, ks, vs)
 
 
 def prefill_args(dims: DecoderDims, length: int) -> tuple[Tensor, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from scripts.common.build import report
 from scripts.common.build.compile import GROUP, Compiled, compiled
 from scripts.common.build.run import StageRun
 from scripts.common.gate_result import GateResult
@@ -53,8 +54,7 @@ def cell(gates: Iterable[GateResult] | None, short: Short = SHORT) -> str:
 
 def gates(entries: list[Mapping[str, Any]] | None, short: Short) -> str:
     """``cell`` of gates stored as dicts (scripts/common/steps.py results)."""
-    keys = ("name", "metric", "value", "threshold", "at_least")
-    return cell((GateResult(*(e[k] for k in keys)) for e in entries or ()), short)
+    return cell(_gates({"": entries or []})[""], short)
 
 
 def graph_rows(
@@ -106,30 +106,33 @@ def bucket(key: str) -> str:
 
 def rows(results: Mapping[str, Any], short: Short) -> list[tuple[str, ...]]:
     """The table's rows (header first) from the build's step results."""
-    comp = results.get("compile", {})
-    cpu = results.get("gates_cpu", {}).get("gates", {})
     sim = results.get("gates_sim", {})
-    secs = sim.get("seconds", {})
-    out = [HEADER]
-    for key, c in comp.items():
-        out.append(
-            (
-                key,
-                bucket(key),
-                f"{c.get('bytes', 0) / 1e6:.2f}",
-                f"{c['compile_seconds']:.1f}" if c.get("compile_seconds") else "-",
-                gates(cpu.get(key), short),
-                gates(sim.get("gates", {}).get(key), short) if sim else "not run",
-                f"{secs[key]:.3f}" if key in secs else "-",
-            )
-        )
-    return out
+    return graph_rows(
+        {key: _compiled(c) for key, c in results.get("compile", {}).items()},
+        _gates(results.get("gates_cpu", {}).get("gates", {})),
+        _gates(sim.get("gates", {})) if sim else None,
+        sim.get("seconds", {}),
+        short,
+    )[:-1]
 
 
-def aligned(table: Sequence[Sequence[str]]) -> list[str]:
-    """Rows as left-aligned columns."""
-    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    return ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in table]
+def _compiled(c: Mapping[str, Any]) -> Compiled:
+    """A compile step's result as the compile stage's (steps before units
+    recorded no graphs)."""
+    fields = (c.get("compile_seconds"), c.get("qnn_sdk", ""), c.get("bytes", 0))
+    return Compiled(*fields, c.get("graphs") or {})
+
+
+def _gates(
+    stored: Mapping[str, list[Mapping[str, Any]]],
+) -> dict[str, list[GateResult]]:
+    keys = ("name", "metric", "value", "threshold", "at_least")
+    return {
+        g: [GateResult(*(e[k] for k in keys)) for e in v] for g, v in stored.items()
+    }
+
+
+aligned = report.aligned
 
 
 def summary(results: Mapping[str, Any], short: Short) -> str:

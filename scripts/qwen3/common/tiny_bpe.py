@@ -19,6 +19,19 @@ QWEN2_SPLIT: Final = (
 )
 EOS: Final = "<|im_end|>"
 PAD: Final = "<|endoftext|>"
+#: The Qwen3 family's special tokens (docs/qwen3.md, tiny models): the turns'
+#: and the audio's, the ASR answer's tag, and the TTS text's; each tiny
+#: tokenizer names the ones it has, in its vocabulary's order.
+TURN_AND_AUDIO: Final = (
+    PAD,
+    "<|im_start|>",
+    EOS,
+    "<|audio_start|>",
+    "<|audio_end|>",
+    "<|audio_pad|>",
+)
+ASR_TEXT: Final = "<asr_text>"
+TTS_TOKENS: Final = ("<tts_pad>", "<tts_text_bos>", "<tts_text_eod>")
 
 
 def train_tokenizer(
