@@ -103,32 +103,36 @@ def qnn_cache(request: pytest.FixtureRequest) -> Path:
     return Path(request.config.cache.mkdir("qnn-bins"))
 
 
+#: pytest's cache dir of the GPT-SoVITS test voices (the builds' bundle cache,
+#: scripts/common/build/cache.py: one ``<key>/`` per variant and code)
+GSV_VOICES = "gsv-voices"
+
+
 @pytest.fixture(scope="session")
 def gsv_voice(request: pytest.FixtureRequest) -> Path:
-    """DIR of ``scripts/tiny-gptsovits --out DIR``: the GPT-SoVITS test voice,
-    built by the real pipeline once per machine (content-keyed, cached)."""
+    """The ``<key>/`` dir of ``scripts/tiny-gptsovits``: the GPT-SoVITS test
+    voice's ``bundle/``, ``source/`` and ``work/``, built by the real build
+    once per machine (content-keyed, cached)."""
     pytest.importorskip("torch")
     pytest.importorskip("onnxruntime_qnn")
     from scripts.gptsovits.synthetic.build import make_test_voice
 
-    out = Path(request.config.cache.mkdir("gsv-test-voice"))
-    make_test_voice(out, sim_gates=False)
-    return out
+    root = Path(request.config.cache.mkdir(GSV_VOICES))
+    return make_test_voice(root, sim_gates=False).parent
 
 
 @pytest.fixture(scope="session")
 def gsv_clone_voice(request: pytest.FixtureRequest) -> Path:
-    """DIR of ``scripts/tiny-gptsovits --zero-shot --out DIR``: the test voice
-    with the four reference graphs (it clones), built once per machine and
-    cached by content like ``gsv_voice``."""
+    """The ``<key>/`` dir of ``scripts/tiny-gptsovits --zero-shot``: the test
+    voice with the four reference graphs (it clones), built once per machine
+    and cached by content like ``gsv_voice``."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     pytest.importorskip("onnxruntime_qnn")
     from scripts.gptsovits.synthetic.build import make_test_voice
 
-    out = Path(request.config.cache.mkdir("gsv-clone-voice"))
-    make_test_voice(out, sim_gates=False, zero_shot=True)
-    return out
+    root = Path(request.config.cache.mkdir(GSV_VOICES))
+    return make_test_voice(root, sim_gates=False, zero_shot=True).parent
 
 
 @pytest.fixture(scope="session")

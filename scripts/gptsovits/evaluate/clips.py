@@ -23,13 +23,13 @@ from scripts.gptsovits.evaluate.metrics import (
     Window,
     breath_windows,
 )
-from scripts.gptsovits.pipeline.refs import (
+from scripts.gptsovits.pipeline.refs import read_clip
+from scripts.gptsovits.pipeline.sources import (
     NAME2SEMANTIC,
     NAME2TEXT,
     SV_DIR,
     WAV_DIR,
     TrainingFolderError,
-    read_clip,
 )
 
 SEMANTIC_HEADER = "item_name"  # 3-get-semantic.py's first line

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     from scripts.gptsovits.evaluate.plots import plot_metrics
     from scripts.gptsovits.evaluate.report import explain, table, write_csv
     from scripts.gptsovits.evaluate.run import evaluate
-    from scripts.gptsovits.pipeline.refs import TrainingFolderError
+    from scripts.gptsovits.pipeline.sources import TrainingFolderError
 
     try:
         result = evaluate(a.logs, a.clips, a.seed)

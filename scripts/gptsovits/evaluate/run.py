@@ -19,7 +19,7 @@ from scripts.gptsovits.evaluate.metrics import (
 )
 from scripts.gptsovits.evaluate.report import RECORDING, Scores, recommend
 from scripts.gptsovits.evaluate.resynth import check_clips, resynthesise
-from scripts.gptsovits.pipeline.refs import TrainingFolderError
+from scripts.gptsovits.pipeline.sources import TrainingFolderError
 
 Progress = Callable[[str], None]
 

@@ -16,7 +16,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from scripts.gptsovits.export.shapes import MASK_VALUE
+from scripts.common.build.onnx_export import GraphSpec, export_static
+from scripts.gptsovits.export.shapes import EXTERNAL_DATA, MASK_VALUE
 
 # hidden_states[-3]: every layer but the last two.
 SKIPPED_TOP_LAYERS = 2
@@ -63,6 +64,22 @@ class BertFeatures(nn.Module):
             out = layer(x, attention_mask=mask)
             x = out[0] if isinstance(out, tuple) else out
         return x
+
+
+def export_bert(bert: nn.Module, tokens: int, layers: int, path: Path) -> GraphSpec:
+    """The ``bert`` graph of ``tokens`` ids at ``path``; ValueError when the
+    model's hidden_states[-3] is not layer ``layers`` (what the shapes say)."""
+    if graph_layers(bert) != layers:
+        raise ValueError(
+            f"--bert {bert.name_or_path}: hidden_states[-3] is layer "
+            f"{graph_layers(bert)}, the graph shapes expect {layers}"
+        )
+    args = (torch.zeros(1, tokens, dtype=torch.int32), torch.zeros(1, 1, 1, tokens))
+    # kept unfolded: onnxruntime's later fusions (the CPU backend runs them all)
+    # fail on a BASIC-folded BERT
+    return export_static(
+        BertFeatures(bert, tokens), args, INPUTS, [OUTPUT], path, EXTERNAL_DATA, False
+    )
 
 
 def bert_inputs(token_ids: list[int], tokens: int) -> dict[str, np.ndarray]:

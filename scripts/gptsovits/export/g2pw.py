@@ -29,13 +29,11 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper, version_converter
 
 from daemon.engines.gptsovits.frontend.zh.g2pw import BODY_INPUTS, HEAD_FILES
+from scripts.common.build.onnx_export import OPSET, fold_static
 from scripts.common.onnx_int32 import narrow_int64
-from scripts.gptsovits.export.graphs import _fold_static_shapes
 
 log = logging.getLogger(__name__)
 
-# Clip needs int32 support (opset 12+); 17 matches the other graphs.
-BODY_OPSET = 17
 HIDDEN = "hidden"
 
 
@@ -181,7 +179,8 @@ def _body(model: onnx.ModelProto, cut: _Cut, rows: int, tokens: int) -> onnx.Mod
             helper.make_tensor_value_info(cut.hidden, TensorProto.FLOAT, None)
         )
     body = onnx.utils.Extractor(model).extract_model(list(BODY_INPUTS), [cut.hidden])
-    body = version_converter.convert_version(body, BODY_OPSET)
+    # the builds' opset: the int32 Clip below needs 12 or later
+    body = version_converter.convert_version(body, OPSET)
     graph = body.graph
     limits = {
         "input_ids": cut.vocab - 1,
@@ -245,11 +244,12 @@ def split_g2pw(
     cut = find_cut(model)
     body = _body(model, cut, rows, tokens)
     body_path.parent.mkdir(parents=True, exist_ok=True)
-    raw = body_path.with_suffix(".raw.onnx")
+    raw, fold = body_path.with_suffix(".raw.onnx"), body_path.with_suffix(".fold.onnx")
     onnx.save(body, str(raw))
-    folded = _fold_static_shapes(raw, body_path.with_suffix(".fold.onnx"))
+    fold_static(raw, fold)
+    folded = onnx.load(str(fold))
     raw.unlink()
-    body_path.with_suffix(".fold.onnx").unlink()
+    fold.unlink()
     narrow_int64(folded, set(BODY_INPUTS))
     folded = onnx.shape_inference.infer_shapes(folded, strict_mode=True)
     onnx.checker.check_model(folded)

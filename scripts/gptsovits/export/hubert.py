@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 import torch
 
 from daemon.engines.gptsovits.reference import prompt
-from scripts.gptsovits.export.graphs import GraphSpec, _export
-from scripts.gptsovits.export.shapes import ReferenceShapes
+from scripts.common.build.onnx_export import GraphSpec, export_static
+from scripts.gptsovits.export.shapes import EXTERNAL_DATA, ReferenceShapes
 from scripts.gptsovits.models.hubert import MaskedHubert, SslQuant, conv_lengths
 
 if TYPE_CHECKING:
@@ -92,21 +92,23 @@ def _export_both(
 ) -> list[GraphSpec]:
     width = hubert.config.hidden_size
     return [
-        _export(
+        export_static(
             MaskedHubert(hubert),
             (torch.zeros(1, s), torch.ones(1, 1, t0), torch.ones(1, 1, t)),
             ["audio", "conv_mask", "frame_mask"],
             ["hidden"],
             out_dir / HUBERT_ONNX,
+            EXTERNAL_DATA,
             # onnxruntime's full optimisation of the BASIC-folded graph fails
             # ("Attempt to replace the existing tensor"), as for bert.
             fold=False,
         ),
-        _export(
+        export_static(
             SslQuant(sovits, codes),
             (torch.zeros(1, width, t),),
             ["ssl"],
             ["codes" if codes else "proj"],
             out_dir / SSL_QUANT_ONNX,
+            EXTERNAL_DATA,
         ),
     ]

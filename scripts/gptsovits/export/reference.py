@@ -19,8 +19,8 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from scripts.gptsovits.export.graphs import GraphSpec, _export
-from scripts.gptsovits.export.shapes import ReferenceShapes
+from scripts.common.build.onnx_export import GraphSpec, export_static
+from scripts.gptsovits.export.shapes import EXTERNAL_DATA, ReferenceShapes
 from scripts.gptsovits.models.eres2net import FEAT_DIM, ERes2NetV2, fold_batchnorm
 from scripts.gptsovits.models.ref_encoder import RefEncGraph
 from scripts.gptsovits.models.sovits import SovitsModel
@@ -53,20 +53,20 @@ def export_ref_enc(sovits: SovitsModel, frames: int, out_dir: Path) -> GraphSpec
         torch.ones(1, 1, frames),
         torch.zeros(1, d.sv),
     )
-    return _export(
+    return export_static(
         ref_enc_graph(sovits).eval(),
         args,
         REF_ENC_INPUTS,
         REF_ENC_OUTPUTS,
         Path(out_dir) / "ref_enc.onnx",
+        EXTERNAL_DATA,
     )
 
 
 def export_sv(sv: ERes2NetV2, frames: int, out_dir: Path) -> GraphSpec:
     args = (torch.zeros(1, frames, FEAT_DIM), torch.ones(1, frames))
-    return _export(
-        SvGraph(sv).eval(), args, SV_INPUTS, SV_OUTPUTS, Path(out_dir) / "sv.onnx"
-    )
+    path = Path(out_dir) / "sv.onnx"
+    return export_static(SvGraph(sv), args, SV_INPUTS, SV_OUTPUTS, path, EXTERNAL_DATA)
 
 
 def export_reference(

@@ -17,6 +17,7 @@ from daemon.engines.gptsovits.reference.params import (
     HUBERT_RATE,
     MAX_REF_SECONDS,
     PROMPT_ZEROS,
+    ReferenceParams,
 )
 
 
@@ -48,6 +49,11 @@ SAMPLE_RATE = 32000
 
 # Upstream SynthesizerTrn.decode default noise_scale (TTS.py does not expose it).
 NOISE_SCALE = 0.5
+
+#: export_static's external_data for every graph: one protobuf file each (bundle
+#: onnx/<key>.onnx, as bundles built before); the largest, bert (22 of
+#: chinese-roberta-large's 24 layers, 1.2 GB of fp32), is under protobuf's 2 GiB
+EXTERNAL_DATA = False
 
 
 @dataclass(frozen=True)
@@ -167,6 +173,15 @@ class ReferenceShapes:
     #: kaldi fbank frames of ``sv``: the longest reference at 16 kHz, 25 ms
     #: frames every 10 ms with snip_edges (1 + (n - 400) // 160; 998)
     fbank_frames: int
+
+    def params(self, sv_dim: int) -> ReferenceParams:
+        """The bundle's ``params.reference`` (``sv_dim``: the SoVITS model's)."""
+        return ReferenceParams(
+            hubert_samples=self.hubert_samples,
+            spec_frames=self.spec_frames,
+            fbank_frames=self.fbank_frames,
+            sv_dim=sv_dim,
+        )
 
 
 # Upstream's longest reference (10 s) as ref_enc's and sv's frames (H2).

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from torch import Tensor, nn
@@ -28,6 +29,7 @@ from scripts.gptsovits.models.checkpoints import (
     SOVITS_TRAINING_ONLY,
     HParams,
     SovitsCheckpoint,
+    load_sovits_checkpoint,
     load_state_strict,
 )
 from scripts.gptsovits.models.flow import Flow
@@ -137,8 +139,7 @@ class TextEncoder(nn.Module):
         return self.encoder2(y * y_mask, y_mask)
 
     def stats(self, y: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
-        m, logs = (self.proj(y) * mask).chunk(2, dim=1)
-        return m, logs
+        return (self.proj(y) * mask).chunk(2, dim=1)  # m, logs
 
     def forward(
         self,
@@ -212,6 +213,11 @@ class SovitsModel(nn.Module):
         model = cls(SovitsDims.from_checkpoint(ckpt))
         load_state_strict(model, ckpt.weights, source, SOVITS_TRAINING_ONLY)
         return model.eval()
+
+    @classmethod
+    def load(cls, path: Path) -> SovitsModel:
+        """The model of the SoVITS checkpoint at ``path``."""
+        return cls.from_checkpoint(load_sovits_checkpoint(path), str(path))
 
     @torch.no_grad()
     def global_embedding(self, spec: Tensor, sv: Tensor) -> tuple[Tensor, Tensor]:

@@ -1,4 +1,5 @@
-"""T2S (GPT) decoder of GPT-SoVITS v2Pro, arranged for two static NPU graphs.
+"""T2S (GPT) decoder of GPT-SoVITS v2Pro, arranged for two static NPU graphs
+(models/t2s_graphs.py).
 
 Parameter names equal upstream's Text2SemanticDecoder state dict (without the
 Lightning "model." prefix), so checkpoints load strictly by name. Architecture per
@@ -22,17 +23,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
-import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from daemon.sdk.ar import masks
-from scripts.gptsovits.export.shapes import MASK_VALUE
 from scripts.gptsovits.models.checkpoints import (
     GPT_PREFIX,
     GptCheckpoint,
+    load_gpt_checkpoint,
     load_state_strict,
 )
 
@@ -205,6 +205,11 @@ class T2SModel(nn.Module):
         load_state_strict(model, ckpt.weights, source, key_prefix=GPT_PREFIX)
         return model.eval()
 
+    @classmethod
+    def load(cls, path: Path) -> T2SModel:
+        """The model of the GPT checkpoint at ``path``."""
+        return cls.from_checkpoint(load_gpt_checkpoint(path), str(path))
+
     # CPU-side pieces (the runtime mirrors these in numpy) ---------------------
     def embed_text(self, phones: Tensor, bert: Tensor) -> Tensor:
         """phones [n] int, bert [bert_dim, n] -> [1,n,D] (TTS make_input_data)."""
@@ -239,71 +244,3 @@ class T2SModel(nn.Module):
             if step < len(tokens):
                 x, mask = self.embed_audio(tokens[step : step + 1], n_y + step), None
         return torch.stack(out)
-
-
-class T2SPrefill(nn.Module):
-    """Exported graph t2s_prefill. `kv_dtype` is the dtype of the k/v outputs:
-    float16 lets the runtime keep fp16 caches without converting (compute and
-    the other tensors stay float32 in the ONNX graph)."""
-
-    def __init__(self, model: T2SModel, kv_dtype: torch.dtype = torch.float32) -> None:
-        super().__init__()
-        self.model, self.kv_dtype = model, kv_dtype
-
-    def forward(self, xy: Tensor, mask: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        x, ks, vs = xy, [], []
-        for block in self.model.h.layers:
-            x, k, v = block.prefill(x, mask[0, 0])
-            ks.append(k)
-            vs.append(v)
-        return (
-            x,
-            _cast(torch.stack(ks), self.kv_dtype),
-            _cast(torch.stack(vs), self.kv_dtype),
-        )
-
-
-class T2SDecode(nn.Module):
-    """Exported graph t2s_decode (one KV bucket per export); `kv_dtype` as for
-    T2SPrefill, applied to k_cache, v_cache, k_new and v_new."""
-
-    def __init__(self, model: T2SModel, kv_dtype: torch.dtype = torch.float32) -> None:
-        super().__init__()
-        self.model, self.kv_dtype = model, kv_dtype
-
-    def forward(
-        self, x: Tensor, k_cache: Tensor, v_cache: Tensor, mask: Tensor
-    ) -> tuple[Tensor, Tensor, Tensor]:
-        k_cache, v_cache = _cast(k_cache, torch.float32), _cast(v_cache, torch.float32)
-        ks, vs = [], []
-        for i, block in enumerate(self.model.h.layers):
-            x, k, v = block.decode(x, k_cache[i], v_cache[i], mask[0])
-            ks.append(k)
-            vs.append(v)
-        logits = self.model.ar_predict_layer(x).reshape(1, self.model.dims.vocab)
-        return (
-            logits,
-            _cast(torch.stack(ks), self.kv_dtype),
-            _cast(torch.stack(vs), self.kv_dtype),
-        )
-
-
-def _cast(x: Tensor, dtype: torch.dtype) -> Tensor:
-    return x if x.dtype == dtype else x.to(dtype)
-
-
-def prefill_mask(n_text: int, n_audio: int, length: int) -> np.ndarray:
-    """Additive [1,1,P,P] prefill mask as the runtime writes it (text = the
-    bidirectional prefix, prompt audio = the causal part; padding blocked)."""
-    if n_text + n_audio > length:
-        raise ValueError(f"{n_text} phones + {n_audio} prompt tokens exceed P={length}")
-    mask = np.empty((1, 1, length, length), np.float32)
-    masks.prefix_causal(mask, n_text, n_audio, MASK_VALUE)
-    return mask
-
-
-def decode_mask(filled: int, length: int) -> np.ndarray:
-    """Additive [1,1,1,L] decode mask: the first `filled` cache rows are valid."""
-    mask = np.empty((1, 1, 1, length), np.float32)
-    masks.open_prefix(mask, filled, MASK_VALUE)
-    return mask

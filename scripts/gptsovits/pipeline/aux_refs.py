@@ -1,9 +1,10 @@
-"""``build_voice --aux-ref CLIP`` (repeatable): upstream's ``aux_ref_audio_paths``
+"""``build-gptsovits --aux-ref CLIP`` (repeatable): upstream's ``aux_ref_audio_paths``
 at build time.  The voice keeps its main reference's prompt (phones, BERT,
 semantic tokens); its style ``ge`` is averaged after PReLU over the main and
 every aux reference, as SynthesizerTrn.decode's list-of-refer branch does, and
 ``ge512`` with it (daemon/engines/gptsovits/reference/aux.py mean_style).
 
+Which clips they are is resolved before any work (sources.py resolve_aux_refs).
 Per aux reference, what upstream's TTS._get_ref_spec + decode compute:
 
 - a clip of the training folder (a name or path in ``5-wav32k/``): its 32 kHz
@@ -38,63 +39,21 @@ from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
 from scripts.common.parity import rel_error
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.pipeline.refs import (
-    SV_DIR,
-    WAV_DIR,
     RefFeatures,
-    TrainingFolderError,
     linear_spectrogram,
     read_clip,
-    required_files,
-    resolve_clip,
+)
+from scripts.gptsovits.pipeline.sources import (
+    SV_DIR,
+    WAV_DIR,
+    AuxRef,
+    TrainingFolderError,
 )
 
 #: ge_to512 is affine, so the mean of ge512 equals ge_to512(mean ge) up to
 #: float32 rounding over a 1024-term dot product (measured 5e-7 at full width,
 #: tests/daemon/engines/gptsovits/reference/test_aux.py); far above means a bug
 AUX_GE512_MAX_REL_ERR: Final = 1e-5
-
-
-@dataclasses.dataclass(frozen=True)
-class AuxRef:
-    """One ``--aux-ref``: a training-folder clip (``clip``) or a file (``path``)."""
-
-    arg: str
-    clip: str | None = None
-    path: Path | None = None
-
-
-def resolve(logs: Path, args: Sequence[str], sv_ckpt: Path | None) -> list[AuxRef]:
-    """Each ``--aux-ref`` as a clip of the training folder or an audio file;
-    TrainingFolderError naming the argument when it is neither, or when a file
-    needs ``--sv`` for its speaker embedding."""
-    refs = []
-    for arg in args:
-        try:
-            refs.append(AuxRef(arg, clip=resolve_clip(logs, arg)))
-            continue
-        except TrainingFolderError:
-            pass
-        path = Path(arg)
-        if not path.is_file():
-            raise TrainingFolderError(
-                f"--aux-ref {arg}: neither a clip of {logs / WAV_DIR} (with "
-                f"{SV_DIR}/) nor an audio file"
-            )
-        if sv_ckpt is None:
-            raise TrainingFolderError(
-                f"--aux-ref {arg}: not a training-folder clip, so its speaker "
-                "embedding needs the ERes2NetV2 checkpoint: add --sv CKPT"
-            )
-        refs.append(AuxRef(arg, path=path))
-    return refs
-
-
-def inputs(logs: Path, refs: Sequence[AuxRef]) -> list[Path]:
-    """The files the refs step reads for them (its cache key)."""
-    out: list[Path] = []
-    for ref in refs:
-        out += required_files(logs, ref.clip) if ref.clip else [ref.path]
-    return out
 
 
 def styles(

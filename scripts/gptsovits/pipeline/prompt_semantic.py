@@ -1,4 +1,4 @@
-"""build_voice ``--hubert DIR``: a reference's prompt semantic tokens exactly as
+"""``build-gptsovits --hubert DIR``: a reference's prompt semantic tokens exactly as
 upstream's TTS._set_prompt_semantic (docs/gpt-sovits.md, reference audio):
 librosa.load(clip, sr=16000), + int(32000 * 0.3) zeros, chinese-hubert-base
 (transformers HubertModel, called directly as TTS.py does), ssl_proj, nearest

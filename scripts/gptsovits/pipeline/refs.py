@@ -1,19 +1,12 @@
 """Reference-voice features from a GPT-SoVITS training folder (``logs/<exp>/``).
 
 Everything that needs HuBERT or ERes2Net was already computed by upstream's
-dataset preparation (webui "1-GPT-SoVITS-TTS / 1A"):
-
-    2-name2text.txt      name, phones, word2ph, norm_text (tabs)   1-get-text.py
-    3-bert/<name>.pt     BERT features [bert_dim, n_phones], zh    1-get-text.py
-    5-wav32k/<name>      the clip, 32 kHz mono                    2-get-hubert-wav32k.py
-    6-name2semantic.tsv  name, space-separated semantic tokens     3-get-semantic.py
-    7-sv_cn/<name>.pt    speaker-verification embedding [1, sv]    2-get-sv.py
-
-From these the PC computes what the board needs per voice (refs/<voice>.npz):
-the prompt phones and their BERT features exactly as the runtime frontend and
-bert graph produce them, the prompt semantic tokens, and ge / ge512 (ref encoder
-on the clip's linear spectrogram + the SV projection). Facts:
-docs/gpt-sovits.md, reference audio; SoVITS decode.
+dataset preparation (the folder's files: sources.py). From these the PC computes
+what the board needs per voice (refs/<voice>.npz): the prompt phones and their
+BERT features exactly as the runtime frontend and bert graph produce them, the
+prompt semantic tokens, and ge / ge512 (ref encoder on the clip's linear
+spectrogram + the SV projection). Facts: docs/gpt-sovits.md, reference audio;
+SoVITS decode.
 
 Prompt semantic tokens: with ``--hubert DIR`` exactly as upstream's
 TTS._set_prompt_semantic (``prompt_semantic: hubert``): librosa.load(clip,
@@ -41,18 +34,22 @@ from scripts.common.parity import rel_error
 from scripts.gptsovits.export.shapes import SAMPLE_RATE
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.pipeline.prompt_semantic import hubert_prompt
+from scripts.gptsovits.pipeline.sources import (
+    BERT_DIR,
+    NAME2SEMANTIC,
+    NAME2TEXT,
+    SV_DIR,
+    WAV_DIR,
+    TrainingFolderError,
+    need,
+    resolve_clip,
+)
 from scripts.gptsovits.verify.cpu import GateError
 
 if TYPE_CHECKING:
     from transformers import HubertModel
 
 log = logging.getLogger(__name__)
-
-NAME2TEXT = "2-name2text.txt"
-BERT_DIR = "3-bert"
-WAV_DIR = "5-wav32k"
-NAME2SEMANTIC = "6-name2semantic.tsv"
-SV_DIR = "7-sv_cn"
 
 # Inference appends 0.6 s of zeros to the 16 kHz reference before HuBERT, i.e.
 # 30 HuBERT frames = 15 semantic tokens of silence, which the training-time
@@ -71,10 +68,6 @@ TRAINING_BERT_MAX_REL_ERR = 2e-2
 SPLITS = set("，。？！,.?!~:：—…")
 
 BertFn = Callable[[list[int]], np.ndarray]  # token ids -> hidden [n_tokens, dim]
-
-
-class TrainingFolderError(ValueError):
-    """A training-folder file is missing or malformed (the message names it)."""
 
 
 @dataclass(frozen=True)
@@ -110,15 +103,28 @@ class RefFeatures:
         tmp.replace(path)
         return path
 
-
-def _need(path: Path) -> Path:
-    if not path.exists():
-        raise TrainingFolderError(f"training folder: missing {path}")
-    return path
+    @classmethod
+    def load(cls, path: Path, clip: str) -> RefFeatures:
+        """A saved reference (its seconds and BERT check are not kept)."""
+        with np.load(path) as z:
+            how = z.get(layout.REF_PROMPT_SEMANTIC, PROMPT_APPROXIMATE)
+            return cls(
+                name=clip,
+                text=str(z[layout.REF_TEXT]),
+                lang=str(z[layout.REF_LANG]),
+                phones=z[layout.REF_PHONES],
+                bert=z[layout.REF_BERT],
+                prompt=z[layout.REF_PROMPT],
+                ge=z[layout.REF_GE],
+                ge512=z[layout.REF_GE512],
+                seconds=0.0,
+                training_bert_rel_err=None,
+                prompt_semantic=str(how),
+            )
 
 
 def _table(path: Path, columns: int, header: str | None = None) -> dict[str, list]:
-    lines = _need(path).read_text(encoding="utf-8").splitlines()
+    lines = need(path).read_text(encoding="utf-8").splitlines()
     if header is not None and lines and lines[0].startswith(header):
         lines = lines[1:]
     out = {}
@@ -133,24 +139,6 @@ def _table(path: Path, columns: int, header: str | None = None) -> dict[str, lis
             )
         out[parts[0]] = parts[1:]
     return out
-
-
-def required_files(logs: Path, clip: str) -> list[Path]:
-    """The training-folder files a reference needs (3-bert only for zh)."""
-    return [
-        logs / NAME2TEXT,
-        logs / NAME2SEMANTIC,
-        logs / WAV_DIR / clip,
-        logs / SV_DIR / f"{clip}.pt",
-    ]
-
-
-def resolve_clip(logs: Path, ref: str) -> str:
-    """--ref may be a clip name or a path; the clip must be in 5-wav32k/."""
-    name = Path(ref).name
-    for path in required_files(logs, name):
-        _need(path)
-    return name
 
 
 def linear_spectrogram(audio: np.ndarray) -> torch.Tensor:
@@ -243,7 +231,7 @@ def reference_features(
     else:
         silence = np.full(PROMPT_SILENCE_TOKENS, MUTE_TOKEN, np.int32)
         prompt, how = np.concatenate([tokens, silence]), PROMPT_APPROXIMATE
-    sv = torch.load(_need(logs / SV_DIR / f"{clip}.pt"), map_location="cpu")
+    sv = torch.load(need(logs / SV_DIR / f"{clip}.pt"), map_location="cpu")
     sv = torch.as_tensor(sv, dtype=torch.float32).reshape(1, -1)
     if sv.shape[1] != sovits.dims.sv:
         raise TrainingFolderError(

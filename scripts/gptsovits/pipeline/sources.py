@@ -15,14 +15,26 @@ After training, upstream keeps (webui.py, s1_train.py, s2_train.py):
 
 (optional: given, they are checked like the others). Every missing input is
 reported by path before any model is loaded.
+
+The training folder holds what upstream's dataset preparation (webui
+"1-GPT-SoVITS-TTS / 1A") computed with HuBERT and ERes2Net; refs.py reads it:
+
+    2-name2text.txt      name, phones, word2ph, norm_text (tabs)   1-get-text.py
+    3-bert/<name>.pt     BERT features [bert_dim, n_phones], zh    1-get-text.py
+    5-wav32k/<name>      the clip, 32 kHz mono                    2-get-hubert-wav32k.py
+    6-name2semantic.tsv  name, space-separated semantic tokens     3-get-semantic.py
+    7-sv_cn/<name>.pt    speaker-verification embedding [1, sv]    2-get-sv.py
+
+Its files and ``--aux-ref`` (aux_refs.py) are resolved here, before any work;
+this module imports no model, so the context every stage reads keys on little
+code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from scripts.gptsovits.pipeline.refs import TrainingFolderError, resolve_clip
 
 WEIGHT_SUFFIXES = ("v2Pro", "v2ProPlus")
 DEFAULT_BERT = "GPT_SoVITS/pretrained_models/chinese-roberta-wwm-ext-large"
@@ -37,8 +49,45 @@ G2PW_FILES = (
 )
 
 
+#: the training folder's files (upstream's dataset preparation; refs.py)
+NAME2TEXT = "2-name2text.txt"
+BERT_DIR = "3-bert"
+WAV_DIR = "5-wav32k"
+NAME2SEMANTIC = "6-name2semantic.tsv"
+SV_DIR = "7-sv_cn"
+
+
 class SourceError(FileNotFoundError):
     """An input of the pipeline is missing; the message names it."""
+
+
+class TrainingFolderError(ValueError):
+    """A training-folder file is missing or malformed (the message names it)."""
+
+
+def need(path: Path) -> Path:
+    """``path``, or TrainingFolderError naming it when it is missing."""
+    if not path.exists():
+        raise TrainingFolderError(f"training folder: missing {path}")
+    return path
+
+
+def required_files(logs: Path, clip: str) -> list[Path]:
+    """The training-folder files a reference needs (3-bert only for zh)."""
+    return [
+        logs / NAME2TEXT,
+        logs / NAME2SEMANTIC,
+        logs / WAV_DIR / clip,
+        logs / SV_DIR / f"{clip}.pt",
+    ]
+
+
+def resolve_clip(logs: Path, ref: str) -> str:
+    """--ref may be a clip name or a path; the clip must be in 5-wav32k/."""
+    name = Path(ref).name
+    for path in required_files(logs, name):
+        need(path)
+    return name
 
 
 @dataclass(frozen=True)
@@ -114,3 +163,51 @@ def find_sources(
         logs, exp, gpt, sovits, bert_dir, g2pw_dir, clip,
         Path(hubert) if hubert else None, Path(sv) if sv else None,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AuxRef:
+    """One ``--aux-ref``: a training-folder clip (``clip``) or a file (``path``)."""
+
+    arg: str
+    clip: str | None = None
+    path: Path | None = None
+
+
+def resolve_aux_refs(
+    logs: Path, args: Sequence[str], sv_ckpt: Path | None
+) -> tuple[AuxRef, ...]:
+    """Each ``--aux-ref`` as a clip of the training folder or an audio file;
+    TrainingFolderError naming the argument when it is neither, or when a file
+    needs ``--sv`` for its speaker embedding."""
+    refs = []
+    for arg in args:
+        try:
+            refs.append(AuxRef(arg, clip=resolve_clip(logs, arg)))
+            continue
+        except TrainingFolderError:
+            pass
+        path = Path(arg)
+        if not path.is_file():
+            raise TrainingFolderError(
+                f"--aux-ref {arg}: neither a clip of {logs / WAV_DIR} (with "
+                f"{SV_DIR}/) nor an audio file"
+            )
+        if sv_ckpt is None:
+            raise TrainingFolderError(
+                f"--aux-ref {arg}: not a training-folder clip, so its speaker "
+                "embedding needs the ERes2NetV2 checkpoint: add --sv CKPT"
+            )
+        refs.append(AuxRef(arg, path=path))
+    return tuple(refs)
+
+
+def aux_ref_files(logs: Path, refs: Sequence[AuxRef]) -> list[Path]:
+    """The files the refs stage reads for them (part of its key)."""
+    out: list[Path] = []
+    for ref in refs:
+        if ref.clip is not None:
+            out += required_files(logs, ref.clip)
+        elif ref.path is not None:
+            out.append(ref.path)
+    return out

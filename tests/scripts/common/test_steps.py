@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from scripts.common.steps import Steps, code_hash
-from scripts.gptsovits.pipeline.build_voice import CODE_ROOTS
 
 
 def _run(work: Path, src: Path, out: Path, calls: list, code: str = "c1") -> Steps:
@@ -49,7 +48,3 @@ def test_code_hash_refuses_a_root_that_is_gone(tmp_path: Path) -> None:
     assert code_hash([tmp_path / "a.py"]) == code_hash([tmp_path / "a.py"])
     with pytest.raises(FileNotFoundError, match="moved.py does not exist"):
         code_hash([tmp_path / "a.py", tmp_path / "moved.py"])
-
-
-def test_every_build_voice_code_root_exists() -> None:
-    assert all(root.exists() for root in CODE_ROOTS), CODE_ROOTS

@@ -17,6 +17,7 @@ from scripts.gptsovits.models.checkpoints import (
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.models.t2s import T2SModel
 from scripts.gptsovits.synthetic.voice import SyntheticVoice, write_test_voice
+from tests.conftest import GSV_VOICES
 
 
 @pytest.fixture(scope="session")
@@ -60,10 +61,10 @@ def tiny_t2s_kv16(
 
 @pytest.fixture(scope="session")
 def built_voice(request: pytest.FixtureRequest) -> Path:
-    """The test voice built end to end by the real pipeline (scripts/tiny-gptsovits
-    layout), cached by content in pytest's cache dir across sessions."""
+    """The ``<key>/`` dir of the test voice built end to end by the real build
+    with its simulator gates (scripts/tiny-gptsovits; ``gsv_voice``'s dir, the
+    gates added), cached by content in pytest's cache dir across sessions."""
     from scripts.gptsovits.synthetic.build import make_test_voice
 
-    out = Path(request.config.cache.mkdir("gsv-test-voice"))
-    make_test_voice(out)
-    return out
+    root = Path(request.config.cache.mkdir(GSV_VOICES))
+    return make_test_voice(root).parent

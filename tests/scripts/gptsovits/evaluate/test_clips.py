@@ -9,7 +9,7 @@ import pytest
 
 from daemon.engines.gptsovits.frontend.symbols import phones_to_ids
 from scripts.gptsovits.evaluate.clips import clip_names, load_clips
-from scripts.gptsovits.pipeline.refs import TrainingFolderError
+from scripts.gptsovits.pipeline.sources import TrainingFolderError
 from scripts.gptsovits.synthetic.voice import CLIP_SECONDS, CLIP_TEXTS, clip_name
 from tests.scripts.gptsovits.evaluate.two_epochs import (
     BREATH_END_S,

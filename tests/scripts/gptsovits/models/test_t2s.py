@@ -8,14 +8,12 @@ import torch
 
 from scripts.gptsovits.export.shapes import MASK_VALUE
 from scripts.gptsovits.models.checkpoints import GptCheckpoint
-from scripts.gptsovits.models.t2s import (
+from scripts.gptsovits.models.t2s import T2SDims, T2SModel, sine_table
+from scripts.gptsovits.models.t2s_graphs import (
     T2SDecode,
-    T2SDims,
-    T2SModel,
     T2SPrefill,
     decode_mask,
     prefill_mask,
-    sine_table,
 )
 from scripts.gptsovits.synthetic.voice import tiny_gpt_config
 

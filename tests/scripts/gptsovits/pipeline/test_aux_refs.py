@@ -1,4 +1,4 @@
-"""build_voice --aux-ref: styles averaged as upstream's list-of-refer decode."""
+"""build-gptsovits --aux-ref: styles averaged as upstream's list-of-refer decode."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import torch
 
 from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
 from scripts.common.parity import rel_error, snr_db
+from scripts.gptsovits import build
 from scripts.gptsovits.models.eres2net import load_sv_checkpoint
 from scripts.gptsovits.models.sovits import SovitsModel
-from scripts.gptsovits.pipeline import aux_refs, build_voice, refs
+from scripts.gptsovits.pipeline import aux_refs, refs, sources
 from scripts.gptsovits.synthetic.voice import SyntheticVoice, clip_name
 from tests.daemon.sdk.audio.torchaudio_resample import oracle
 
@@ -72,7 +73,7 @@ def test_training_clips_average_like_upstreams_decode(
         first[0].numpy(),
         sovits_model.ge_to512(first.transpose(2, 1)).transpose(2, 1)[0].numpy(),
     )
-    resolved = aux_refs.resolve(logs, names[1:], None)
+    resolved = sources.resolve_aux_refs(logs, names[1:], None)
     assert [r.clip for r in resolved] == names[1:]
     styles = aux_refs.styles(logs, resolved, sovits_model, None)
     ref, measured = aux_refs.with_aux(main, styles, sovits_model)
@@ -81,7 +82,7 @@ def test_training_clips_average_like_upstreams_decode(
     assert measured["aux_refs"] == 2
     assert measured["aux_ge512_rel_err"] < aux_refs.AUX_GE512_MAX_REL_ERR
     assert aux_refs.with_aux(main, [], sovits_model) == (main, {})
-    files = aux_refs.inputs(logs, resolved)
+    files = sources.aux_ref_files(logs, resolved)
     assert logs / refs.SV_DIR / f"{names[1]}.pt" in files
 
 
@@ -95,10 +96,10 @@ def test_an_audio_file_needs_sv_and_then_gets_its_embedding(
     clip = tmp_path / "other.wav"
     sf.write(clip, audio[::2], 16000)  # another rate: resampled to 32 kHz
     with pytest.raises(refs.TrainingFolderError, match="add --sv CKPT"):
-        aux_refs.resolve(logs, [str(clip)], None)
+        sources.resolve_aux_refs(logs, [str(clip)], None)
     sv = write_tiny_sv(tmp_path / "sv.ckpt")
-    (ref,) = aux_refs.resolve(logs, [str(clip)], sv)
-    assert ref.path == clip and aux_refs.inputs(logs, [ref]) == [clip]
+    (ref,) = sources.resolve_aux_refs(logs, [str(clip)], sv)
+    assert ref.path == clip and sources.aux_ref_files(logs, [ref]) == [clip]
     ((ge, ge512),) = aux_refs.styles(logs, [ref], sovits_model, sv)
     d = sovits_model.dims
     assert ge.shape == (1, d.gin, 1) and ge512.shape == (1, d.mrte, 1)
@@ -107,7 +108,7 @@ def test_an_audio_file_needs_sv_and_then_gets_its_embedding(
     assert snr_db(want, ge) >= MIN_FILE_GE_DB
     bad = tmp_path / "bad.wav"
     bad.write_bytes(b"not audio at all")
-    (bad_ref,) = aux_refs.resolve(logs, [str(bad)], sv)
+    (bad_ref,) = sources.resolve_aux_refs(logs, [str(bad)], sv)
     with pytest.raises(refs.TrainingFolderError, match="not audio"):
         aux_refs.styles(logs, [bad_ref], sovits_model, sv)
 
@@ -123,7 +124,7 @@ def test_an_unknown_aux_ref_stops_the_build_before_any_step(
         "--bert", str(v.bert_dir), "--g2pw", str(v.g2pw_dir),
         "--aux-ref", clip_name(v.exp, 1), "--aux-ref", "nosuch.wav",
     ]  # fmt: skip
-    assert build_voice.main(argv) == 1
+    assert build.main(argv) == 1
     err = capsys.readouterr().err
     assert "--aux-ref nosuch.wav: neither a clip of" in err
     assert not (tmp_path / "out.work").exists()

@@ -7,12 +7,16 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-import torch
 
 from daemon.engines.gptsovits.frontend import CharVocab, G2pwTables
 from daemon.engines.gptsovits.frontend.zh.g2pw import BODY_INPUTS
-from scripts.gptsovits.export import graphs as export
-from scripts.gptsovits.export.bert import BertFeatures, bert_inputs, load_bert
+from scripts.common.build.onnx_export import graph_spec
+from scripts.gptsovits.export.bert import (
+    bert_inputs,
+    export_bert,
+    graph_layers,
+    load_bert,
+)
 from scripts.gptsovits.export.g2pw import SurgeryError, find_cut, split_g2pw
 from scripts.gptsovits.export.shapes import TINY
 from scripts.gptsovits.synthetic.voice import SyntheticVoice
@@ -37,7 +41,7 @@ def g2pw_split(
 
 
 def test_g2pw_body_is_static_int32(g2pw_split: tuple[Path, Path]) -> None:
-    spec = export.graph_spec("g2pw", g2pw_split[0])
+    spec = graph_spec("g2pw", g2pw_split[0])
     rows, tokens = TINY.g2pw_rows, TINY.g2pw_tokens
     assert [(t.name, t.dtype, t.shape) for t in spec.inputs] == [
         (name, "int32", (rows,) if name == "position_ids" else (rows, tokens))
@@ -99,14 +103,7 @@ def test_bert_graph_clips_ids_and_matches_hf(
     bert = load_bert(synthetic_voice.bert_dir)
     t = TINY.bert_tokens
     path = tmp_path / "bert.onnx"
-    export._export(
-        BertFeatures(bert, t),
-        (torch.zeros(1, t, dtype=torch.int32), torch.zeros(1, 1, 1, t)),
-        ["input_ids", "mask"],
-        ["hidden"],
-        path,
-        fold=False,
-    )
+    export_bert(bert, t, graph_layers(bert), path)
     vocab = CharVocab(synthetic_voice.bert_dir / "vocab.txt")
     assert gate_bert(bert, path, vocab, t)["bert_rel_err"] < 1e-4
     run = cpu_session(path)
