@@ -2,9 +2,9 @@
 
 ``tiny_asr_bundle``: the real build_asr run on ``tiny_asr_model`` for the
 simulator with the smallest buckets the tests use (prefill 128, KV 192), cached
-by content under the ``qnn_cache`` directory (scripts/qwen3/asr/pipeline/
-cache.py on scripts/common/build/cache.py), so later sessions reuse it.  It
-has both the fp32 ONNX graphs (the CPU backend) and the simulator binaries.
+by content under the ``qnn_cache`` directory (scripts/qwen3/asr/cache.py on
+scripts/common/build/cache.py), so later sessions reuse it.  It has both the
+fp32 ONNX graphs (the CPU backend) and the simulator binaries.
 ``tiny_asr_eos_bundle``: the same build of ``tiny_asr_eos_model``;
 ``tiny_asr_odd_bundle``: of ``tiny_asr_odd_model`` (odd dims, padded
 vocabulary, moved special ids).  ``asr_context``: the build's context (what
@@ -79,7 +79,7 @@ def tiny_asr_bundle(tiny_asr_model: Path, qnn_cache: Path) -> Path:
     pytest.importorskip("onnxruntime_qnn")
     from dataclasses import replace
 
-    from scripts.qwen3.asr.pipeline.cache import cached_build
+    from scripts.qwen3.asr.cache import cached_build
 
     opts = replace(tiny_options(), qnn_cache=qnn_cache)
     bundle, _ = cached_build(tiny_asr_model, qnn_cache / BUNDLES_DIR, opts)
@@ -92,7 +92,7 @@ def _cpu_gated_bundle(model: Path, qnn_cache: Path, root: str) -> Path:
     pytest.importorskip("onnxruntime_qnn")
     from dataclasses import replace
 
-    from scripts.qwen3.asr.pipeline.cache import cached_build
+    from scripts.qwen3.asr.cache import cached_build
 
     opts = replace(tiny_options(), qnn_cache=qnn_cache, sim_gates=False)
     bundle, _ = cached_build(model, qnn_cache / root, opts)

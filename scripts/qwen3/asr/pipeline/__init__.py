@@ -1,1 +1,1 @@
-"""build_asr's parts: the model directory, the prompt, the steps, the report."""
+"""The ASR build's stages (export, gates, tables, bundle) and what they read."""
