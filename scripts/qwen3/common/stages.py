@@ -12,16 +12,20 @@ the compile group and the bundle stage's keys are the same for every build:
   name, target and --no-onnx, reading the compile group's and the tables'
   results;
 - ``sim_gates_on``: the ``when`` of gates_sim (--sim-gates, or --target
-  simulator).
+  simulator);
+- ``cached_build``: a declaration's bundle in the one bundle cache
+  (scripts/common/build/cache.py), for tests, demos and benchmarks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+from scripts.common.build import cache
 from scripts.common.build.compile import GROUP, CompilePlan, compile_group
 from scripts.common.build.run import Declared, StageRun, run_stages
 from scripts.common.build.stage import Results, Stage, StageGroup
@@ -89,3 +93,29 @@ def run_build(stages: Sequence[Declared], ctx: Qwen3Context) -> Built:
     """Run (or resume) ``stages`` in the context's work dir."""
     run = run_stages(stages, ctx, ctx.work)
     return Built(ctx.opts.out, ctx.opts.tar, run)
+
+
+def cache_key(declaration: ModuleType, files: Iterable[Path], opts: Any) -> str:
+    """What can change the bundle: the code ``declaration`` can run, the model
+    ``files``, the options (their paths left out) and the toolchain."""
+    return cache.content_key([declaration.__name__], files, cache.key_options(opts))
+
+
+def cached_build(
+    declaration: ModuleType,
+    files: Iterable[Path],
+    model_dir: Path,
+    root: Path,
+    opts: Any,
+) -> tuple[Path, Built | None]:
+    """(bundle dir, what the build made, or None when the cache had it):
+    ``declaration.build(opts)`` with its model ``model_dir`` (whose files are
+    ``files``) and its out and work dirs under ``root/<key>``."""
+
+    def build(out: Path, work: Path) -> Built:
+        built: Built = declaration.build(
+            replace(opts, model=Path(model_dir), out=out, work=work)
+        )
+        return built
+
+    return cache.cached_build(root, cache_key(declaration, files, opts), build)
