@@ -1,4 +1,5 @@
 """Wyoming protocol.
 
-The server, one handler per connection, and bounded input reading.
+The server, one handler per connection with its text-to-speech (speak.py)
+and speech-to-text (listen.py) sides, and bounded input reading.
 """

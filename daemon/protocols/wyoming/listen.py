@@ -8,14 +8,12 @@ refusal (no such model, none loaded at all) is heard before any audio.
 check: 8..192 kHz, 1..8 channels, 16-bit) and is answered by
 ``transcript-start`` at once; each ``audio-chunk`` is fed to the session as it
 arrives (s16le interleaved → float32 ``[n, channels]``), so the engine works
-while the user still speaks.  A relay task streams what the session hears: a
-``transcript-chunk`` per growth of the text (the finals so far plus the open
-partial: chunks only append, and join up to the transcript), then after
-``audio-stop`` the ``transcript`` (the whole text, with its language) and
-``transcript-stop``.  A ``transcribe`` whose ``audio-stop`` came with no
-``audio-start`` gets the same three events with an empty text (as
-wyoming-faster-whisper answers a stop without audio); an ``audio-stop`` that
-nothing asked for is ignored.
+while the user still speaks.  A relay task (transcripts.py) streams what the
+session hears: ``transcript-chunk`` events as the text grows, then after
+``audio-stop`` the ``transcript`` and ``transcript-stop``.  A ``transcribe``
+whose ``audio-stop`` came with no ``audio-start`` gets the same three events
+with an empty text (as wyoming-faster-whisper answers a stop without audio);
+an ``audio-stop`` that nothing asked for is ignored.
 
 Every request gets one answer, in the order asked: the transcript, or one
 ``error`` (its field named as on the wire), after which its cycle sends
@@ -29,13 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from wyoming.asr import Transcript, TranscriptChunk, TranscriptStart, TranscriptStop
-from wyoming.error import Error
-from wyoming.event import Event, Eventable
+from wyoming.asr import Transcript, TranscriptStart, TranscriptStop
 
 from daemon.protocols.wyoming.requests import (
     ASR_WIRE,
@@ -48,11 +43,11 @@ from daemon.protocols.wyoming.requests import (
     transcribe_data,
     transcription_request,
 )
+from daemon.protocols.wyoming.transcripts import Cycle, Write, relay
 from daemon.sdk.cancel import Cancelled
 from daemon.service.edge.refusals import BadRequest, RequestError, UnknownVoice
 from daemon.service.edge.requests import MIN_ASR_RATE
 from daemon.service.host import EngineHost
-from daemon.service.scheduling.jobs import AsrJob, outcome
 from daemon.service.voices.voice import capabilities
 from daemon.text.languages import transcript_language
 
@@ -61,8 +56,6 @@ PROTOCOL: Final = "wyoming"
 #: The refusal of a service whose voices all speak (``info`` lists no asr).
 NO_MODEL: Final = "no speech-recognition model is loaded: this service only speaks"
 INPUT_ENDED: Final = "input ended"
-
-Write = Callable[[Event], Awaitable[None]]
 
 
 @dataclass(eq=False)
@@ -74,26 +67,14 @@ class _Ask:
     refused: bool = False  # its error was its answer: its cycle stays silent
 
 
-@dataclass(eq=False)
-class _Cycle:
-    """One audio-start ... audio-stop cycle."""
-
-    format: AudioFormat | None
-    job: AsrJob | None = None
-    relay: asyncio.Task[None] | None = None
-    #: its last word (transcript-stop or an error) was sent, or the client left:
-    #: nothing more is sent, its chunks are dropped until audio-stop
-    answered: bool = False
-
-
 class Listener:
     """The speech-to-text side of one Wyoming connection."""
 
     def __init__(self, host: EngineHost, write: Write) -> None:
         self._host, self._write = host, write
         self._asked: _Ask | None = None  # the last transcribe, not yet answered
-        self._cycle: _Cycle | None = None  # between audio-start and audio-stop
-        self._last: _Cycle | None = None  # the last one with a relay
+        self._cycle: Cycle | None = None  # between audio-start and audio-stop
+        self._last: Cycle | None = None  # the last one with a relay
 
     @property
     def busy(self) -> bool:
@@ -110,7 +91,7 @@ class Listener:
         if self._cycle is not None:
             await self._fail(self._cycle, "audio-start while a transcription is open")
         ask = await self._take()
-        self._cycle = _Cycle(None, answered=True)  # refused unless it opens below
+        self._cycle = Cycle(None, answered=True)  # refused unless it opens below
         if ask is not None and ask.refused:
             return
         asked = ask.checked if ask is not None else None
@@ -122,18 +103,20 @@ class Listener:
         except RequestError as exc:
             await self._refuse(exc)
             return
-        cycle = self._cycle = _Cycle(f, job)
+        cycle = self._cycle = Cycle(f, job)
         language = asked.language if asked is not None else None
         start = TranscriptStart(language=transcript_language(language))
         await self._write(start.event())  # first
-        cycle.relay = asyncio.create_task(self._relay(cycle, language))
+        cycle.relay = asyncio.create_task(
+            relay(cycle, language, self._write, self._host.cancel)
+        )
         self._last = cycle
 
     async def chunk(self, data: dict[str, Any], payload: bytes | None) -> None:
         cycle = self._cycle
         if cycle is None:
             ask = await self._take()
-            self._cycle = _Cycle(None, answered=True)  # one error, not one per chunk
+            self._cycle = Cycle(None, answered=True)  # one error, not one per chunk
             if ask is None or not ask.refused:
                 await self._refuse(BadRequest("audio-chunk before audio-start"))
             return
@@ -195,53 +178,6 @@ class Listener:
                 pass
         await self._quiet()
 
-    async def _relay(self, cycle: _Cycle, language: str | None) -> None:
-        job = cycle.job
-        assert job is not None
-        try:
-            await self._send(cycle, job, language)
-        except ConnectionError:  # the client left: its session stops
-            self._host.cancel(job, "client disconnected")
-        finally:
-            cycle.answered = True
-
-    async def _send(self, cycle: _Cycle, job: AsrJob, language: str | None) -> None:
-        done = shown = ""  # the finals' text; what the client was sent
-        heard: list[str | None] = []  # the language each transcript names
-        try:
-            async for t in job:
-                heard.append(t.language)
-                text = done + t.text
-                done = text if t.final else done
-                if len(text) > len(shown) and text.startswith(shown):
-                    if not await self._emit(cycle, TranscriptChunk(text[len(shown) :])):
-                        return  # refused meanwhile: its error was the last word
-                    shown = text
-        except RequestError as exc:
-            await self._emit(cycle, error_event(exc, ASR_WIRE), last=True)
-            return
-        except Cancelled as exc:
-            error = Error(text=str(exc), code=outcome(exc))
-            await self._emit(cycle, error, last=True)
-            return
-        if len(done) > len(shown) and done.startswith(shown):
-            await self._emit(cycle, TranscriptChunk(done[len(shown) :]))
-        named = transcript_language(language, heard)
-        await self._emit(cycle, Transcript(text=done, language=named))
-        await self._emit(cycle, TranscriptStop(), last=True)
-
-    async def _emit(
-        self, cycle: _Cycle, event: Event | Eventable, last: bool = False
-    ) -> bool:
-        """Send ``event`` of ``cycle`` unless the cycle was answered already.
-        The check and the write's buffering happen in one step of the loop,
-        so nothing of a cycle can follow its error."""
-        if cycle.answered:
-            return False
-        cycle.answered = last
-        await self._write(event if isinstance(event, Event) else event.event())
-        return True
-
     def _relaying(self) -> bool:
         relay = self._last.relay if self._last is not None else None
         return relay is not None and not relay.done()
@@ -295,7 +231,7 @@ class Listener:
                 return TranscribeData(v.name, asked.language)
         return asked
 
-    async def _fail(self, cycle: _Cycle, problem: BadRequest | str) -> None:
+    async def _fail(self, cycle: Cycle, problem: BadRequest | str) -> None:
         """Refuse the rest of ``cycle``: one error, its session cancelled."""
         if cycle.answered:
             return

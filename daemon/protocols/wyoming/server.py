@@ -12,7 +12,7 @@ import asyncio
 import io
 import socket
 from importlib import metadata
-from typing import Final
+from typing import Any, Final
 
 from wyoming.error import Error
 from wyoming.event import write_event
@@ -115,12 +115,7 @@ class WyomingServer:
     def info(self) -> Info:
         voices = [
             TtsVoice(
-                name=v.name,
-                attribution=_credit(v),
-                installed=True,
-                description=v.description or f"{v.name} ({v.engine_id})",
-                version=None,
-                languages=list(v.languages),
+                **_described(v),
                 speakers=[TtsVoiceSpeaker(s) for s in v.speakers] or None,
             )
             for v in self.host.voices.values()
@@ -151,17 +146,7 @@ class WyomingServer:
                 description=f"On-device speech to text on the Qualcomm NPU "
                 f"({models[0].engine_id})",
                 version=package_version(),
-                models=[
-                    AsrModel(
-                        name=m.name,
-                        attribution=_credit(m),
-                        installed=True,
-                        description=m.description or f"{m.name} ({m.engine_id})",
-                        version=None,
-                        languages=list(m.languages),
-                    )
-                    for m in models
-                ],
+                models=[AsrModel(**_described(m)) for m in models],
                 supports_transcript_streaming=True,
             )
             for models in engines.values()
@@ -181,6 +166,18 @@ class WyomingServer:
             _, late = await asyncio.wait(tasks, timeout=timeout)
             for task in late:
                 task.cancel()
+
+
+def _described(v: Voice) -> dict[str, Any]:
+    """What ``info`` says of a voice or a model, either task."""
+    return {
+        "name": v.name,
+        "attribution": _credit(v),
+        "installed": True,
+        "description": v.description or f"{v.name} ({v.engine_id})",
+        "version": None,
+        "languages": list(v.languages),
+    }
 
 
 def _credit(v: Voice) -> Attribution:
