@@ -1,4 +1,5 @@
 """OpenAI-compatible HTTP API.
 
-The aiohttp app, request reading and response encoders.
+The aiohttp app, one module per endpoint family (speech, transcriptions,
+cloned voices), request reading and response encoders.
 """

@@ -17,7 +17,6 @@ read and ignored, repeated or not, as the speech route ignores unknown keys.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Collection
 from dataclasses import dataclass
 from typing import Final, TypeVar
@@ -31,7 +30,7 @@ from daemon.protocols.openai.requests import (
     Name,
     check_length,
     one_line,
-    payload_error,
+    read_within,
     too_large,
 )
 from daemon.protocols.openai.transcripts import DEFAULT_RESPONSE_FORMAT
@@ -161,18 +160,9 @@ async def _read_part(
 
 async def _step(request: web.Request, step: Awaitable[T], timeout: float) -> T:
     """One read of the multipart reader, its failures as the client's."""
+    late = f"request body stopped arriving for {timeout:g} s"
     try:
-        async with asyncio.timeout(timeout):
-            return await step
-    except TimeoutError:
-        raise ApiError(
-            408,
-            f"request body stopped arriving for {timeout:g} s",
-            code="timeout",
-            close=True,
-        ) from None
-    except web.RequestPayloadError as exc:
-        raise payload_error(request, exc) from None
+        return await read_within(request, step, timeout, late)
     except _MALFORMED as exc:
         message = f"request body: not a valid multipart form ({one_line(exc)})"
         raise ApiError(400, message, code="invalid_multipart", close=True) from None

@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, TypeVar
 
 import msgspec
 from aiohttp import web
@@ -24,6 +24,8 @@ from aiohttp.http_exceptions import ContentEncodingError, HttpProcessingError
 from daemon.sdk.cancel import Cancelled
 from daemon.service.edge.refusals import BadRequest, RequestError
 from daemon.service.edge.requests import SynthesisRequest, decode
+
+T = TypeVar("T")
 
 #: Model ids accepted (stock OpenAI clients send tts-1 / tts-1-hd).
 MODELS: Final = ("hexvoice", "tts-1", "tts-1-hd", "gpt-4o-mini-tts")
@@ -164,18 +166,8 @@ async def json_object(request: web.Request, timeout: float) -> dict[str, Any]:
     the connection closed (the rest of it can no longer be told from a request).
     """
     check_length(request, MAX_BODY_BYTES)
-    try:
-        async with asyncio.timeout(timeout):
-            raw = await request.read()
-    except TimeoutError:
-        raise ApiError(
-            408,
-            f"request body not received within {timeout:g} s",
-            code="timeout",
-            close=True,
-        ) from None
-    except web.RequestPayloadError as exc:
-        raise payload_error(request, exc) from None
+    late = f"request body not received within {timeout:g} s"
+    raw = await read_within(request, request.read(), timeout, late)
     try:
         raw.decode("utf-8")  # msgspec says "invalid UTF-8", but not where
     except UnicodeDecodeError as exc:
@@ -203,6 +195,21 @@ def too_large(name: str, limit: int, found: str = "more") -> ApiError:
     message = f"{name}: expected at most {limit} bytes, found {found}"
     param = name if " " not in name else None
     return ApiError(413, message, param, code="payload_too_large", close=True)
+
+
+async def read_within(
+    request: web.Request, read: Awaitable[T], timeout: float, late: str
+) -> T:
+    """``read`` (of ``request``'s body) within ``timeout`` seconds: past it a
+    408 saying ``late``, and the connection closed; a body the parser cannot
+    read, ``payload_error``'s 400."""
+    try:
+        async with asyncio.timeout(timeout):
+            return await read
+    except TimeoutError:
+        raise ApiError(408, late, code="timeout", close=True) from None
+    except web.RequestPayloadError as exc:
+        raise payload_error(request, exc) from None
 
 
 def payload_error(request: web.Request, exc: web.RequestPayloadError) -> ApiError:
