@@ -1,8 +1,9 @@
 """Stage ``bundle``: the piper-vits bundle written from the work dir.
 
 The binaries (bins/), the any-length graphs (onnx/) and the SDP weights
-(stage/cpu/sdp.npz) are copied in and hashed, the voice's parameters written
-under ``params`` (daemon/engines/piper/params.py), and the manifest last
+(stage/cpu/sdp.npz) are copied in and hashed, the voice's parameters (its
+config's, convert.piper_params) written under ``params``
+(daemon/engines/piper/params.py), and the manifest last
 (scripts/common/bundling.py).  The bundle is staged beside ``out`` and renamed
 into place when complete, so a failed build leaves no half-written bundle; a
 rerun replaces the bundle this work dir made before.
@@ -18,13 +19,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from daemon.engines.piper.engine import ENGINE_ID
-from daemon.engines.piper.params import PiperParams
 from scripts.common import bundling
 from scripts.common.build.compile import GROUP, compiled
 from scripts.common.build.stage import Results
 from scripts.common.onnx_surgery import ConversionError
 from scripts.common.qnn_compile import qnn_sdk_version
-from scripts.piper.convert import SDP_FILE, PiperBuild
+from scripts.piper.convert import SDP_FILE, PiperBuild, piper_params, read_config
 from scripts.piper.export import Exported
 from scripts.piper.gates import CpuGates
 from scripts.piper.voice import Voice
@@ -44,7 +44,7 @@ class Bundled:
 
 
 def inputs(ctx: PiperBuild) -> Mapping[str, Any]:
-    return {"options": asdict(ctx.options)}
+    return {"config": ctx.config_path, "options": asdict(ctx.options)}
 
 
 def outputs(ctx: PiperBuild) -> Iterable[Path]:
@@ -105,25 +105,8 @@ def _write(root: Path, ctx: PiperBuild, results: Results) -> None:
     )
     (root / SDP_FILE).parent.mkdir(parents=True)
     shutil.copyfile(ctx.sdp_file, root / SDP_FILE)
-    params = PiperParams(
-        phoneme_type=voice.phoneme_type,
-        espeak_voice=voice.espeak_voice,
-        phoneme_id_map=dict(voice.phoneme_id_map),
-        vowel_clusters=voice.vowel_clusters,
-        noise_scale=voice.noise_scale,
-        length_scale=voice.length_scale,
-        noise_w=voice.noise_w,
-        hop=voice.hop,
-        channels=voice.channels,
-        phoneme_buckets=o.phoneme_buckets,
-        frame_buckets=o.frame_buckets,
-        flow_context=exported.flow_context,
-        window=o.window,
-        overlap=o.overlap,
-        sdp=SDP_FILE,
-        first_window=o.first_window,
-        window_sizes=o.window_sizes,
-    )
+    config = read_config(ctx.voice)
+    params = piper_params(config, o, voice.hop, voice.channels, exported.flow_context)
     extra: dict[str, Any] = {"source": {"file": voice.file, "sha256": voice.sha256}}
     extra["sdp_max_abs_err"] = gates.sdp_err
     extra["vocoder_radius_frames"] = gates.radius
@@ -133,8 +116,8 @@ def _write(root: Path, ctx: PiperBuild, results: Results) -> None:
         root,
         engine=ENGINE_ID,
         name=voice.name,
-        sample_rate=voice.sample_rate,
-        languages=(voice.language,),
+        sample_rate=int(config["audio"]["sample_rate"]),
+        languages=(config.get("language", {}).get("code") or params.espeak_voice,),
         graphs=specs,
         params={**params.to_dict(), **extra},
         qnn_sdk=qnn_sdk_version(),

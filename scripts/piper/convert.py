@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon.engines.piper.params import dec_key, enc_key, flow_key
+from daemon.engines.piper.params import PiperParams, dec_key, enc_key, flow_key
 from daemon.sdk.audio.windows import OVERLAP_FRAMES
 from scripts.common.build.workdir import WorkDir
 from scripts.common.onnx_surgery import ConversionError
@@ -46,6 +46,8 @@ DECODER_WINDOW = 168
 FIRST_WINDOW = 64
 TAIL_WINDOWS = (96, 128)
 SDP_FILE = "cpu/sdp.npz"
+# Piper's defaults for a config without `inference` (piper-tts config.py).
+_NOISE_SCALE, _LENGTH_SCALE, _NOISE_W = 0.667, 1.0, 0.8
 # Piper config phoneme types the engine can phonemize (params.PHONEME_TYPES).
 _PHONEME_TYPES = ("espeak", "text")
 
@@ -129,3 +131,34 @@ def read_config(voice: Path) -> dict[str, Any]:
     if int(config.get("num_speakers", 1)) > 1:
         raise ConversionError(f"{config_path}: multi-speaker voices are not supported")
     return config
+
+
+def piper_params(
+    config: Mapping[str, Any],
+    options: ConvertOptions,
+    hop: int,
+    channels: int,
+    flow_context: int,
+) -> PiperParams:
+    """The voice parameters of a bundle of ``options``: the config's phonemes,
+    espeak voice and scales, the voice graph's hop and latent channels."""
+    inference = config.get("inference", {})
+    return PiperParams(
+        phoneme_type=config.get("phoneme_type", "espeak"),
+        espeak_voice=config["espeak"]["voice"],
+        phoneme_id_map={k: tuple(v) for k, v in config["phoneme_id_map"].items()},
+        vowel_clusters=tuple(tuple(c) for c in config.get("vowel_clusters", [])),
+        noise_scale=float(inference.get("noise_scale", _NOISE_SCALE)),
+        length_scale=float(inference.get("length_scale", _LENGTH_SCALE)),
+        noise_w=float(inference.get("noise_w", _NOISE_W)),
+        hop=hop,
+        channels=channels,
+        phoneme_buckets=options.phoneme_buckets,
+        frame_buckets=options.frame_buckets,
+        flow_context=flow_context,
+        window=options.window,
+        overlap=options.overlap,
+        sdp=SDP_FILE,
+        first_window=options.first_window,
+        window_sizes=options.window_sizes,
+    )

@@ -1,5 +1,5 @@
 """Stage ``voice``: read and check a Piper voice before any work, and keep
-what the bundle says about it (its config's parameters, its graph's hop and
+what the bundle says about it that its config does not (its graph's hop and
 latent channels, its credit).
 
 The credit comes from the ``MODEL_CARD`` shipped beside the voice: Piper's
@@ -29,8 +29,6 @@ from scripts.piper.cuts import find_cuts
 MODEL_CARD: Final = "MODEL_CARD"
 _SECTION = re.compile(r"^##\s+Dataset\s*$(.*?)(?=^##\s|\Z)", re.M | re.S | re.I)
 _ITEM = re.compile(r"^\s*[*-]\s*(URL|License)\s*:\s*(\S.*?)\s*$", re.M | re.I)
-# Piper's defaults for a config without `inference` (piper-tts config.py).
-_NOISE_SCALE, _LENGTH_SCALE, _NOISE_W = 0.667, 1.0, 0.8
 
 
 @dataclass(frozen=True)
@@ -40,17 +38,6 @@ class Voice:
     name: str
     file: str
     sha256: str
-    sample_rate: int
-    language: str
-    phoneme_type: str
-    espeak_voice: str
-    #: (phoneme, ids) pairs in the config's order (a stored dict would come
-    #: back from the state file with its keys sorted)
-    phoneme_id_map: tuple[tuple[str, tuple[int, ...]], ...]
-    vowel_clusters: tuple[tuple[str, ...], ...]
-    noise_scale: float
-    length_scale: float
-    noise_w: float
     hop: int
     channels: int
     #: ``{"name", "url"}`` from its MODEL_CARD, or None
@@ -88,26 +75,13 @@ def inputs(ctx: PiperBuild) -> Mapping[str, Any]:
 
 
 def run(ctx: PiperBuild, results: Results) -> Voice:
-    config = read_config(ctx.voice)  # a clear refusal before any work
+    read_config(ctx.voice)  # a clear refusal before any work
     model = onnx.load(ctx.voice)
     find_cuts(model)  # refuses what is not a single-speaker Piper VITS graph
-    inference = config.get("inference", {})
-    espeak_voice = config["espeak"]["voice"]
     return Voice(
         name=ctx.voice.name.removesuffix(".onnx"),
         file=ctx.voice.name,
         sha256=sha256_file(ctx.voice),
-        sample_rate=int(config["audio"]["sample_rate"]),
-        language=config.get("language", {}).get("code") or espeak_voice,
-        phoneme_type=config.get("phoneme_type", "espeak"),
-        espeak_voice=espeak_voice,
-        phoneme_id_map=tuple(
-            (k, tuple(v)) for k, v in config["phoneme_id_map"].items()
-        ),
-        vowel_clusters=tuple(tuple(c) for c in config.get("vowel_clusters", [])),
-        noise_scale=float(inference.get("noise_scale", _NOISE_SCALE)),
-        length_scale=float(inference.get("length_scale", _LENGTH_SCALE)),
-        noise_w=float(inference.get("noise_w", _NOISE_W)),
         hop=graphs.hop_length(model),
         channels=graphs.channels(model),
         attribution=voice_attribution(ctx.voice),
