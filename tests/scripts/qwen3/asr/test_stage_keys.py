@@ -5,16 +5,11 @@ tables and the bundle on neither; the cached bundle's key covers them all."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from scripts.common.build import compile as compiling
-from scripts.common.build.code import closure
-from scripts.common.build.stage import Stage
 from scripts.qwen3.asr import build
+from tests.scripts.qwen3.common.stage_keys import code_files, stage_files
 
-ROOT = Path(__file__).resolve().parents[4]
 EXPORTER = {"scripts/common/build/onnx_export.py", "scripts/qwen3/asr/export.py"}
 COMPILER = {"scripts/common/qnn_compile.py", "scripts/common/weight_sharing.py"}
 GATES = {"scripts/qwen3/asr/gates.py", "scripts/qwen3/asr/pipeline/gating.py"}
@@ -24,17 +19,21 @@ ENGINE = {"daemon/engines/qwen3/asr/decoder.py", "daemon/engines/qwen3/asr/encod
 RUNNERS = {"daemon/sdk/graphs.py"}
 
 
-def _files(modules: tuple[str, ...]) -> set[str]:
-    return {str(p.relative_to(ROOT)) for p in closure(modules)}
-
-
 @pytest.fixture(scope="module")
 def keyed() -> dict[str, set[str]]:
     """Each stage's code files, by stage name."""
-    stages = {s.name: s for s in build.STAGES if isinstance(s, Stage)}
-    keyed = {name: _files(s.modules) for name, s in stages.items()}
-    keyed["compile"] = _files((compiling.__name__,))  # each compile stage's
-    return keyed
+    return stage_files(build.STAGES)
+
+
+def test_every_stage_is_keyed(keyed):
+    assert set(keyed) == {
+        "export",
+        "gates_cpu",
+        "tables",
+        "compile",
+        "gates_sim",
+        "bundle",
+    }
 
 
 def test_export_and_compile_do_not_depend_on_the_gates_or_the_engine(keyed):
@@ -58,6 +57,6 @@ def test_the_tables_and_the_bundle_depend_on_neither(keyed):
 
 
 def test_the_cached_bundles_key_covers_every_stage(keyed):
-    everything = _files((build.__name__,))
+    everything = code_files([build.__name__])
     assert set().union(*keyed.values()) <= everything
     assert "scripts/common/steps.py" not in everything
