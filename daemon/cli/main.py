@@ -17,13 +17,13 @@ from typing import Final
 SUBCOMMANDS: Final[dict[str, tuple[str, str]]] = {
     "bundle": ("daemon.cli.bundle", "inspect or verify a voice bundle"),
     "doctor": ("board.doctor", "check this machine / board before serving"),
-    "serve": ("daemon.cli.serve", "run the service (Wyoming + OpenAI HTTP)"),
+    "serve": ("daemon.cli.serve.command", "run the service (Wyoming + OpenAI HTTP)"),
     "say": (
-        "daemon.cli.say",
+        "daemon.cli.say.command",
         "speak TEXT into a WAV (service, or --bundle in-process)",
     ),
     "transcribe": (
-        "daemon.cli.transcribe",
+        "daemon.cli.transcribe.command",
         "speech in an audio FILE to text (service, or --bundle in-process)",
     ),
     "voice": ("daemon.cli.voice", "add, list or remove the service's cloned voices"),

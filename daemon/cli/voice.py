@@ -24,18 +24,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from daemon.cli.client import refusal
-from daemon.service.config import DEFAULT_RUNTIME_DIR
+from daemon.cli.errors import CommandError
+from daemon.cli.http_client import DEFAULT_SOCKET, call
 
-DEFAULT_SOCKET: Final = str(DEFAULT_RUNTIME_DIR / "http.sock")
-CONNECT_TIMEOUT_S: Final = 5.0
 #: A registration waits in the service's queue like any request (its request
 #: timeout, 120 s by default, bounds it there).
 READ_TIMEOUT_S: Final = 600.0
-
-
-class VoiceError(RuntimeError):
-    """The service refused or could not be reached; the message says why."""
+#: What the service answers when it did it (201 for a voice added).
+OK: Final = range(200, 300)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             voices = asyncio.run(_call(args.socket, "GET", "/v1/voices"))["data"]
             _print_list(voices, args.json)
-    except (OSError, VoiceError) as exc:
+    except (OSError, CommandError) as exc:
         print(f"hexvoice voice {args.action}: {exc}", file=sys.stderr)
         return 1
     return 0
@@ -104,32 +100,16 @@ async def _add(args: argparse.Namespace, clips: list[bytes]) -> dict[str, Any]:
 
 
 async def _call(socket: str, method: str, path: str, data: Any = None) -> Any:
-    import aiohttp
-
-    if "://" in socket:
-        connector, base = aiohttp.TCPConnector(), socket.rstrip("/")
-    else:
-        connector, base = aiohttp.UnixConnector(path=socket), "http://localhost"
-    timeout = aiohttp.ClientTimeout(
-        sock_connect=CONNECT_TIMEOUT_S, total=READ_TIMEOUT_S
+    body = await call(
+        socket,
+        method,
+        path,
+        data,
+        command="voice",
+        read_timeout=READ_TIMEOUT_S,
+        ok=OK,
     )
-    try:
-        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as s:
-            async with s.request(method, f"{base}{path}", data=data) as resp:
-                body = await resp.text()
-                if resp.status >= 300:
-                    raise VoiceError(refusal(resp.status, body))
-                return json.loads(body)
-    except (aiohttp.ClientConnectorError, asyncio.TimeoutError) as exc:
-        raise VoiceError(
-            f"cannot reach hexvoice at {socket}: {exc or type(exc).__name__} "
-            "(is `hexvoice serve` running?)"
-        ) from None
-    except aiohttp.ClientError as exc:  # connected, but no HTTP answer came
-        raise VoiceError(
-            f"{socket} does not answer HTTP ({type(exc).__name__}): voice talks "
-            "to the service's HTTP socket (http.sock), not its Wyoming one"
-        ) from None
+    return json.loads(body)
 
 
 def _print_list(voices: list[dict[str, Any]], as_json: bool) -> None:

@@ -8,7 +8,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from daemon.cli.client import DEFAULT_SOCKET, ClientError, describe
+from daemon.cli.errors import CommandError
+from daemon.cli.wyoming_client import DEFAULT_SOCKET, describe
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -23,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = p.parse_args(argv)
     try:
         info = asyncio.run(describe(a.socket))
-    except ClientError as exc:
+    except CommandError as exc:
         print(f"hexvoice voices: {exc}", file=sys.stderr)
         return 1
     voices = [v for program in info.tts for v in program.voices]

@@ -4,20 +4,14 @@ the debug log), and ``-v`` still shows them."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 
-from tests.daemon.conftest import ROOT, ServiceVoice
+from tests.daemon.cli.commands import hexvoice
+from tests.daemon.conftest import ServiceVoice
 
 
 def _verify(voice: ServiceVoice, *flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *flags, "bundle", "verify",
-         str(voice.bundle)],
-        cwd=ROOT, env={**os.environ, **voice.env}, capture_output=True, text=True,
-        timeout=60,
-    )  # fmt: skip
+    return hexvoice(*flags, "bundle", "verify", str(voice.bundle), env=voice.env)
 
 
 def test_a_good_bundle_is_one_quiet_line(test_voice: ServiceVoice):

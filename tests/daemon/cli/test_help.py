@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.daemon.cli.commands import hexvoice
 
 ROOT = Path(__file__).resolve().parents[3]
 #: Every ``hexvoice`` help page: each subcommand, and each sub-action.
@@ -61,10 +62,7 @@ def test_the_checker_sees_a_missing_help():
 
 @pytest.mark.parametrize("argv", PAGES, ids=" ".join)
 def test_every_option_has_plain_help(argv: list[str]):
-    r = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *argv],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    r = hexvoice(*argv)
     assert r.returncode == 0, r.stderr
     assert "usage:" in r.stdout
     assert undocumented(r.stdout) == [], r.stdout

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.daemon.conftest import ROOT, Daemon, copy_voice, serving
+from tests.daemon.cli.commands import hexvoice as run
+from tests.daemon.conftest import Daemon, copy_voice, serving
 from tests.daemon.protocols.openai.test_voices import clip
 
 CLONING = {"min_seconds": 0.5, "max_seconds": 4.0}
+#: A registration waits in the service's queue like any request.
+REGISTER_TIMEOUT_S = 120.0
 
 
 @pytest.fixture(scope="module")
@@ -30,10 +30,8 @@ def daemon(tmp_path_factory, test_voice) -> Iterator[Daemon]:
 
 
 def hexvoice(d: Daemon, *args: str, socket: Path | None = None):
-    return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args, "--socket", str(socket or d.http)],
-        cwd=ROOT, env={**os.environ}, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    """``hexvoice ARGS --socket`` the daemon's HTTP socket (or ``socket``)."""
+    return run(*args, "--socket", str(socket or d.http), timeout=REGISTER_TIMEOUT_S)
 
 
 def test_add_list_say_remove(daemon: Daemon, tmp_path: Path):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.cli.serve import _overrides, _parser
+from daemon.cli.serve.command import _overrides, _parser
 from daemon.service.config import DEFAULT_RUNTIME_DIR, ConfigError, ServeConfig
 from daemon.service.config_file import check_voices, load_config
 
@@ -229,7 +229,7 @@ def test_shipped_example_config_is_valid(tmp_path):
 
 
 def test_voice_store_section_and_flag(tmp_path):
-    from daemon.cli.serve import _overrides, _parser
+    from daemon.cli.serve.command import _overrides, _parser
 
     text = "voices: [a]\nvoice_store: {dir: cloned, max_count: 0, max_bytes: 4096}\n"
     cfg = load_config(_write(tmp_path, text))

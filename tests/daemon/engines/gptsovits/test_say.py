@@ -1,4 +1,5 @@
-"""`hexvoice say --bundle` (daemon.cli.say_local) with a gpt-sovits-v2pro bundle."""
+"""`hexvoice say --bundle` (daemon.cli.say.in_process) with a gpt-sovits-v2pro
+bundle."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon.cli.say_local import main
+from daemon.cli.say.in_process import main
 
 soundfile = pytest.importorskip("soundfile")
 

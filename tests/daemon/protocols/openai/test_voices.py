@@ -130,7 +130,7 @@ def test_a_cloned_voice_is_a_voice_like_any_other(daemon: Daemon, voices):
 
 def test_wyoming_speaks_the_cloned_voice(daemon: Daemon):
     assert add(daemon, "wyo", clip(hz=300.0)).status_code == 201
-    from daemon.cli.client import synthesize
+    from daemon.cli.wyoming_client import synthesize
 
     speech = asyncio.run(synthesize(daemon.uri, "one two", voice="wyo"))
     pcm = np.frombuffer(speech.pcm, "<i2").astype(np.float32)

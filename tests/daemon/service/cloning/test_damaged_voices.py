@@ -15,7 +15,8 @@ from typing import Any
 import openai
 import pytest
 
-from daemon.cli.client import ClientError, synthesize
+from daemon.cli.errors import CommandError
+from daemon.cli.wyoming_client import synthesize
 from tests.daemon.cli.test_voice import hexvoice
 from tests.daemon.conftest import Daemon, ServiceVoice, copy_voice, start_daemon
 from tests.daemon.protocols.openai.test_voices import add, clip, pitch, say
@@ -131,7 +132,7 @@ def test_speech_with_a_damaged_voice_is_refused_with_the_fix(daemon: Daemon):
         )
         for w in words:
             assert w in error["message"], error
-        with pytest.raises(ClientError) as wy:
+        with pytest.raises(CommandError) as wy:
             asyncio.run(synthesize(daemon.uri, "one", voice=name))
         assert f"(voice_unusable): voice: the stored cloned voice {name!r} is " in str(
             wy.value

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from daemon.cli.client import TranscribeError
+from daemon.cli.errors import CommandError
 from daemon.protocols import audio_files
 from daemon.protocols.openai.transcripts import Transcription
 from daemon.sdk.asr import AsrEngine, Transcript
@@ -22,22 +22,22 @@ from daemon.service.edge.refusals import BadRequest
 from daemon.service.edge.requests import TranscriptionRequest, check
 
 
-def transcribe_local(data: bytes, args: argparse.Namespace) -> str:
+def transcribe(data: bytes, args: argparse.Namespace) -> str:
     """``data`` (an audio file's bytes) transcribed by ``args.bundle``'s engine,
-    rendered in ``args.format``; ``TranscribeError`` says why not."""
+    rendered in ``args.format``; ``CommandError`` says why not."""
     try:
         with open_engine(args.bundle, args.backend, verify=True) as (engine, _):
             if not isinstance(engine, AsrEngine):
-                raise TranscribeError(
+                raise CommandError(
                     f"{args.bundle}: engine {engine.engine_id!r} does not "
                     "recognise speech (a text-to-speech voice?)"
                 )
             finals, seconds = _run(engine, data, args)
     except BadRequest as exc:
         field = audio_files.FIELDS.get(exc.field or "", exc.field)
-        raise TranscribeError(exc.at(field)) from None
+        raise CommandError(exc.at(field)) from None
     except (BundleError, LookupError, ValueError, Cancelled) as exc:
-        raise TranscribeError(str(exc)) from None
+        raise CommandError(str(exc)) from None
     return Transcription(tuple(finals), seconds, args.language).render(args.format)
 
 

@@ -4,7 +4,7 @@ Through the running service, the file goes to its OpenAI-compatible HTTP
 socket (``POST /v1/audio/transcriptions``; ``--socket``: a Unix socket path, or
 an ``http://HOST:PORT`` URL for a ``tcp_http`` listener), which answers in the
 format asked for.  With ``--bundle DIR`` the bundle's ASR engine runs in this
-process instead (transcribe_local.py), with the same checks and the same
+process instead (in_process.py), with the same checks and the same
 output.  ``--language`` takes a code or upstream's name in any case;
 ``--max-new-tokens`` caps each segment's decode (the engine refuses more than
 its bundle's bound).  The transcript goes to standard output (or ``-o
@@ -21,15 +21,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from daemon.cli.client import TranscribeError, refusal
+from daemon.cli.errors import CommandError
+from daemon.cli.http_client import DEFAULT_SOCKET, call
 from daemon.protocols.openai.transcripts import RESPONSE_FORMATS
-from daemon.service.config import DEFAULT_RUNTIME_DIR
 
-DEFAULT_SOCKET: Final = str(DEFAULT_RUNTIME_DIR / "http.sock")
 #: The service answers a queued request within its request timeout (120 s by
 #: default); a long file transcribes for longer than it plays on a slow board.
 READ_TIMEOUT_S: Final = 3600.0
-CONNECT_TIMEOUT_S: Final = 5.0
+#: The one status of a transcript (transcriptions.py answers 200 or an error).
+OK: Final = 200
 DEFAULT_FORMAT: Final = "text"
 #: The model id that selects the service's default ASR model.
 DEFAULT_MODEL: Final = "hexvoice"
@@ -41,12 +41,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         stdin = str(args.file) == "-"
         data = sys.stdin.buffer.read() if stdin else args.file.read_bytes()
         if args.bundle is not None:
-            from daemon.cli.transcribe_local import transcribe_local
+            from daemon.cli.transcribe import in_process
 
-            text = transcribe_local(data, args)
+            text = in_process.transcribe(data, args)
         else:
             text = asyncio.run(_via_service(data, args))
-    except (OSError, TranscribeError) as exc:
+    except (OSError, CommandError) as exc:
         print(f"hexvoice transcribe: {exc}", file=sys.stderr)
         return 1
     if text and not text.endswith("\n"):  # json: one line, as a terminal wants
@@ -114,11 +114,6 @@ def _parser() -> argparse.ArgumentParser:
 async def _via_service(data: bytes, args: argparse.Namespace) -> str:
     import aiohttp
 
-    socket: str = args.socket
-    if "://" in socket:
-        connector, base = aiohttp.TCPConnector(), socket.rstrip("/")
-    else:
-        connector, base = aiohttp.UnixConnector(path=socket), "http://localhost"
     form = aiohttp.FormData()
     form.add_field("file", data, filename=args.file.name)
     form.add_field("model", args.model or DEFAULT_MODEL)
@@ -126,26 +121,13 @@ async def _via_service(data: bytes, args: argparse.Namespace) -> str:
     for name in ("language", "prompt", "max_new_tokens"):
         if getattr(args, name) is not None:
             form.add_field(name, str(getattr(args, name)))
-    timeout = aiohttp.ClientTimeout(
-        sock_connect=CONNECT_TIMEOUT_S, total=READ_TIMEOUT_S
+    path = "/v1/audio/transcriptions"
+    return await call(
+        args.socket,
+        "POST",
+        path,
+        form,
+        command="transcribe",
+        read_timeout=READ_TIMEOUT_S,
+        ok=(OK,),
     )
-    try:
-        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as s:
-            url = f"{base}/v1/audio/transcriptions"
-            async with s.post(url, data=form) as resp:
-                body = await resp.text()
-                if resp.status != 200:
-                    raise TranscribeError(refusal(resp.status, body))
-                return body
-    except (aiohttp.ClientConnectorError, asyncio.TimeoutError) as exc:
-        raise TranscribeError(
-            f"cannot reach hexvoice at {socket}: {exc or type(exc).__name__} "
-            "(is `hexvoice serve` running?)"
-        ) from None
-    except aiohttp.ClientError as exc:  # connected, but no HTTP answer came
-        # The usual cause: the Wyoming socket, which answers the request line
-        # with an error event (not an HTTP status) and hangs up.
-        raise TranscribeError(
-            f"{socket} does not answer HTTP ({type(exc).__name__}): transcribe "
-            "talks to the service's HTTP socket (http.sock), not its Wyoming one"
-        ) from None

@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import wave
 
 import pytest
 
-from tests.daemon.conftest import ROOT, Daemon
+from tests.daemon.cli.commands import free_port, hexvoice
+from tests.daemon.conftest import Daemon
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-PORT = _free_port()
+PORT = free_port()
 
 
 @pytest.fixture(scope="module")
@@ -29,20 +19,9 @@ def daemon(daemon_factory) -> Daemon:
     return daemon_factory("cli", listen={"tcp_wyoming": f"127.0.0.1:{PORT}"})
 
 
-def _hexvoice(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args],
-        cwd=ROOT,
-        env=os.environ,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def test_say_writes_a_wav(daemon: Daemon, test_voice, tmp_path):
     out = tmp_path / "out.wav"
-    r = _hexvoice(
+    r = hexvoice(
         "say",
         "hello from the command line",
         "-o",
@@ -63,7 +42,7 @@ def test_say_writes_a_wav(daemon: Daemon, test_voice, tmp_path):
 
 def test_say_with_voice_and_speaker_via_uri(daemon: Daemon, test_voice, tmp_path):
     out = tmp_path / "v.wav"
-    r = _hexvoice(
+    r = hexvoice(
         "say",
         "pick me",
         "-o",
@@ -80,7 +59,7 @@ def test_say_with_voice_and_speaker_via_uri(daemon: Daemon, test_voice, tmp_path
 
 
 def test_say_reports_service_errors(daemon: Daemon, tmp_path):
-    r = _hexvoice(
+    r = hexvoice(
         "say",
         "x",
         "--voice",
@@ -100,24 +79,24 @@ def test_say_language_reaches_the_service_with_the_voice(daemon, test_voice, tmp
     # refusal proves the service read it (the tone voice speaks en_US only).
     out = str(tmp_path / "x.wav")
     common = ["say", "x", "--voice", test_voice.name, "-o", out, "--socket"]
-    r = _hexvoice(*common, str(daemon.wyoming), "--language", "zh_CN")
+    r = hexvoice(*common, str(daemon.wyoming), "--language", "zh_CN")
     assert r.returncode == 1, r.stderr
     assert "unsupported_language" in r.stderr and "zh_CN" in r.stderr
-    r = _hexvoice(*common, str(daemon.wyoming), "--language", "en")
+    r = hexvoice(*common, str(daemon.wyoming), "--language", "en")
     assert r.returncode == 0, r.stderr
 
 
 def test_say_without_a_service_says_how_to_fix_it(tmp_path):
-    r = _hexvoice("say", "x", "--socket", str(tmp_path / "none.sock"))
+    r = hexvoice("say", "x", "--socket", str(tmp_path / "none.sock"))
     assert r.returncode == 1
     assert "cannot reach hexvoice" in r.stderr and "hexvoice serve" in r.stderr
 
 
 def test_voices_lists_them(daemon: Daemon, test_voice):
-    r = _hexvoice("voices", "--socket", str(daemon.wyoming))
+    r = hexvoice("voices", "--socket", str(daemon.wyoming))
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[0] == test_voice.name and "en_US" in r.stdout
-    r = _hexvoice("voices", "--json", "--socket", str(daemon.wyoming))
+    r = hexvoice("voices", "--json", "--socket", str(daemon.wyoming))
     (v,) = json.loads(r.stdout)
     assert v["name"] == test_voice.name and v["speakers"] == [
         {"name": "0"},
@@ -126,6 +105,6 @@ def test_voices_lists_them(daemon: Daemon, test_voice):
 
 
 def test_tcp_listener_when_configured(daemon: Daemon, test_voice):
-    r = _hexvoice("voices", "--socket", f"tcp://127.0.0.1:{PORT}")
+    r = hexvoice("voices", "--socket", f"tcp://127.0.0.1:{PORT}")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[0] == test_voice.name

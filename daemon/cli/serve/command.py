@@ -2,7 +2,7 @@
 
 Flags override the YAML file (``--config``, default /etc/hexvoice/config.yaml);
 everything is checked before any model loads and a bad configuration exits 78
-(EX_CONFIG) at once.  The running service itself is ``daemon.cli.service``.
+(EX_CONFIG) at once.  The running service itself is service.py.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger().setLevel(cfg.log_level.upper())
     # Imported only now: a config error is reported before aiohttp, wyoming and
     # the engines take a second to load.
-    from daemon.cli.service import Service
+    from daemon.cli.serve.service import Service
 
     return asyncio.run(Service(cfg, overrides).run())
 

@@ -54,7 +54,7 @@ STOP_WAIT_NOTE: Final = (
 
 
 class Service:
-    """One ``hexvoice serve`` process: built in ``serve.main``, run once."""
+    """One ``hexvoice serve`` process: built in ``command.main``, run once."""
 
     def __init__(self, cfg: ServeConfig, overrides: dict[str, Any]) -> None:
         self.cfg = cfg

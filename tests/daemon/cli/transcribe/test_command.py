@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.daemon.asr_service import asr_daemon, model_bundle
+from tests.daemon.cli.commands import free_port
 from tests.daemon.conftest import ROOT, Daemon
 from tests.daemon.protocols.audio_samples import (
     RATE,
@@ -29,13 +29,7 @@ SRT = (
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-PORT = _free_port()
+PORT = free_port()
 
 
 @pytest.fixture(scope="module")

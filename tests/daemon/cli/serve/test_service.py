@@ -23,7 +23,7 @@ from wyoming.event import read_event, write_event
 from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize
 
-from daemon.cli.service import exit_status
+from daemon.cli.serve.service import exit_status
 from daemon.sdk.bundles.manifest import BundleError, sha256_file
 from daemon.service.config import ConfigError
 from qnnrt import QnnError, QnnLibraryError

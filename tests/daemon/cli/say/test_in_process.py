@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("piper")
 soundfile = pytest.importorskip("soundfile")
 
-from daemon.cli.say_local import main  # noqa: E402
+from daemon.cli.say.in_process import main  # noqa: E402
 from tests.piper_bundles import (  # noqa: E402
     CPU_OPTIONS,
     bundle_dir,

@@ -1,20 +1,17 @@
-"""``hexvoice say TEXT -o out.wav``: synthesize through the running service.
+"""Talking Wyoming (library ``wyoming``) to the running service, as
+``hexvoice say`` and ``hexvoice voices`` do: ``describe`` (what it offers) and
+``synthesize`` (one text's audio).
 
-Talks Wyoming (library ``wyoming``) to ``--socket`` (a Unix socket path, or a
-``unix://`` / ``tcp://`` URI).  ``hexvoice voices`` (``client_voices``) lists
-what the service offers.
+``socket``: a Unix socket path, or a ``unix://`` / ``tcp://`` URI.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import os
 import sys
 import time
 import wave
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -25,21 +22,13 @@ from wyoming.event import Event
 from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize
 
+from daemon.cli.errors import CommandError
 from daemon.service.config import DEFAULT_RUNTIME_DIR
 
 DEFAULT_SOCKET: Final = str(DEFAULT_RUNTIME_DIR / "wyoming.sock")
 CONNECT_TIMEOUT_S: Final = 5.0
 #: Per event; a queued request may wait this long for its first audio.
 READ_TIMEOUT_S: Final = 300.0
-
-
-class ClientError(RuntimeError):
-    """The service could not be reached or answered with an error."""
-
-
-class TranscribeError(RuntimeError):
-    """A file could not be transcribed (by the service or in-process); the
-    message says why."""
 
 
 @dataclass
@@ -67,16 +56,6 @@ class Speech:
                 f.close()
 
 
-def refusal(status: int, body: str) -> str:
-    """An HTTP refusal in words: the service's message (OpenAI's envelope),
-    else the raw body."""
-    try:
-        message = json.loads(body)["error"]["message"]
-    except (ValueError, KeyError, TypeError):
-        message = body.strip() or "no details"
-    return f"service error (HTTP {status}): {message}"
-
-
 def uri(socket: str) -> str:
     # Absolute: in "unix://run/wyoming.sock" a URI parser takes "run" for a host.
     return socket if "://" in socket else f"unix://{os.path.abspath(socket)}"
@@ -88,7 +67,7 @@ async def _connect(socket: str) -> AsyncClient:
     try:
         await client.connect()
     except (OSError, asyncio.TimeoutError) as exc:
-        raise ClientError(
+        raise CommandError(
             f"cannot reach hexvoice at {socket}: {exc} (is `hexvoice serve` running?)"
         ) from None
     return client
@@ -101,7 +80,7 @@ async def describe(socket: str) -> Info:
         while True:
             event = await client.read_event()
             if event is None:
-                raise ClientError("the service closed the connection")
+                raise CommandError("the service closed the connection")
             if Info.is_type(event.type):
                 return Info.from_event(event)
     finally:
@@ -123,10 +102,10 @@ async def synthesize(
         while True:
             event = await client.read_event()
             if event is None:
-                raise ClientError("the service closed the connection mid-request")
+                raise CommandError("the service closed the connection mid-request")
             if Error.is_type(event.type):
                 err = Error.from_event(event)
-                raise ClientError(f"service error ({err.code}): {err.text}")
+                raise CommandError(f"service error ({err.code}): {err.text}")
             if AudioStart.is_type(event.type):
                 fmt = AudioStart.from_event(event)
             elif AudioChunk.is_type(event.type):
@@ -136,7 +115,7 @@ async def synthesize(
             elif AudioStop.is_type(event.type):
                 break
         if fmt is None:
-            raise ClientError("the service sent audio-stop without audio-start")
+            raise CommandError("the service sent audio-stop without audio-start")
         return Speech(bytes(pcm), fmt.rate, fmt.width, fmt.channels, first)
     finally:
         await client.disconnect()
@@ -154,38 +133,3 @@ def _synthesize(
     return Event(
         event.type, {**(event.data or {}), "voice": wanted} if wanted else event.data
     )
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="hexvoice say",
-        description="Speak TEXT through the running service (Wyoming) into a WAV.",
-    )
-    p.add_argument("text", help="what to say")
-    p.add_argument("-o", "--output", default="out.wav", help="WAV file, '-' = stdout")
-    p.add_argument(
-        "--socket", default=DEFAULT_SOCKET, help="path or unix:// tcp:// URI"
-    )
-    p.add_argument("--voice", help="voice name (default: the service's)")
-    p.add_argument("--speaker", help="speaker of a multi-speaker voice")
-    p.add_argument("--language", help="language to speak (voices that speak several)")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    a = parser().parse_args(argv)
-    try:
-        speech = asyncio.run(
-            synthesize(a.socket, a.text, a.voice, a.speaker, a.language)
-        )
-    except ClientError as exc:
-        print(f"hexvoice say: {exc}", file=sys.stderr)
-        return 1
-    speech.write_wav(a.output)
-    if a.output != "-":
-        print(
-            f"{a.output}: {speech.seconds:.2f} s at {speech.rate} Hz "
-            f"(first audio after {speech.first_audio_s * 1000:.0f} ms)",
-            file=sys.stderr,
-        )
-    return 0

@@ -1,0 +1,2 @@
+"""``hexvoice serve``: the command line read into a checked configuration
+(command.py), and the service it runs (service.py)."""
