@@ -136,8 +136,8 @@ def test_a_graph_without_the_stretch_input_speaks_at_speed_one_only(
     cpu_engine: GptSovitsEngine, sovits_model, tmp_path
 ):
     """A bundle built before speed: its vits_enc takes no stretch/z_mask."""
+    from scripts.common.build.onnx_export import export_static
     from scripts.common.build.runners import cpu_runner
-    from scripts.gptsovits.export.graphs import _export
     from scripts.gptsovits.models.sovits import VitsEnc
 
     s = cpu_engine.loaded
@@ -150,7 +150,8 @@ def test_a_graph_without_the_stretch_input_speaks_at_speed_one_only(
         torch.zeros(1, d.inter, fr),
     )  # fmt: skip
     names = ["ssl", "y_mask", "text", "text_mask", "ge512", "ge", "noise"]
-    spec = _export(VitsEnc(sovits_model), args, names, ["z"], tmp_path / "old.onnx")
+    old_onnx = tmp_path / "old.onnx"
+    spec = export_static(VitsEnc(sovits_model), args, names, ["z"], old_onnx)
     graphs = {
         L.VITS_ENC: cpu_runner(spec.path, L.VITS_ENC),
         L.VITS_GEN: s.vits.gen.runner,
