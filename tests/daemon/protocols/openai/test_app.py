@@ -12,12 +12,12 @@ import time
 import wave
 from pathlib import Path
 
-import httpx
 import numpy as np
 import openai
 import pytest
 import soundfile as sf
 
+from tests.daemon import voice_clients
 from tests.daemon.conftest import Daemon, words
 
 needs_curl = pytest.mark.skipif(
@@ -32,13 +32,7 @@ def daemon(daemon_factory) -> Daemon:
 
 @pytest.fixture(scope="module")
 def sdk(daemon: Daemon) -> openai.OpenAI:
-    http = httpx.Client(transport=httpx.HTTPTransport(uds=str(daemon.http)))
-    return openai.OpenAI(
-        base_url="http://localhost/v1",
-        api_key="unused",
-        max_retries=0,
-        http_client=http,
-    )
+    return voice_clients.sdk(daemon)
 
 
 def _wav(data: bytes) -> tuple[np.ndarray, int]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 
-import httpx
 import numpy as np
 import openai
 import pytest
@@ -14,23 +13,19 @@ import soundfile as sf
 
 from daemon.sdk.asr import TranscriptionOptions, stream_text
 from daemon.sdk.local import open_engine
+from tests.daemon import voice_clients
 from tests.daemon.asr_service import JOE, JOE_RATE
 from tests.daemon.conftest import Daemon
 
 SENTENCE = "Hello, world. The quick brown fox jumps over the lazy dog."
 ASR_MODEL = "qwen3-asr-tiny"  # the tiny bundle's name
+#: Per SDK call: synthesis and transcription both run on the simulator here.
+SDK_TIMEOUT_S = 300.0
 
 
 @pytest.fixture(scope="module")
 def sdk(speech_service: Daemon) -> openai.OpenAI:
-    http = httpx.Client(transport=httpx.HTTPTransport(uds=str(speech_service.http)))
-    return openai.OpenAI(
-        base_url="http://localhost/v1",
-        api_key="unused",
-        max_retries=0,
-        http_client=http,
-        timeout=300,
-    )
+    return voice_clients.sdk(speech_service, timeout=SDK_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")

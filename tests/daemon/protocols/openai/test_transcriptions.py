@@ -14,6 +14,7 @@ import numpy as np
 import openai
 import pytest
 
+from tests.daemon import voice_clients
 from tests.daemon.asr_service import ASR_MODEL, asr_daemon
 from tests.daemon.conftest import Daemon
 from tests.daemon.protocols.audio_samples import (
@@ -42,13 +43,7 @@ def daemon(tmp_path_factory, test_voice, bins, onnx_dir) -> Iterator[Daemon]:
 
 @pytest.fixture(scope="module")
 def sdk(daemon: Daemon) -> openai.OpenAI:
-    http = httpx.Client(transport=httpx.HTTPTransport(uds=str(daemon.http)))
-    return openai.OpenAI(
-        base_url="http://localhost/v1",
-        api_key="unused",
-        max_retries=0,
-        http_client=http,
-    )
+    return voice_clients.sdk(daemon)
 
 
 def _upload(daemon: Daemon, data: bytes, **fields: str) -> httpx.Response:

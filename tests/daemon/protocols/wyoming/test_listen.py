@@ -13,12 +13,11 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncClient
 from wyoming.error import Error
 from wyoming.event import Event
-from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize
 
 from tests.daemon.asr_service import ASR_MODEL, asr_daemon
 from tests.daemon.conftest import Daemon
-from tests.daemon.protocols.wyoming.events import connect, until
+from tests.daemon.protocols.wyoming.events import connect, describe, until
 from tests.daemon.sdk.test_asr import BURST_FINALS, BURSTS
 from tests.daemon.vad_engine import burst_signal
 
@@ -89,14 +88,7 @@ def _text(events: list[Event]) -> tuple[str, str]:
 
 
 def test_describe_lists_an_asr_program_beside_the_tts_program(daemon):
-    async def go() -> Info:
-        c = await connect(daemon, READ_TIMEOUT_S)
-        await c.write_event(Describe().event())
-        (e,) = await until(c, "info")
-        await c.disconnect()
-        return Info.from_event(e)
-
-    info = asyncio.run(go())
+    info = asyncio.run(describe(daemon, READ_TIMEOUT_S))
     (tts,) = info.tts
     assert [v.name for v in tts.voices] == ["tone"]
     (asr,) = info.asr

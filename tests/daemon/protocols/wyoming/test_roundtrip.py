@@ -16,13 +16,12 @@ from wyoming.asr import Transcribe, Transcript, TranscriptChunk
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncClient
 from wyoming.event import Event
-from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeVoice
 
 from tests.daemon.asr_service import JOE, JOE_RATE
 from tests.daemon.conftest import Daemon
 from tests.daemon.protocols.openai.test_roundtrip import ASR_MODEL, engine_text
-from tests.daemon.protocols.wyoming.events import connect
+from tests.daemon.protocols.wyoming.events import connect, describe
 
 SENTENCE = "Hello, world. The quick brown fox jumps over the lazy dog."
 READ_TIMEOUT_S = 300
@@ -85,14 +84,7 @@ def _transcribe(d: Daemon, wav: bytes, language: str | None = None) -> list[Even
 
 
 def test_the_asr_program_is_described_beside_the_voice(speech_service):
-    async def go() -> Info:
-        c = await connect(speech_service, READ_TIMEOUT_S)
-        await c.write_event(Describe().event())
-        (e,) = await _events(c, "info")
-        await c.disconnect()
-        return Info.from_event(e)
-
-    info = asyncio.run(go())
+    info = asyncio.run(describe(speech_service, READ_TIMEOUT_S))
     assert [v.name for v in info.tts[0].voices] == [JOE]
     (asr,) = info.asr
     assert asr.name == "qwen3-asr" and asr.supports_transcript_streaming

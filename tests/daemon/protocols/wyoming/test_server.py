@@ -17,7 +17,7 @@ import pytest
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error
 from wyoming.event import Event
-from wyoming.info import Describe, Info
+from wyoming.info import Describe
 from wyoming.ping import Ping, Pong
 from wyoming.tts import (
     Synthesize,
@@ -31,7 +31,7 @@ from daemon.protocols.wyoming.playback import SAMPLE_WIDTH, SAMPLES_PER_CHUNK
 from daemon.protocols.wyoming.server import FALLBACK_URL
 from daemon.sdk.audio.shaping import SENTENCE_PAUSE_S
 from tests.daemon.conftest import LONG_WORDS, Daemon, words
-from tests.daemon.protocols.wyoming.events import connect, until
+from tests.daemon.protocols.wyoming.events import connect, describe, until
 
 READ_TIMEOUT_S = 30
 #: A fresh interpreter importing the server module: seconds, with margin.
@@ -50,14 +50,7 @@ def _run(coro):  # noqa: ANN001, ANN202
 
 
 def test_describe_lists_voices_and_streaming(daemon: Daemon, test_voice):
-    async def go() -> Info:
-        c = await connect(daemon, READ_TIMEOUT_S)
-        await c.write_event(Describe().event())
-        (e,) = await until(c, "info")
-        await c.disconnect()
-        return Info.from_event(e)
-
-    info = _run(go())
+    info = _run(describe(daemon, READ_TIMEOUT_S))
     (program,) = info.tts
     assert program.name == "hexvoice" and program.installed
     assert program.supports_synthesize_streaming is True
