@@ -86,7 +86,7 @@ class EngineHost:
 
     async def load(self, cfg: ServeConfig) -> None:
         """Load every voice (start-up), or apply a changed config engine by
-        engine (SIGHUP): unchanged engines serve on untouched (reload.py).
+        engine (SIGHUP): unchanged engines serve on untouched (voices/reload.py).
 
         Raises the first failure (at start-up, at once).  Whatever the worker
         serves afterwards is what the protocols see from then on.
@@ -104,7 +104,7 @@ class EngineHost:
         if self.state == "starting":
             self.state = "ready"
 
-    # One engine at a time (reload.py), beside the others, which serve on.
+    # One engine at a time (voices/reload.py), beside the others, which serve on.
     async def load_engine(self, source: VoiceSource) -> None:
         """Add the engine of one more bundle."""
         await self._loading(self._loader.load(source, self.cfg.engine))

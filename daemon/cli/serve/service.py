@@ -101,7 +101,7 @@ class Service:
             if code == EX_SOFTWARE:
                 _LOGGER.exception("start-up failed")
             return await self._fail(describe(exc), code)
-        # One cap on connections for both protocols (admission.py).
+        # One cap on connections for both protocols (service/edge/admission.py).
         admission = Admission(self.cfg.limits.max_connections)
         wyoming = WyomingServer(self.host, admission)
         await wyoming.start([x.sock for x in self._listeners if x.kind == "wyoming"])

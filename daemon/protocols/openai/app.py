@@ -132,6 +132,8 @@ async def _in_flight(request: web.Request, handler: Handler) -> web.StreamRespon
 
 
 class _Api:
+    """The read-only endpoints: models, voices, health, metrics."""
+
     def __init__(self, host: EngineHost) -> None:
         self.host = host
 

@@ -1,7 +1,8 @@
 """systemd integration: sd_notify messages, the watchdog period, inherited sockets.
 
-Everything is read from the environment once, in ``serve.main``; without systemd
-(no ``NOTIFY_SOCKET``, no ``LISTEN_FDS``) each piece is a quiet no-op.
+Everything is read from the environment once, as the service starts
+(daemon/cli/serve/service.py); without systemd (no ``NOTIFY_SOCKET``, no
+``LISTEN_FDS``) each piece is a quiet no-op.
 References: sd_notify(3), sd_watchdog_enabled(3), sd_listen_fds(3).
 """
 
