@@ -1,9 +1,10 @@
 """The shell every engine repeats: one bundle, its params, the model built of them.
 
-An engine says three things: how it reads its bundle's ``params``, which graphs
-those params make it run (the declaration its ``load`` and ``bundle verify``
-both check, ``bundles.needs``) and how it builds its model from the bundle,
-the params and the graphs.  :class:`EngineBase` does the rest of the
+An engine says three things: what its bundle's ``params`` are (a type the
+config reader reads, or its own ``read_params``), which graphs those params
+make it run (the declaration its ``load`` and ``bundle verify`` both check,
+``bundles.needs``) and how it builds its model from the bundle, the params and
+the graphs.  :class:`EngineBase` does the rest of the
 ``Engine`` protocol's bookkeeping (registry.py): ``requirements``, ``load``
 (the bundle is for this engine, the graphs are what it runs), holding bundle
 and model, refusing calls before ``load``, forgetting both at ``close``.  An
@@ -17,6 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
+from daemon.config.reader import read
 from daemon.sdk.bundles.manifest import Bundle, BundleError
 from daemon.sdk.bundles.needs import GraphNeeds, require
 from daemon.sdk.capabilities import Task, VoiceInfo
@@ -35,6 +37,8 @@ class EngineBase(ABC, Generic[P, M]):
     engine_id: ClassVar[str]
     #: the job it does (the registry lists engines by it)
     task: ClassVar[Task]
+    #: what ``read_params`` reads ``bundle.params`` as (daemon/config/reader.py)
+    params_type: ClassVar[type[Any]]
 
     def __init__(self) -> None:
         self._bundle: Bundle | None = None
@@ -42,9 +46,11 @@ class EngineBase(ABC, Generic[P, M]):
 
     # --- what an engine says --------------------------------------------------
     @classmethod
-    @abstractmethod
     def read_params(cls, bundle: Bundle) -> P:
         """``bundle.params`` read and checked; a BundleError names the field."""
+        where = f"{bundle.root}: params"
+        params: P = read(bundle.params, cls.params_type, where=where, error=BundleError)
+        return params
 
     @classmethod
     @abstractmethod

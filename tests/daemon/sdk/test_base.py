@@ -13,7 +13,6 @@ from typing import Annotated, Any
 import msgspec
 import pytest
 
-from daemon.config.reader import read
 from daemon.sdk.base import EngineBase
 from daemon.sdk.bundles.manifest import Bundle, BundleError
 from daemon.sdk.bundles.needs import GraphNeeds
@@ -33,12 +32,8 @@ class Echo(EngineBase[Params, str]):
 
     engine_id = ECHO
     task = "tts"
+    params_type = Params
     built: list[str] = []
-
-    @classmethod
-    def read_params(cls, bundle: Bundle) -> Params:
-        where = f"{bundle.root}: params"
-        return read(bundle.params, Params, where=where, error=BundleError)
 
     @classmethod
     def graph_needs(cls, params: Params, graphs: Mapping[str, Any]) -> GraphNeeds:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final
+from typing import Any, Final
 
 import numpy as np
 
@@ -30,16 +30,13 @@ from daemon.engines.qwen3.asr.params import (
 )
 from daemon.engines.qwen3.asr.prompt import PromptBuilder, language_code
 from daemon.engines.qwen3.asr.session import Qwen3AsrSession
-from daemon.engines.qwen3.common.shapes import read_params
 from daemon.sdk.asr import TranscriptionOptions
+from daemon.sdk.base import EngineBase
 from daemon.sdk.bundles.manifest import Bundle, BundleError
-from daemon.sdk.bundles.needs import require
+from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import Capabilities, VoiceInfo
-
-if TYPE_CHECKING:
-    from daemon.sdk.bundles.needs import GraphNeeds
-    from daemon.sdk.graphs import Runner
+from daemon.sdk.graphs import Runner
 
 #: The longest stream a session takes (s): none.  Long audio is cut at pauses
 #: into segments the graphs hold, and a session keeps one segment's audio at a
@@ -52,29 +49,23 @@ WARMUP_HZ: Final = 440.0
 WARMUP_LEVEL: Final = 0.1
 
 
-def _params(bundle: Bundle) -> AsrParams:
-    return read_params(bundle, AsrParams)
-
-
-class Qwen3AsrEngine:
-    """A Qwen3-ASR bundle, loaded; one session at a time (synchronous)."""
+class Qwen3AsrEngine(EngineBase[AsrParams, Model]):
+    """A Qwen3-ASR bundle, loaded; one session at a time (synchronous).  Its
+    ``model`` is what the parity tests drive on whole clips."""
 
     engine_id = ENGINE_ID
     task = "asr"
-
-    def __init__(self) -> None:
-        self._bundle: Bundle | None = None
-        self._model: Model | None = None
+    params_type = AsrParams
 
     @classmethod
-    def requirements(cls, bundle: Bundle) -> GraphNeeds:
-        return graph_needs(_params(bundle))
+    def graph_needs(cls, params: AsrParams, graphs: Mapping[str, Any]) -> GraphNeeds:
+        return graph_needs(params)
 
-    def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
+    def build(
+        self, bundle: Bundle, p: AsrParams, graphs: Mapping[str, Runner]
+    ) -> Model:
         from tokenizers import Tokenizer
 
-        p = _params(bundle)
-        require(graph_needs(p), graphs)  # what `bundle verify` checks
         embed = np.load(bundle.path(EMBED_TOKENS), mmap_mode="r")
         if embed.shape != (p.vocab, p.hidden):
             raise BundleError(
@@ -88,15 +79,7 @@ class Qwen3AsrEngine:
             raise BundleError(f"{bundle.root}: {exc}") from None
         encoder = WindowEncoder(p, graphs[ENCODER])
         decoder = Decoder(p, embed, graphs)
-        self._model = Model(p, tokenizer, builder, encoder, decoder)
-        self._bundle = bundle
-
-    @property
-    def model(self) -> Model:
-        """The loaded model (parity tests drive it on whole clips)."""
-        if self._model is None:
-            raise RuntimeError(f"{ENGINE_ID} engine: load() a bundle first")
-        return self._model
+        return Model(p, tokenizer, builder, encoder, decoder)
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -104,15 +87,8 @@ class Qwen3AsrEngine:
         return tuple(language_code(n) for n in self.model.p.languages)
 
     def voices(self) -> list[VoiceInfo]:
-        assert self._bundle is not None
-        return [
-            VoiceInfo(
-                name=self._bundle.name,
-                languages=self.languages,
-                description=f"Qwen3-ASR ({self._bundle.name})",
-                attribution=ATTRIBUTION,
-            )
-        ]
+        description = f"Qwen3-ASR ({self.bundle.name})"
+        return [self.voice(description, ATTRIBUTION, languages=self.languages)]
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
@@ -145,7 +121,3 @@ class Qwen3AsrEngine:
         finally:
             session.close()
         self.model.decoder.warmup()
-
-    def close(self) -> None:
-        self._model = None
-        self._bundle = None

@@ -1,5 +1,5 @@
-"""A Qwen3 decoder stack's sizes and buckets, as bundle params hold them, its
-graph I/O, and the one way both engines read a bundle's params.
+"""A Qwen3 decoder stack's sizes and buckets, as bundle params hold them, and
+its graphs' I/O.
 
 The team contract of a stack's graphs (Ly layers, Kh kv heads, hd head_dim,
 H the stack's hidden, Hx its input rows' width, V its vocab)::
@@ -16,15 +16,11 @@ predictor's ``head``) to these.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import msgspec
 
-from daemon.config.reader import invalid, read
-from daemon.sdk.bundles.manifest import BundleError
-
-if TYPE_CHECKING:
-    from daemon.sdk.bundles.manifest import Bundle
+from daemon.config.reader import invalid
 
 Count = Annotated[int, msgspec.Meta(ge=1)]
 Index = Annotated[int, msgspec.Meta(ge=0)]
@@ -32,16 +28,6 @@ Positive = Annotated[float, msgspec.Meta(gt=0)]
 Sizes = Annotated[tuple[Count, ...], msgspec.Meta(min_length=1)]
 Text = Annotated[str, msgspec.Meta(min_length=1)]
 Shapes = dict[str, tuple[int, ...]]
-T = TypeVar("T")
-
-
-def read_params(bundle: Bundle, cls: type[T]) -> T:
-    """A bundle's ``params`` read as ``cls`` (AsrParams, TtsParams; as their
-    ``from_mapping`` reads); a refusal is a BundleError naming bundle and field."""
-    try:
-        return read(bundle.params, cls, where=f"{bundle.root}: params")
-    except ValueError as exc:
-        raise BundleError(str(exc)) from None
 
 
 @dataclass(frozen=True)

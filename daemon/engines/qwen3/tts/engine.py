@@ -21,11 +21,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Final
+from typing import Any, Final
 
 import numpy as np
 
-from daemon.engines.qwen3.common.shapes import read_params
 from daemon.engines.qwen3.tts.graphio import graph_needs
 from daemon.engines.qwen3.tts.model import Model, load_model
 from daemon.engines.qwen3.tts.options import Request
@@ -33,17 +32,15 @@ from daemon.engines.qwen3.tts.params import ENGINE_ID, TtsParams
 from daemon.engines.qwen3.tts.stream import CodecStream, exact_frames, whole
 from daemon.engines.qwen3.tts.text import pieces
 from daemon.sdk.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
+from daemon.sdk.base import EngineBase
 from daemon.sdk.bundles.manifest import Bundle
-from daemon.sdk.bundles.needs import require
+from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import Capabilities, VoiceInfo
 from daemon.sdk.cloning import AuxClips, VoicePrint
+from daemon.sdk.graphs import Runner
 from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from daemon.text.languages import code_of
-
-if TYPE_CHECKING:
-    from daemon.sdk.bundles.needs import GraphNeeds
-    from daemon.sdk.graphs import Runner
 
 _LOGGER = logging.getLogger(__name__)
 ATTRIBUTION: Final = ("Qwen3-TTS", "https://github.com/QwenLM/Qwen3-TTS")
@@ -54,38 +51,27 @@ WARMUP_TEXT: Final = "Hello."
 WARMUP_FRAMES: Final = 4
 
 
-def _params(bundle: Bundle) -> TtsParams:
-    return read_params(bundle, TtsParams)
-
-
-class Qwen3TtsEngine:
-    """A Qwen3-TTS bundle, loaded; one request at a time (synchronous)."""
+class Qwen3TtsEngine(EngineBase[TtsParams, Model]):
+    """A Qwen3-TTS bundle, loaded; one request at a time (synchronous).  Its
+    ``model`` is what parity tests and benchmarks drive part by part."""
 
     engine_id = ENGINE_ID
     task = "tts"
+    params_type = TtsParams
 
     def __init__(self) -> None:
-        self._bundle: Bundle | None = None
-        self._model: Model | None = None
+        super().__init__()
         #: a non-streamed utterance past the bundle's exact decode was logged
         self._said_inexact = False
 
     @classmethod
-    def requirements(cls, bundle: Bundle) -> GraphNeeds:
-        return graph_needs(_params(bundle))
+    def graph_needs(cls, params: TtsParams, graphs: Mapping[str, Any]) -> GraphNeeds:
+        return graph_needs(params)
 
-    def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
-        p = _params(bundle)
-        require(graph_needs(p), graphs)  # what `bundle verify` checks
-        self._model = load_model(bundle, p, graphs)
-        self._bundle = bundle
-
-    @property
-    def model(self) -> Model:
-        """The loaded model (parity tests and benchmarks drive its parts)."""
-        if self._model is None:
-            raise RuntimeError(f"{ENGINE_ID} engine: load() a bundle first")
-        return self._model
+    def build(
+        self, bundle: Bundle, p: TtsParams, graphs: Mapping[str, Runner]
+    ) -> Model:
+        return load_model(bundle, p, graphs)
 
     @property
     def sample_rate(self) -> int:
@@ -123,26 +109,17 @@ class Qwen3TtsEngine:
                 f"({limit} frames), close to it past that")  # fmt: skip
 
     def voices(self) -> list[VoiceInfo]:
-        assert self._bundle is not None
-        p, name = self.model.p, self._bundle.name
-        exact = self._exactness()
+        p, name = self.model.p, self.bundle.name
+        exact, codes = self._exactness(), self.language_codes
         if p.kind == "base":
-            return [
-                VoiceInfo(
-                    name=name,
-                    languages=self.language_codes,
-                    description=f"Qwen3-TTS Base ({name}); speaks in cloned "
-                    f"voices{exact}",
-                    attribution=ATTRIBUTION,
-                )
-            ]
+            said = f"Qwen3-TTS Base ({name}); speaks in cloned voices{exact}"
+            return [self.voice(said, ATTRIBUTION, languages=codes)]
         return [
-            VoiceInfo(
+            self.voice(
+                f"Qwen3-TTS CustomVoice speaker {speaker!r} ({name}){exact}",
+                ATTRIBUTION,
                 name=speaker,
-                languages=self.language_codes,
-                description=f"Qwen3-TTS CustomVoice speaker {speaker!r} "
-                f"({name}){exact}",
-                attribution=ATTRIBUTION,
+                languages=codes,
             )
             for speaker in p.speakers
         ]
@@ -237,7 +214,7 @@ class Qwen3TtsEngine:
             "them it is close to upstream's decode, not equal (a bundle with "
             "codec_%d, upstream's chunk and context, decodes any length: "
             "scripts/build-qwen3-tts's default windows)",
-            self._bundle.name if self._bundle else ENGINE_ID, frames, limit,
+            self.bundle.name, frames, limit,
             max(m.codec.sizes), m.p.codec.chunk_frames + m.p.codec.left_context,
         )  # fmt: skip
 
@@ -271,7 +248,3 @@ class Qwen3TtsEngine:
         """Every graph once: the talker's buckets, a few greedy frames through
         the predictor and the codec windows, the speaker encoder."""
         self.model.warmup(WARMUP_TEXT, WARMUP_FRAMES)
-
-    def close(self) -> None:
-        self._model = None
-        self._bundle = None
