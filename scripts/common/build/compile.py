@@ -18,7 +18,7 @@ from typing import Any
 from scripts.common import weight_sharing
 from scripts.common.build.stage import Results, Stage, StageGroup
 from scripts.common.onnx_data import model_files
-from scripts.common.qnn_compile import CompileError
+from scripts.common.qnn_compile import CompileError, qnn_sdk_version
 from scripts.common.weight_sharing import Unit
 
 PREFIX = "compile "
@@ -84,10 +84,16 @@ def units(plan: CompilePlan) -> tuple[tuple[Unit, ...], tuple[Unit, ...]]:
 def compile_stages(plan: CompilePlan) -> list[Stage[Any]]:
     """One stage per binary, in plan order (the gate copies last)."""
     planned, copies = units(plan)
+    sdk = qnn_sdk_version()
     stages = []
     for unit in (*planned, *copies):
         onnx = [model_files(plan.sources[k]) for k in unit.keys]
-        inputs = {"onnx": onnx if unit.shared else onnx[0], "target": plan.target}
+        inputs = {
+            "onnx": onnx if unit.shared else onnx[0],
+            "target": plan.target,
+            # another QNN SDK makes other binaries (docs/builds.md, keys)
+            "qnn_sdk": sdk,
+        }
         stages.append(
             Stage(
                 f"{PREFIX}{unit.name}",
