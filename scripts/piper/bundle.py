@@ -23,7 +23,6 @@ from scripts.common import bundling
 from scripts.common.build.compile import GROUP, compiled
 from scripts.common.build.stage import Results
 from scripts.common.onnx_surgery import ConversionError
-from scripts.common.qnn_compile import qnn_sdk_version
 from scripts.piper.convert import SDP_FILE, PiperBuild, piper_params, read_config
 from scripts.piper.export import Exported
 from scripts.piper.gates import CpuGates
@@ -95,8 +94,10 @@ def _write(root: Path, ctx: PiperBuild, results: Results) -> None:
     exported: Exported = results["export"]
     gates: CpuGates = results["gates_cpu"]
     o = ctx.options
+    binaries = compiled(results[GROUP])
+    (sdk,) = {b.qnn_sdk for b in binaries.values()}  # the binaries' own
     placed = {}
-    for unit, binary in compiled(results[GROUP]).items():
+    for unit, binary in binaries.items():
         for key, graph in binary.graphs.items():
             placed[key] = (ctx.work.bin_path(unit), graph)
     keys = o.graph_keys  # manifest order (a stored dict's keys come back sorted)
@@ -120,6 +121,6 @@ def _write(root: Path, ctx: PiperBuild, results: Results) -> None:
         languages=(config.get("language", {}).get("code") or params.espeak_voice,),
         graphs=specs,
         params={**params.to_dict(), **extra},
-        qnn_sdk=qnn_sdk_version(),
+        qnn_sdk=sdk,
         target=o.target,
     )

@@ -28,7 +28,7 @@ from daemon.engines.piper.params import PiperParams  # noqa: E402
 from scripts.common.build.compile import compile_stages  # noqa: E402
 from scripts.common.build.workdir import WorkDir  # noqa: E402
 from scripts.common.onnx_surgery import ConversionError, UnplannedOpError  # noqa: E402
-from scripts.common.qnn_compile import CompileError  # noqa: E402
+from scripts.common.qnn_compile import CompileError, qnn_sdk_version  # noqa: E402
 from scripts.piper import graphs  # noqa: E402
 from scripts.piper.build import (  # noqa: E402
     BuildOptions,
@@ -240,9 +240,8 @@ def test_cli_refuses_existing_output_and_missing_config(
     assert "lonely.onnx.json" in capsys.readouterr().err
 
 
-def test_htp_rejection_names_op_and_node(voice_path: Path, tmp_path: Path) -> None:
-    """The build's compile stages name the op and node the HTP refused."""
-    pytest.importorskip("onnxruntime_qnn")
+def _nonzero_graph(path: Path) -> Path:
+    """A graph the HTP refuses: NonZero (data-dependent shape, the SDP's)."""
     graph = helper.make_graph(
         [
             helper.make_node("NonZero", ["x"], ["nz"], name="/dp/flows.7/NonZero"),
@@ -256,11 +255,34 @@ def test_htp_rejection_names_op_and_node(voice_path: Path, tmp_path: Path) -> No
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
     model.ir_version = 8
-    onnx.save(model, tmp_path / "nz.onnx")
+    onnx.save(model, path)
+    return path
+
+
+def _stages_of(voice_path: Path, tmp_path: Path, options: ConvertOptions):  # type: ignore[no-untyped-def]
+    """The build's compile stages for the NonZero graph, and their context."""
+    ctx = PiperBuild(voice_path, tmp_path / "bundle", options, WorkDir(tmp_path))
+    sources = {"nz": _nonzero_graph(tmp_path / "nz.onnx")}
+    plan = dataclasses.replace(compile_plan(ctx), sources=sources)
+    return compile_stages(plan), ctx
+
+
+def test_htp_rejection_names_op_and_node(voice_path: Path, tmp_path: Path) -> None:
+    """The build's compile stages name the op and node the HTP refused."""
+    pytest.importorskip("onnxruntime_qnn")
     board = dataclasses.replace(OPTIONS, target="qcs8550")
-    ctx = PiperBuild(voice_path, tmp_path / "bundle", board, WorkDir(tmp_path / "w"))
-    plan = dataclasses.replace(compile_plan(ctx), sources={"nz": tmp_path / "nz.onnx"})
-    (stage,) = compile_stages(plan)
+    (stage,), ctx = _stages_of(voice_path, tmp_path, board)
     with pytest.raises(CompileError) as info:
         stage.run(ctx, {})
     assert "NonZero" in str(info.value) and "/dp/flows.7/NonZero" in str(info.value)
+
+
+def test_the_binaries_are_keyed_by_the_qnn_sdk_that_compiles_them(
+    voice_path: Path, tmp_path: Path
+) -> None:
+    """A resumed build after an onnxruntime-qnn upgrade recompiles: every
+    compile stage's inputs name the SDK (the bundle records the binaries'
+    own version)."""
+    pytest.importorskip("onnxruntime_qnn")
+    (stage,), ctx = _stages_of(voice_path, tmp_path, OPTIONS)
+    assert stage.inputs(ctx)["qnn_sdk"] == qnn_sdk_version()
