@@ -14,8 +14,8 @@ gathers from constant tables as wide as the classifier are the descriptors.
 
 The body is then made static (rows x tokens), its int64 index inputs become
 int32 clipped in-graph (an out-of-range Gather index crashed the DSP in the
-reference port, NOTES #7) and every remaining int64 tensor is narrowed to int32
-(the HTP has no int64 arithmetic).
+reference port) and every remaining int64 tensor is narrowed to int32 (the HTP
+has no int64 arithmetic).
 """
 
 from __future__ import annotations

@@ -35,8 +35,9 @@ class VocoderDims(Protocol):
     def rb_dilations(self) -> tuple[tuple[int, ...], ...]: ...
 
 
-# Additive attention-mask value for blocked positions. Reference port NOTES #5:
-# -100 gives the same tokens as -1e4 and keeps fp16 dynamic range small.
+# Additive attention-mask value for blocked positions: the reference port
+# measured that -100 gives the same tokens as -1e4 and keeps fp16 dynamic range
+# small.
 MASK_VALUE = -100.0
 
 # 25 Hz semantic tokens are upsampled x2 to the 50 Hz SoVITS latent frame rate
@@ -124,7 +125,8 @@ class GraphShapes:
         raise ValueError(f"{positions} cache positions exceed the largest bucket")
 
 
-# Reference port values; L=768 also fits P + 250 tokens (NOTES #13: 15 % faster).
+# Reference port values; L=768 also fits P + 250 tokens (15 % faster,
+# docs/board.md, port pitfalls, 13).
 FULL = GraphShapes(
     prefill_len=512,
     kv_buckets=(384, 768, 1024),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,11 @@ def built_voice(request: pytest.FixtureRequest) -> Path:
 
     root = Path(request.config.cache.mkdir(GSV_VOICES))
     return make_test_voice(root).parent
+
+
+@pytest.fixture
+def source_copy(built_voice: Path, tmp_path: Path) -> Path:
+    """A copy of the test voice's upstream installation (``source/``) to change."""
+    src = tmp_path / "source"
+    shutil.copytree(built_voice / "source", src)
+    return src
