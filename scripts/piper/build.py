@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Final
 
 from daemon.sdk.bundles.manifest import Bundle
@@ -89,13 +90,18 @@ def compile_plan(ctx: PiperBuild) -> CompilePlan:
     )
 
 
+def _io(stage: ModuleType) -> tuple[Any, Any]:
+    """A stage module's ``inputs`` and ``outputs``."""
+    return stage.inputs, stage.outputs
+
+
 STAGES: Final = (
     Stage("voice", voice.run, voice.Voice, voice.inputs),
-    Stage("export", export.run, export.Exported, export.inputs, export.outputs),
-    Stage("sdp", sdp_export.run, sdp_export.SdpWeights, sdp_export.inputs),
+    Stage("export", export.run, export.Exported, *_io(export)),
+    Stage("sdp", sdp_export.run, sdp_export.SdpWeights, *_io(sdp_export)),
     Stage("gates_cpu", gates.run, gates.CpuGates, gates.inputs, after=READS_GRAPHS),
     compile_group(compile_plan),
-    Stage("bundle", bundle.run, bundle.Bundled, bundle.inputs, bundle.outputs, READS),
+    Stage("bundle", bundle.run, bundle.Bundled, *_io(bundle), after=READS),
 )
 
 

@@ -41,7 +41,7 @@ FRAME_BUCKETS = (128, 256, 512, 1024)
 # per frame -> <= 170); first 64, so first audio leaves after a short decode (a
 # 32-frame graph ran at 15 dB SNR on the HTP simulator vs 29 dB for 64..168);
 # tails in the size windows.plan picks. Oracle sentences: 1.22 frames computed
-# per frame kept vs 1.37 with one W96 (scripts/bench/piper_windows.py).
+# per frame kept vs 1.37 with one W96 (scripts/bench/piper/windows.py).
 DECODER_WINDOW = 168
 FIRST_WINDOW = 64
 TAIL_WINDOWS = (96, 128)

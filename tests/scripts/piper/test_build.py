@@ -93,6 +93,10 @@ def test_a_second_run_resumes_every_stage_in_seconds(
     assert second.run.results == first.run.results
     assert manifest.stat().st_mtime_ns == written  # the bundle was not rewritten
     assert second.bundle.graphs == first.bundle.graphs
+    # a lost output reruns its stage; the same result reruns nothing after it
+    for lost, stage in (("stage/cpu/sdp.npz", "sdp"), ("onnx/dec_W96.onnx", "export")):
+        (tmp_path / "bundle.work" / lost).unlink()
+        assert build(opts, _quiet).run.ran == [stage]
 
 
 def test_a_changed_input_reruns_only_the_stages_that_read_it(
