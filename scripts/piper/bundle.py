@@ -65,11 +65,12 @@ def run(ctx: PiperBuild, results: Results) -> Bundled:
     try:
         _write(staging, ctx, results)
         staging.chmod(BUNDLE_MODE)  # mkdtemp made it private to this user
+        # recorded first: a bundle in place is always one a rerun may replace
+        (ctx.work.work / MADE).write_text(str(out.resolve()))
         _replace(out, staging)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    (ctx.work.work / MADE).write_text(str(out.resolve()))
     files = [p for p in out.rglob("*") if p.is_file()]
     return Bundled(
         out,
