@@ -18,13 +18,13 @@ import time
 from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from daemon.engines.gptsovits.frontend import Phonemes, Segment
-from daemon.engines.gptsovits.layout import ENGINE_ID, graph_needs
-from daemon.engines.gptsovits.loaded import EngineStats, Loaded, read_params
+from daemon.engines.gptsovits.layout import ENGINE_ID, GsvParams, graph_needs
+from daemon.engines.gptsovits.loaded import EngineStats, Loaded
 from daemon.engines.gptsovits.options import Request, default_sampling
 from daemon.engines.gptsovits.pcm import on_int16_grid
 from daemon.engines.gptsovits.reference.clone import load_cloner
@@ -37,16 +37,14 @@ from daemon.engines.gptsovits.text import build_text
 from daemon.engines.gptsovits.vits import Vits
 from daemon.sdk.ar.draws import request_rng
 from daemon.sdk.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
+from daemon.sdk.base import EngineBase
 from daemon.sdk.bundles.manifest import Bundle, BundleError
-from daemon.sdk.bundles.needs import require
+from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import Capabilities, VoiceInfo
 from daemon.sdk.cloning import AuxClips, VoicePrint
+from daemon.sdk.graphs import Runner
 from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
-
-if TYPE_CHECKING:
-    from daemon.sdk.bundles.needs import GraphNeeds
-    from daemon.sdk.graphs import Runner
 
 log = logging.getLogger(__name__)
 
@@ -66,27 +64,24 @@ class _Tokens:
     halves: tuple[Segment, Segment] | None = None
 
 
-class GptSovitsEngine:
+class GptSovitsEngine(EngineBase[GsvParams, Loaded]):
     """A GPT-SoVITS v2Pro bundle, loaded; one request at a time (synchronous)."""
 
     engine_id = ENGINE_ID
     task = "tts"
+    params_type = GsvParams
 
     def __init__(self) -> None:
-        self._state: Loaded | None = None
+        super().__init__()
         self.stats = EngineStats()
 
     @classmethod
-    def requirements(cls, bundle: Bundle) -> GraphNeeds:
-        return graph_needs(read_params(bundle), bundle.graphs)
+    def graph_needs(cls, params: GsvParams, graphs: Mapping[str, Any]) -> GraphNeeds:
+        return graph_needs(params, graphs)
 
-    def load(self, bundle: Bundle, graphs: Mapping[str, Runner]) -> None:
-        if bundle.engine != ENGINE_ID:
-            raise BundleError(
-                f"{bundle.root}: engine {bundle.engine!r}, not {ENGINE_ID!r}"
-            )
-        p = read_params(bundle)
-        require(graph_needs(p, graphs), graphs)  # what `bundle verify` checks
+    def build(
+        self, bundle: Bundle, p: GsvParams, graphs: Mapping[str, Runner]
+    ) -> Loaded:
         tables = CpuTables.load(bundle, p)
         voices = load_references(bundle, p)
         text = build_text(bundle, graphs, p)
@@ -104,13 +99,12 @@ class GptSovitsEngine:
                 f"{tables.positions}-row position table"
             )
         cloner = load_cloner(bundle, p, graphs, text, t2s, tables.codebook)
-        self._state = Loaded(bundle, p, voices, text, t2s, vits, cloner)
+        return Loaded(bundle, p, voices, text, t2s, vits, cloner)
 
     @property
     def loaded(self) -> Loaded:
-        if self._state is None:
-            raise RuntimeError(f"{ENGINE_ID} engine: load() a bundle first")
-        return self._state
+        """The loaded bundle's parts (the engine's model)."""
+        return self.model
 
     @property
     def sample_rate(self) -> int:
@@ -127,15 +121,10 @@ class GptSovitsEngine:
         return s.bundle.name if s.bundle.name in s.voices else next(iter(s.voices))
 
     def voices(self) -> list[VoiceInfo]:
-        s = self.loaded
+        name = self.bundle.name
         return [
-            VoiceInfo(
-                name=name,
-                languages=s.bundle.languages,
-                description=f"GPT-SoVITS v2Pro voice {name!r} ({s.bundle.name})",
-                attribution=GSV_ATTRIBUTION,
-            )
-            for name in s.voices
+            self.voice(f"GPT-SoVITS v2Pro voice {v!r} ({name})", GSV_ATTRIBUTION, v)
+            for v in self.loaded.voices
         ]
 
     def capabilities(self) -> Capabilities:
@@ -299,6 +288,3 @@ class GptSovitsEngine:
             return None
         self.stats.resplits += 1
         return halves
-
-    def close(self) -> None:
-        self._state = None

@@ -1,5 +1,5 @@
-"""What a loaded ``gpt-sovits-v2pro`` bundle is made of (engine.py's state),
-its params as read from the manifest, and the engine's running totals."""
+"""What a loaded ``gpt-sovits-v2pro`` bundle is made of (engine.py's model),
+and the engine's running totals."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from daemon.engines.gptsovits.t2s import T2S
 from daemon.engines.gptsovits.tables import Reference
 from daemon.engines.gptsovits.text import TextStack
 from daemon.engines.gptsovits.vits import Vits
-from daemon.sdk.bundles.manifest import Bundle, BundleError
+from daemon.sdk.bundles.manifest import Bundle
 
 
 @dataclass
@@ -36,10 +36,3 @@ class Loaded:
     vits: Vits
     #: zero-shot voices (reference/clone.py): None without the four graphs
     cloner: Cloner | None
-
-
-def read_params(bundle: Bundle) -> GsvParams:
-    try:
-        return GsvParams.from_mapping(bundle.params)
-    except (TypeError, ValueError) as exc:
-        raise BundleError(f"{bundle.root}: params: {exc}") from exc

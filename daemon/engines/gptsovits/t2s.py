@@ -16,23 +16,22 @@ build-time parity gates (scripts/gptsovits/verify) both run this driver.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from functools import partial
+from typing import Protocol
 
 import numpy as np
 
 from daemon.engines.gptsovits import layout as L
 from daemon.engines.gptsovits.sampling import TokenSampler
 from daemon.sdk.ar import loop, masks
-from daemon.sdk.ar.bound import BoundGraph
-from daemon.sdk.ar.kv import CapacityError, KvBuckets, KvGraph
+from daemon.sdk.ar.kv import CapacityError, KvGraph
+from daemon.sdk.ar.stack import KvStack, Write
+from daemon.sdk.ar.stats import DecodeStats
 from daemon.sdk.bundles.manifest import BundleError
 from daemon.sdk.cancel import CancelToken
-
-if TYPE_CHECKING:
-    from daemon.sdk.graphs import Runner
+from daemon.sdk.graphs import Runner
 
 __all__ = ["T2S", "CapacityError", "T2SParams", "T2SResult", "T2STables"]
 
@@ -83,32 +82,6 @@ class T2SResult:
     capped: bool  # reached the token cap without a stop
 
 
-@dataclass
-class T2SStats:
-    """Host-side accounting of decode steps (for benchmarks)."""
-
-    steps: int = 0
-    step_seconds: float = 0.0  # whole decode steps, incl. sampling and the graph
-    graph_seconds: float = 0.0  # inside Runner.execute
-    prefill_seconds: float = 0.0
-    segments: int = 0
-    by_bucket: dict[int, int] = field(default_factory=dict)
-    #: when set, each step's host seconds are appended (benchmarks: medians
-    #: are robust to the preemptions a busy machine adds to an average)
-    host_steps: list[float] | None = None
-
-    @property
-    def host_seconds_per_step(self) -> float:
-        return (self.step_seconds - self.graph_seconds) / max(self.steps, 1)
-
-    def reset(self) -> None:
-        self.steps, self.step_seconds, self.graph_seconds = 0, 0.0, 0.0
-        self.prefill_seconds, self.segments = 0.0, 0
-        self.by_bucket.clear()
-        if self.host_steps is not None:
-            self.host_steps.clear()
-
-
 class T2S:
     """Prefill + decode loop over the bundle's T2S graphs."""
 
@@ -120,21 +93,23 @@ class T2S:
         missing = [k for k in keys if k not in graphs]
         if missing:
             raise BundleError(f"gpt-sovits bundle lacks graph(s) {missing}")
-        # layout's I/O tables read only the T2SParams fields
-        io = L.t2s_prefill_io(p)  # type: ignore[arg-type]
-        self.prefill_graph = BoundGraph(graphs[L.T2S_PREFILL], io)
-        self.buckets = KvBuckets(
-            {
-                n: KvGraph(
-                    graphs[L.t2s_decode_key(n)],
-                    L.t2s_decode_io(p, n),  # type: ignore[arg-type]
-                    n,
-                    p.mask_value,
-                )
-                for n in p.kv_buckets
-            }
+        # one prefill length; layout's I/O tables read only the T2SParams fields
+        prefill_io = L.t2s_prefill_io(p)  # type: ignore[arg-type]
+        self.stack = KvStack(
+            graphs,
+            (lambda _: L.T2S_PREFILL, lambda _: prefill_io),
+            (p.prefill_len,),
+            (L.t2s_decode_key, partial(L.t2s_decode_io, p)),  # type: ignore[arg-type]
+            p.kv_buckets,
+            p.mask_value,
         )
-        self.stats = T2SStats()
+        self.prefill_graph = self.stack.prefills[p.prefill_len]
+        self.buckets = self.stack.buckets
+
+    @property
+    def stats(self) -> DecodeStats:
+        """Its decode steps' account (the stack's)."""
+        return self.stack.stats
 
     # ------------------------------------------------------------ assembly
     def embed_text(self, phones: np.ndarray, bert: np.ndarray) -> np.ndarray:
@@ -166,20 +141,31 @@ class T2S:
         self, phones: np.ndarray, bert: np.ndarray, prompt: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Logits [V] of the last position and the prefill's k, v."""
+        s = len(phones) + len(prompt)
+        b = self.stack.run_prefill(s, self._prompt(phones, bert, prompt))
+        return self._logits(b, s), b["k"], b["v"]
+
+    def _prompt(
+        self, phones: np.ndarray, bert: np.ndarray, prompt: np.ndarray
+    ) -> Write:
+        """Writes the prefill's inputs: text rows, then the prompt's audio rows."""
         n_x, n_y = len(phones), len(prompt)
-        s = n_x + n_y
-        b = self.prefill_graph.bind()
-        xy = b["xy"]
-        xy[0, :n_x] = self.embed_text(phones, bert)
-        xy[0, n_x:s] = self.embed_audio(prompt, 0)
-        xy[0, s:] = 0.0
-        # text is the bidirectional prefix, the prompt audio the causal part
-        masks.prefix_causal(b["mask"], n_x, n_y, self.p.mask_value)
-        t0 = time.perf_counter()
-        self.prefill_graph.execute()
-        self.stats.prefill_seconds += time.perf_counter() - t0
+
+        def write(b: dict[str, np.ndarray]) -> None:
+            s = n_x + n_y
+            xy = b["xy"]
+            xy[0, :n_x] = self.embed_text(phones, bert)
+            xy[0, n_x:s] = self.embed_audio(prompt, 0)
+            xy[0, s:] = 0.0
+            # text is the bidirectional prefix, the prompt audio the causal part
+            masks.prefix_causal(b["mask"], n_x, n_y, self.p.mask_value)
+
+        return write
+
+    def _logits(self, b: Mapping[str, np.ndarray], s: int) -> np.ndarray:
+        """The predict layer on the prefill's last row (on the CPU)."""
         h_last = np.asarray(b["h"][0, s - 1], np.float32)
-        return self.tables.predict @ h_last, b["k"], b["v"]
+        return self.tables.predict @ h_last
 
     def decoder(
         self,
@@ -194,37 +180,25 @@ class T2S:
         n_y = len(prompt)
         s = len(phones) + n_y
         self.check_fits(len(phones), n_y, tokens)
-        bucket = self.bucket_for(s + tokens) if kv_len is None else self.buckets[kv_len]
-        if s + tokens > bucket.length:
-            raise CapacityError(f"{s + tokens} positions exceed bucket {kv_len}")
-        logits, k, v = self.prefill(phones, bert, prompt)
-        bucket.start(k, v, s)
-        return logits, bucket, self._feed(bucket, n_y)
+        write = self._prompt(phones, bert, prompt)
+        b, bucket = self.stack.open(s, s + tokens, write, kv_len)
+        return self._logits(b, s), bucket, self._feed(bucket, n_y)
 
     def _feed(self, bucket: KvGraph, n_y: int) -> loop.Feed:
         """Decode step idx feeds generated token idx at audio position n_y + idx
-        (docs/gpt-sovits.md, T2S). A step's time runs from the end of the one before, so
-        it includes choosing the token."""
-        emb, pe, stats = self.tables.audio_emb, self.tables.audio_pe, self.stats
+        (docs/gpt-sovits.md, T2S)."""
+        emb, pe = self.tables.audio_emb, self.tables.audio_pe
         x, out = bucket.buffers["x"][0, 0], bucket.buffers["logits"][0]
         idx = 0
-        t0 = time.perf_counter()
 
-        def feed(token: int) -> np.ndarray:
-            nonlocal idx, t0
+        def step(token: int) -> np.ndarray:
+            nonlocal idx
             np.add(emb[token], pe[n_y + idx], out=x)
             bucket.step()
             idx += 1
-            t1 = time.perf_counter()
-            stats.step_seconds += t1 - t0
-            stats.graph_seconds += bucket.graph_seconds
-            stats.steps += 1
-            if stats.host_steps is not None:
-                stats.host_steps.append(t1 - t0 - bucket.graph_seconds)
-            t0 = t1
             return out
 
-        return feed
+        return self.stack.feed(bucket, step)
 
     def generate(
         self,
@@ -243,10 +217,7 @@ class T2S:
         self.check_fits(len(phones), len(prompt), max_tokens)
         if cancel is not None:
             cancel.check()
-        logits, bucket, feed = self.decoder(phones, bert, prompt, max_tokens)
-        stats = self.stats
-        stats.segments += 1
-        stats.by_bucket[bucket.length] = stats.by_bucket.get(bucket.length, 0) + 1
+        logits, _, feed = self.decoder(phones, bert, prompt, max_tokens)
         # One extra sample past the cap tells a segment that ends exactly at
         # the cap from one that is cut.  Keeping the first max_tokens of the
         # max_tokens + 1 draws is upstream's default path at its cap
