@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from scripts.common.build import cache
@@ -95,27 +94,25 @@ def run_build(stages: Sequence[Declared], ctx: Qwen3Context) -> Built:
     return Built(ctx.opts.out, ctx.opts.tar, run)
 
 
-def cache_key(declaration: ModuleType, files: Iterable[Path], opts: Any) -> str:
-    """What can change the bundle: the code ``declaration`` can run, the model
-    ``files``, the options (their paths left out) and the toolchain."""
-    return cache.content_key([declaration.__name__], files, cache.key_options(opts))
+def cache_key(build: Callable[..., Built], files: Iterable[Path], opts: Any) -> str:
+    """What can change the bundle: the code of the declaration that defines
+    ``build`` (all it can run), the model ``files``, the options (their paths
+    left out) and the toolchain."""
+    return cache.content_key([build.__module__], files, cache.key_options(opts))
 
 
 def cached_build(
-    declaration: ModuleType,
+    build: Callable[[Any], Built],
     files: Iterable[Path],
     model_dir: Path,
     root: Path,
     opts: Any,
 ) -> tuple[Path, Built | None]:
     """(bundle dir, what the build made, or None when the cache had it):
-    ``declaration.build(opts)`` with its model ``model_dir`` (whose files are
-    ``files``) and its out and work dirs under ``root/<key>``."""
+    ``build(opts)`` with its model ``model_dir`` (whose files are ``files``)
+    and its out and work dirs under ``root/<key>``."""
 
-    def build(out: Path, work: Path) -> Built:
-        built: Built = declaration.build(
-            replace(opts, model=Path(model_dir), out=out, work=work)
-        )
-        return built
+    def make(out: Path, work: Path) -> Built:
+        return build(replace(opts, model=Path(model_dir), out=out, work=work))
 
-    return cache.cached_build(root, cache_key(declaration, files, opts), build)
+    return cache.cached_build(root, cache_key(build, files, opts), make)
