@@ -13,7 +13,7 @@ its stages read) over a model.
 ``tiny_tts_custom_bundle`` / ``tiny_tts_base_bundle``: the real
 build_tts_qwen3 on ``tiny_tts_custom`` / ``tiny_tts_base`` for the simulator
 (options: ``tiny_tts_options``), cached the same way
-(scripts/qwen3/tts/pipeline/cache.py).
+(scripts/qwen3/tts/build.py ``cached_build``).
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def tiny_tts_options(kind: str) -> Any:
     """The options of a tiny Qwen3-TTS bundle (model, out and work set by the
     cache; imported here: the build needs torch and qwen_tts)."""
     from scripts.qwen3.tts.build import BuildOptions
-    from scripts.qwen3.tts.windows import parse_windows
+    from scripts.qwen3.tts.pipeline.options import parse_windows
 
     return BuildOptions(
         model=Path("."),
@@ -157,7 +157,7 @@ def _tts_bundle(model: Path, kind: str, qnn_cache: Path) -> Path:
     pytest.importorskip("onnxruntime_qnn")
     from dataclasses import replace
 
-    from scripts.qwen3.tts.pipeline.cache import cached_build
+    from scripts.qwen3.tts.build import cached_build
 
     opts = replace(tiny_tts_options(kind), qnn_cache=qnn_cache)
     bundle, _ = cached_build(model, qnn_cache / TTS_BUNDLES_DIR, opts)

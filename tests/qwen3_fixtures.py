@@ -81,7 +81,7 @@ def cached_tiny_model(
     return out
 
 
-#: What the TTS checkpoints' bytes depend on besides their writer's sources.
+#: What the TTS checkpoints' bytes depend on besides their writer's code.
 _TTS_KEY_PACKAGES: Final = (
     "qwen-tts",
     "transformers",
@@ -89,16 +89,17 @@ _TTS_KEY_PACKAGES: Final = (
     "torch",
     "safetensors",
 )
-#: The modules that write them (scripts/qwen3/tts/).
-_TTS_WRITERS: Final = ("tiny", "tiny_codec", "tiny_init", "tiny_tokenizer", "upstream")
 
 
 def tiny_tts_key(kind: str, seed: int = TINY_SEED) -> str:
-    """Content key of a tiny TTS checkpoint: writers' sources, kind, seed, versions."""
-    root = Path(__file__).resolve().parents[1] / "scripts" / "qwen3" / "tts"
+    """Content key of a tiny TTS checkpoint: its writer's code (tiny.py and
+    what it imports, as a build stage's key: the codec, the init, the
+    tokenizer and the BPE trainer), kind, seed, versions."""
+    from scripts.common.build.code import code_key
+    from scripts.qwen3.tts import tiny
+
     h = hashlib.sha256(f"kind={kind}|seed={seed}".encode())
-    for name in _TTS_WRITERS:
-        h.update((root / f"{name}.py").read_bytes())
+    h.update(code_key([tiny.__name__]).encode())
     for name in _TTS_KEY_PACKAGES:
         h.update(f"|{name}={metadata.version(name)}".encode())
     return h.hexdigest()[:16]

@@ -41,6 +41,8 @@ from scripts.qwen3.tts.upstream import import_qwen_tts, torch_threads
 #: Default frame cap of the oracle's runs (the file's max_new_tokens is for real
 #: speech; tiny random runs may never stop). Engines under test use the same cap.
 MAX_NEW_TOKENS: Final = 40
+#: upstream's generate, greedy: talker and predictor (do_sample / subtalker_dosample)
+GREEDY: Final = {"do_sample": False, "subtalker_dosample": False}
 #: What a forced logit row holds: the forced id high, every other id low.
 _FORCE_HIGH: Final = 1e9
 _FORCE_LOW: Final = -1e9
@@ -88,18 +90,15 @@ def default_non_streaming(tts: Any) -> bool:
     return tts.model.tts_model_type != "base"
 
 
-def _generate_kwargs(
-    tts: Any,
-    text: str,
-    language: str,
-    speaker: str | None,
-    xvector: np.ndarray | None,
-    non_streaming_mode: bool | None,
-    **gen: Any,
-) -> dict[str, Any]:
+#: who speaks and how: (language, speaker, xvector, non_streaming_mode)
+Voice = tuple[str, "str | None", "np.ndarray | None", "bool | None"]
+
+
+def _generate_kwargs(tts: Any, text: str, voice: Voice, **gen: Any) -> dict[str, Any]:
     """What upstream's generate_custom_voice / generate_voice_clone pass on."""
     import torch
 
+    language, speaker, xvector, non_streaming_mode = voice
     tts._validate_languages([language])
     kw: dict[str, Any] = {
         "input_ids": tts._tokenize_texts([tts._build_assistant_text(text)]),
@@ -219,10 +218,10 @@ def greedy(
     no frame to stack and raises."""
     if max_new_tokens < 2:
         raise ValueError(f"max_new_tokens must be >= 2, got {max_new_tokens}")
+    voice = (language, speaker, xvector, non_streaming_mode)
     kw = _generate_kwargs(
-        tts, text, language, speaker, xvector, non_streaming_mode,
-        do_sample=False, subtalker_dosample=False, max_new_tokens=max_new_tokens, **gen,
-    )  # fmt: skip
+        tts, text, voice, **GREEDY, max_new_tokens=max_new_tokens, **gen
+    )
     return _run(tts, kw, None)
 
 
@@ -241,10 +240,8 @@ def sample(
     for distribution-level checks only (torch's RNG is not the engine's)."""
     import torch
 
-    kw = _generate_kwargs(
-        tts, text, language, speaker, xvector, non_streaming_mode,
-        max_new_tokens=max_new_tokens, **gen,
-    )  # fmt: skip
+    voice = (language, speaker, xvector, non_streaming_mode)
+    kw = _generate_kwargs(tts, text, voice, max_new_tokens=max_new_tokens, **gen)
     torch.manual_seed(seed)
     return _run(tts, kw, None)
 
@@ -265,10 +262,10 @@ def teacher_forced(
     force = np.asarray(codes, np.int64)
     if force.ndim != 2 or force.shape[1] != 16 or len(force) < 2:
         raise ValueError(f"codes must be [n >= 2, 16], got {force.shape}")
+    voice = (language, speaker, xvector, non_streaming_mode)
     kw = _generate_kwargs(
-        tts, text, language, speaker, xvector, non_streaming_mode,
-        do_sample=False, subtalker_dosample=False, max_new_tokens=len(force) + 1, **gen,
-    )  # fmt: skip
+        tts, text, voice, **GREEDY, max_new_tokens=len(force) + 1, **gen
+    )
     run = _run(tts, kw, force)
     if not np.array_equal(run.codes, force):
         raise AssertionError("teacher forcing did not reproduce the forced codes")
@@ -287,10 +284,8 @@ def prompt(
     run: with one, upstream's generate has no frame to stack and fails)."""
     import torch
 
-    kw = _generate_kwargs(
-        tts, text, language, speaker, xvector, non_streaming_mode,
-        do_sample=False, subtalker_dosample=False, max_new_tokens=2,
-    )  # fmt: skip
+    voice = (language, speaker, xvector, non_streaming_mode)
+    kw = _generate_kwargs(tts, text, voice, **GREEDY, max_new_tokens=2)
     model = tts.model
     eos = int(model.config.talker_config.codec_eos_token_id)
     with torch_threads(1), torch.no_grad(), _recording(model.talker, None, eos) as tape:

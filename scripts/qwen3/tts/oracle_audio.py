@@ -55,6 +55,19 @@ def load_codec(codec_dir: Path | str) -> Any:
     return codec
 
 
+def decoder_of(codec: Any) -> Any:
+    """The Qwen3TTSTokenizerV2Decoder of a codec model / tokenizer wrapper."""
+    for path in ("decoder", "model.decoder", "model.model.decoder"):
+        obj = codec
+        for name in path.split("."):
+            obj = getattr(obj, name, None)
+        if obj is not None and hasattr(obj, "chunked_decode"):
+            return obj
+    if hasattr(codec, "chunked_decode"):
+        return codec
+    raise TypeError(f"{type(codec).__name__}: no 12 Hz codec decoder found")
+
+
 def _codes_tensor(codes: np.ndarray) -> Any:
     """[n, 16] ints -> long [1, 16, n] (the decoder's layout)."""
     import torch

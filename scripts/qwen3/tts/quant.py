@@ -86,8 +86,9 @@ class _Reader:
     """onnxruntime's CalibrationDataReader over recorded feeds, cast to the
     model's input dtypes (the NPU variant takes fp16 K/V)."""
 
-    def __init__(self, feeds: Iterable[Mapping[str, np.ndarray]],
-                 dtypes: Mapping[str, Any]) -> None:  # fmt: skip
+    def __init__(
+        self, feeds: Iterable[Mapping[str, np.ndarray]], dtypes: Mapping[str, Any]
+    ) -> None:
         self._it: Iterator[Mapping[str, np.ndarray]] = iter(feeds)
         self._dtypes = dtypes
         self.count = 0
@@ -142,11 +143,14 @@ def quantize_cp_step(
 
 
 def _overrides(src: Path, weight_type: Any, per_channel: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {name: [{"quant_type": weight_type}]
-                           for name in gathered_weights(src)}  # fmt: skip
+    out: dict[str, Any] = {
+        name: [{"quant_type": weight_type}] for name in gathered_weights(src)
+    }
     if per_channel:  # MatMul/Gemm weights [in, out]: one scale per output column
-        out.update((name, [{"quant_type": weight_type, "axis": 1}])
-                   for name in matmul_weights(src))  # fmt: skip
+        out.update(
+            (name, [{"quant_type": weight_type, "axis": 1}])
+            for name in matmul_weights(src)
+        )
     return out
 
 
@@ -156,9 +160,15 @@ def matmul_weights(onnx_path: Path) -> list[str]:
 
     model = onnx.load(str(onnx_path), load_external_data=False)
     inits = {t.name: t for t in model.graph.initializer}
-    return sorted({n.input[1] for n in model.graph.node
-                   if n.op_type in PER_CHANNEL_OPS and n.input[1] in inits
-                   and len(inits[n.input[1]].dims) == 2})  # fmt: skip
+    return sorted(
+        {
+            n.input[1]
+            for n in model.graph.node
+            if n.op_type in PER_CHANNEL_OPS
+            and n.input[1] in inits
+            and len(inits[n.input[1]].dims) == 2
+        }
+    )
 
 
 def gathered_weights(onnx_path: Path) -> list[str]:
@@ -169,8 +179,13 @@ def gathered_weights(onnx_path: Path) -> list[str]:
 
     model = onnx.load(str(onnx_path), load_external_data=False)
     inits = {t.name for t in model.graph.initializer}
-    return sorted({n.input[0] for n in model.graph.node
-                   if n.op_type == "Gather" and n.input[0] in inits})  # fmt: skip
+    return sorted(
+        {
+            n.input[0]
+            for n in model.graph.node
+            if n.op_type == "Gather" and n.input[0] in inits
+        }
+    )
 
 
 def weight_bytes(onnx_path: str | Path) -> dict[str, int]:

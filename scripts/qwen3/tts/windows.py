@@ -1,5 +1,7 @@
-"""Codec windows: the window syntax, the engine's schedule run through upstream's
-torch decoder, upstream's own ``decode`` (float32 and float64) and the log-mel.
+"""Codec windows: the engine's schedule run through upstream's torch decoder,
+upstream's own ``decode`` (float32 and float64) and the log-mel (upstream's
+x-vector mel, oracle_audio.py ``MEL``: the model family's own, used as the
+spectral distance of codec outputs).
 
 Upstream's ``decode`` (``chunked_decode``: 300-frame chunks with 25 frames of
 left context, docs/qwen3.md, codec decoder) decodes a whole utterance at once.  The
@@ -10,7 +12,8 @@ smallest ``codec_<T>`` graph that holds them, then window i >= 1 in
 again, their samples dropped; never before upstream's own call for that chunk
 starts) and new frames filling the graph, never past upstream's chunk end,
 right-padded when partial (the codec is causal, so the valid prefix is
-unchanged).  Which contexts, and what a schedule costs: codec_plan.py.
+unchanged).  Which contexts, and what a schedule costs: codec_plan.py; the
+window option and its syntax: pipeline/context.py.
 """
 
 from __future__ import annotations
@@ -18,54 +21,25 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 
 from scripts.common.parity import snr_db
+from scripts.qwen3.tts.oracle_audio import CHUNK_FRAMES, LEFT_CONTEXT, MEL, decoder_of
 
-#: upstream's extract_speaker_embedding mel (modeling_qwen3_tts.py): the model
-#: family's own log-mel, used as the spectral distance of codec outputs
-MEL: Final = dict(n_fft=1024, num_mels=128, sampling_rate=24000, hop_size=256,
-                  win_size=1024, fmin=0, fmax=12000)  # fmt: skip
 #: a window keeps at least this share of its frames new (less is wasteful)
 MIN_NEW_SHARE: Final = 0.25
 #: measured codes: fixed seed
 SEED: Final = 1234
-#: upstream chunked_decode (chunk_size, left_context_size) and its graph
-UPSTREAM_CHUNK: Final = 300
-UPSTREAM_CONTEXT: Final = 25
+#: upstream chunked_decode (chunk_size, left_context_size): oracle_audio's
+UPSTREAM_CHUNK: Final = CHUNK_FRAMES
+UPSTREAM_CONTEXT: Final = LEFT_CONTEXT
 #: frames of the codec_325 gate and of a schedule's measurement: more than one
 #: upstream chunk, so the chunk boundary is measured too
 UPSTREAM_GATE_FRAMES: Final = 400
 
 Decode = Callable[[np.ndarray], np.ndarray]  # codes [G, n] -> wav [n * spf]
-
-
-@dataclass(frozen=True)
-class Window:
-    """A codec graph of ``frames`` codes per call; ``context`` None: measured."""
-
-    frames: int
-    context: int | None = None
-
-
-def parse_windows(text: str) -> tuple[Window, ...]:
-    """``"16,80"`` or ``"16:8,80:24"`` (FRAMES[:CONTEXT], comma-separated)."""
-    out = []
-    for part in text.split(","):
-        frames, _, context = part.strip().partition(":")
-        try:
-            w = Window(int(frames), int(context) if context else None)
-        except ValueError:
-            raise ValueError(f"expected FRAMES[:CONTEXT],..., e.g. 16,80 or "
-                             f"16:8,80:24; found {text!r}") from None  # fmt: skip
-        if w.frames < 1 or (w.context is not None and not 0 <= w.context < w.frames):
-            raise ValueError(f"window {part!r}: expected frames >= 1 and "
-                             "0 <= context < frames")  # fmt: skip
-        out.append(w)
-    return tuple(out)
 
 
 def schedule(
@@ -75,16 +49,19 @@ def schedule(
     frames [start - context, end) decoded, the first context frames dropped.
     The engine's own schedule (daemon/engines/qwen3/tts/stream.py), so the
     measurement is of what the engine runs."""
-    return [(w.graph, w.start, w.context, w.stop)
-            for w in engine_schedule(windows, first_frames).plan(n)]  # fmt: skip
+    return [
+        (w.graph, w.start, w.context, w.stop)
+        for w in engine_schedule(windows, first_frames).plan(n)
+    ]
 
 
 def engine_schedule(windows: Sequence[tuple[int, int]], first_frames: int) -> Any:
     """The engine's Schedule of these windows, in upstream's chunks."""
-    from daemon.engines.qwen3.tts.stream import schedule_of_windows
+    from daemon.engines.qwen3.tts.codec.stream import schedule_of_windows
 
-    return schedule_of_windows(first_frames, [(f, c) for f, c in windows],
-                               UPSTREAM_CHUNK, UPSTREAM_CONTEXT)  # fmt: skip
+    return schedule_of_windows(
+        first_frames, [(f, c) for f, c in windows], UPSTREAM_CHUNK, UPSTREAM_CONTEXT
+    )
 
 
 def stream_decode(
@@ -107,7 +84,7 @@ def torch_decoder(codec: Any) -> Decode:
     """One plain forward of upstream's codec decoder (no chunking)."""
     import torch
 
-    dec = _decoder(codec)
+    dec = decoder_of(codec)
 
     def run(codes: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
@@ -125,7 +102,7 @@ def upstream_decode(codec: Any, codes: np.ndarray, float64: bool = False) -> np.
 
     from scripts.common.floor import in_float64
 
-    dec = _decoder(codec)
+    dec = decoder_of(codec)
     x = torch.from_numpy(np.ascontiguousarray(codes, np.int64))[None].clamp(min=0)
     with torch.inference_mode():
         if not float64:
@@ -136,20 +113,7 @@ def upstream_decode(codec: Any, codes: np.ndarray, float64: bool = False) -> np.
 
 def decoder_config(codec: Any) -> Any:
     """The Qwen3TTSTokenizerV2DecoderConfig of a codec (its receptive field)."""
-    return _decoder(codec).config
-
-
-def _decoder(codec: Any) -> Any:
-    """The Qwen3TTSTokenizerV2Decoder of a codec model / tokenizer wrapper."""
-    for path in ("decoder", "model.decoder", "model.model.decoder"):
-        obj = codec
-        for name in path.split("."):
-            obj = getattr(obj, name, None)
-        if obj is not None and hasattr(obj, "chunked_decode"):
-            return obj
-    if hasattr(codec, "chunked_decode"):
-        return codec
-    raise TypeError(f"{type(codec).__name__}: no 12 Hz codec decoder found")
+    return decoder_of(codec).config
 
 
 @functools.cache
@@ -159,10 +123,15 @@ def _mel_basis() -> np.ndarray:
 
     fn = import_qwen_tts().modeling.librosa_mel_fn
     return np.asarray(
-        fn(sr=MEL["sampling_rate"], n_fft=MEL["n_fft"], n_mels=MEL["num_mels"],
-           fmin=MEL["fmin"], fmax=MEL["fmax"]),
+        fn(
+            sr=MEL["sampling_rate"],
+            n_fft=MEL["n_fft"],
+            n_mels=MEL["num_mels"],
+            fmin=MEL["fmin"],
+            fmax=MEL["fmax"],
+        ),
         np.float64,
-    )  # fmt: skip
+    )
 
 
 def log_mel(wav: np.ndarray) -> np.ndarray:
@@ -196,5 +165,7 @@ def test_codes(codebook: int, frames: int, groups: int = 16) -> np.ndarray:
 
 def score(reference: np.ndarray, test: np.ndarray) -> dict[str, float]:
     snr = snr_db(reference, test)
-    return {"snr_db": round(snr, 2) if math.isfinite(snr) else 999.0,
-            "log_mel_l1": round(log_mel_l1(reference, test), 5)}  # fmt: skip
+    return {
+        "snr_db": round(snr, 2) if math.isfinite(snr) else 999.0,
+        "log_mel_l1": round(log_mel_l1(reference, test), 5),
+    }

@@ -30,7 +30,7 @@ ASR_AUDIO_LAYERS: Final = int(asr_sizes.AUDIO_FULL["encoder_layers"])
 TALKER_LAYERS: Final = tts_sizes.Dims().talker.layers
 #: fp16 K/V as the NPU graphs take (scripts/qwen3/asr/export.py)
 KV_DTYPE: Final = torch.float16
-#: rows of one text_proj call (scripts/qwen3/tts/pipeline/tables.py TEXT_ROWS)
+#: rows of one text_proj call (scripts/qwen3/tts/pipeline/context.py TEXT_ROWS)
 TEXT_ROWS: Final = 32
 
 

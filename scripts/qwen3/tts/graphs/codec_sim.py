@@ -28,8 +28,9 @@ from typing import Any, Final
 
 import numpy as np
 
+from scripts.common.gate_result import GateResult
 from scripts.common.parity import snr_db
-from scripts.qwen3.asr.gates import GateResult, sim_gate
+from scripts.qwen3.asr.gates import sim_gate
 from scripts.qwen3.tts.graphs import codec as codec_graph
 from scripts.qwen3.tts.windows import test_codes
 
@@ -64,8 +65,13 @@ def sim_codec_gate(sim: Runner, cpu: Runner, codebook: int) -> list[GateResult]:
     feeds = {"codes": codes_for(cpu, codebook)}
     got, ref = (np.asarray(r.run(feeds)[r.output_index["wav"]]) for r in (sim, cpu))
     name = f"codec_{feeds['codes'].shape[2]}"
-    snr = GateResult(name, "simulator SNR dB (whole window)",
-                     snr_db(reference=ref, test=got), SIM_MIN_SNR_DB, True)  # fmt: skip
+    snr = GateResult(
+        name,
+        "simulator SNR dB (whole window)",
+        snr_db(reference=ref, test=got),
+        SIM_MIN_SNR_DB,
+        True,
+    )
     return [*sim_gate(name, [ref], [got], False), snr]
 
 
@@ -81,8 +87,13 @@ def fp16_range_gate(onnx_path: Path, codebook: int) -> GateResult:
     fp32 graph at ``onnx_path`` on the test codes, as a share of FP16_MAX;
     the metric names the tensor."""
     name, big = largest_tensor(onnx_path, codebook)
-    return GateResult(Path(onnx_path).stem, f"fp16 range share (largest: {name})",
-                      big / FP16_MAX, MAX_FP16_SHARE, False)  # fmt: skip
+    return GateResult(
+        Path(onnx_path).stem,
+        f"fp16 range share (largest: {name})",
+        big / FP16_MAX,
+        MAX_FP16_SHARE,
+        False,
+    )
 
 
 def largest_tensor(onnx_path: Path, codebook: int) -> tuple[str, float]:

@@ -5,7 +5,7 @@ bound by how close upstream's own float32 comes on the same inputs
 (scripts/common/floor.py): relative error < max(1e-4, upstream's),
 teacher-forced argmax agreement at least upstream float32's, codec SNR at
 least upstream float32's less 3 dB.
-Rows are scripts/qwen3/asr/gates.py `GateResult`s (the same report the ASR
+Rows are scripts/common/gate_result.py `GateResult`s (the same report every
 build prints).
 
 References are full upstream forwards, which equal upstream's cached `generate`
@@ -30,7 +30,7 @@ import torch
 from daemon.sdk.ar.rope import rope_tables
 from daemon.sdk.graphs import Runner
 from scripts.common.floor import argmax_gate, in_float64, rel_gate, snr_gate
-from scripts.qwen3.asr.gates import GateResult
+from scripts.common.gate_result import GateResult
 from scripts.qwen3.tts.graphs import codec as codec_graph
 from scripts.qwen3.tts.graphs.predictor import predictor_of, predictor_rope
 from scripts.qwen3.tts.graphs.talker import talker_of, talker_rope

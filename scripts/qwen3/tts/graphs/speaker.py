@@ -69,8 +69,9 @@ def _pad_of(conv: nn.Conv1d) -> int:
 def reflect_pad(model: Any) -> int:
     """P: the widest padding of the encoder's convs (4 for upstream's kernel 3,
     dilation 4); the ``reflect`` input has F + 2P entries."""
-    return max(_pad_of(c) for c in encoder_of(model).modules()
-               if isinstance(c, nn.Conv1d))  # fmt: skip
+    return max(
+        _pad_of(c) for c in encoder_of(model).modules() if isinstance(c, nn.Conv1d)
+    )
 
 
 class Frames(NamedTuple):
@@ -88,8 +89,9 @@ def _conv(conv: nn.Conv1d, x: Tensor, t: Frames) -> Tensor:
         return conv(x)
     frames = x.shape[-1]
     index = t.reflect[t.pad - p : t.pad + frames + p]
-    return F.conv1d(x.index_select(2, index), conv.weight, conv.bias,
-                    dilation=conv.dilation)  # fmt: skip
+    return F.conv1d(
+        x.index_select(2, index), conv.weight, conv.bias, dilation=conv.dilation
+    )
 
 
 def _tdnn(block: nn.Module, x: Tensor, t: Frames) -> Tensor:
@@ -169,12 +171,16 @@ def speaker_args(model: Any, frames: int) -> tuple[Tensor, Tensor, Tensor]:
     pad = reflect_pad(model)
     reflect = torch.arange(-pad, frames + pad).abs()
     reflect = torch.where(reflect > frames - 1, 2 * (frames - 1) - reflect, reflect)
-    return (torch.zeros(1, frames, mels), torch.ones(1, frames),
-            reflect.to(torch.int32))  # fmt: skip
+    return (
+        torch.zeros(1, frames, mels),
+        torch.ones(1, frames),
+        reflect.to(torch.int32),
+    )
 
 
 def export_speaker(model: Any, frames: int, path: str | Path) -> Path:
     """speaker_<frames> at `path` (I/O: module docstring)."""
-    export_static(SpeakerEncoder(model), speaker_args(model, frames), INPUTS,
-                  OUTPUTS, path)  # fmt: skip
+    export_static(
+        SpeakerEncoder(model), speaker_args(model, frames), INPUTS, OUTPUTS, path
+    )
     return Path(path)

@@ -1,23 +1,73 @@
-"""The options of a Qwen3-TTS build (scripts/build-qwen3-tts) and their defaults.
-
-Their own module, so the step graph (pipeline/graph.py) and the command line
-(build.py) both read them without importing each other.
+"""The options of a Qwen3-TTS build (scripts/build-qwen3-tts) besides the
+Qwen3 ones (scripts/qwen3/common/context.py), their defaults, the codec
+window syntax and the windows as the windows stage chose them.  Their own
+module, so the stages (through the context) and the declaration (build.py,
+which adds the bucket defaults) both read them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, NamedTuple
 
-from scripts.qwen3.common import cli
-from scripts.qwen3.tts.windows import UPSTREAM_CHUNK, UPSTREAM_CONTEXT, Window
+from scripts.qwen3.common.context import Qwen3Options
+from scripts.qwen3.tts.oracle_audio import CHUNK_FRAMES, LEFT_CONTEXT
 
-#: docs/qwen3.md, graph set: one bucket per role until weight sharing lands (each copies
-#: the talker's 0.88 GB): 64 rows hold a sentence's non-streaming prompt, 256 a
-#: paragraph's; 1024 KV rows are ~80 s of audio at 12.5 frames/s
-PREFILL_BUCKETS: Final = (64, 256)
-KV_BUCKETS: Final = (1024,)
+#: upstream's own codec call: a 300-frame chunk after 25 frames of context
+#: (chunked_decode's defaults), the codec_325 graph
+UPSTREAM_FRAMES: Final = CHUNK_FRAMES + LEFT_CONTEXT
+
+
+class Window(NamedTuple):
+    """A codec graph of ``frames`` codes per call; ``context`` None: measured
+    (codec_plan.py)."""
+
+    frames: int
+    context: int | None = None
+
+
+def parse_windows(text: str) -> tuple[Window, ...]:
+    """``"16,80"`` or ``"16:8,80:24"`` (FRAMES[:CONTEXT], comma-separated)."""
+    out = []
+    for part in text.split(","):
+        frames, _, context = part.strip().partition(":")
+        try:
+            w = Window(int(frames), int(context) if context else None)
+        except ValueError:
+            raise ValueError(
+                "expected FRAMES[:CONTEXT],..., e.g. 16,80 or 16:8,80:24; "
+                f"found {text!r}"
+            ) from None
+        if w.frames < 1 or (w.context is not None and not 0 <= w.context < w.frames):
+            raise ValueError(
+                f"window {part!r}: expected frames >= 1 and 0 <= context < frames"
+            )
+        out.append(w)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class CodecWindow:
+    """A codec window as chosen (the windows stage): its context found."""
+
+    frames: int
+    context: int
+
+
+@dataclass(frozen=True)
+class CodecPlan:
+    """The chosen windows, as the params' ``codec`` says them (with the SNR
+    the windows stage measured against upstream's decode)."""
+
+    windows: list[CodecWindow]
+    first_frames: int
+    stream_snr_db: float
+
+    def params(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 #: codec graphs (frames per call, contexts from the receptive field): 40 and
 #: 100 frames for the first audio and the ramp, then upstream's own 325-frame
 #: call, which holds any chunk's whole left context, so streamed audio is
@@ -35,21 +85,13 @@ CP_WEIGHTS: Final = ("fp16", "w8a16")
 
 
 @dataclass(frozen=True)
-class BuildOptions:
-    model: Path
-    target: str
-    out: Path
+class TtsOptions(Qwen3Options):
+    """The Qwen3 options and the TTS build's own (scripts/build-qwen3-tts)."""
+
     codec: Path | None = None
-    prefill_buckets: tuple[int, ...] = PREFILL_BUCKETS
-    kv_buckets: tuple[int, ...] = KV_BUCKETS
     codec_windows: tuple[Window, ...] = CODEC_WINDOWS
     first_frames: int = FIRST_FRAMES
     xvector_seconds: tuple[float, ...] = XVECTOR_SECONDS
-    name: str | None = None
-    work: Path | None = None
-    qnn_cache: Path | None = None
-    #: None: on for --target simulator, off for a board target
-    sim_gates: bool | None = None
     #: the simulator gate of the codec windows (a bundle sharing another's
     #: codec skips it)
     sim_codec: bool = True
@@ -57,43 +99,18 @@ class BuildOptions:
     #: The simulator takes ~4 s per frame of the tiny codec (measured: codec_4
     #: 18 s, codec_8 33 s, codec_16 53 s), so a test bundle lists its smallest
     sim_codec_windows: tuple[int, ...] | None = None
-    #: the fp32 graphs in onnx/ for the CPU backend (a board bundle can leave
-    #: them out: at full size the talker graphs are ~3.5 GB each)
-    onnx: bool = True
     #: the code predictor's weights on the NPU: fp16, or w8a16 (opt-in)
     cp_weights: str = "fp16"
     #: also bundle codec_325 (upstream's 300 + 25 chunking: the engine's
     #: "upstream" schedule, equal to upstream's decode); gated on the CPU always
     upstream_codec: bool = False
 
-    def validate(self) -> None:
-        cli.check_target_and_buckets(
-            self.target, self.prefill_buckets, self.kv_buckets
-        )
-        if not self.codec_windows:
-            raise ValueError("--codec-windows: expected at least one window")
-        largest = max(w.frames for w in self.codec_windows)
-        if not 1 <= self.first_frames <= largest:
-            raise ValueError(f"--first-frames: expected 1..{largest} (the largest "
-                             f"codec window), found {self.first_frames}")  # fmt: skip
-        if not self.xvector_seconds or min(self.xvector_seconds) <= 0:
-            raise ValueError("--xvector-seconds: expected positive seconds, found "
-                             f"{self.xvector_seconds}")  # fmt: skip
-        if self.cp_weights not in CP_WEIGHTS:
-            raise ValueError(f"--cp-weights must be one of {CP_WEIGHTS}")
-        unknown = set(self.sim_codec_windows or ()) - set(self.codec_frames)
-        if unknown or self.sim_codec_windows == ():
-            raise ValueError(
-                "--sim-codec-windows: expected frames of the codec graphs "
-                f"{list(self.codec_frames)}, found {list(self.sim_codec_windows or ())}"
-            )
-
     @property
     def codec_frames(self) -> tuple[int, ...]:
         """Every codec graph's frames: the windows, and codec_325 if asked."""
         frames = {w.frames for w in self.codec_windows}
         if self.upstream_codec:
-            frames.add(UPSTREAM_CHUNK + UPSTREAM_CONTEXT)
+            frames.add(UPSTREAM_FRAMES)
         return tuple(sorted(frames))
 
     @property
@@ -104,5 +121,5 @@ class BuildOptions:
         return tuple(sorted(set(self.sim_codec_windows or self.codec_frames)))
 
     @property
-    def run_sim_gates(self) -> bool:
-        return cli.sim_gates_on(self.target, self.sim_gates)
+    def quantized(self) -> bool:
+        return self.cp_weights == "w8a16"

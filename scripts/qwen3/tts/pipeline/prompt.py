@@ -29,10 +29,17 @@ MIN_NEW_TOKENS: Final = 2
 #: upstream's kwarg names -> the params' (sampling)
 _RENAMED: Final = {"subtalker_dosample": "subtalker_do_sample"}
 _SAMPLING: Final = (
-    "do_sample", "top_k", "top_p", "temperature", "repetition_penalty",
-    "subtalker_dosample", "subtalker_top_k", "subtalker_top_p",
-    "subtalker_temperature", "max_new_tokens",
-)  # fmt: skip
+    "do_sample",
+    "top_k",
+    "top_p",
+    "temperature",
+    "repetition_penalty",
+    "subtalker_dosample",
+    "subtalker_top_k",
+    "subtalker_top_p",
+    "subtalker_temperature",
+    "max_new_tokens",
+)
 #: a text the split is checked on (mixed scripts, as users write)
 _SAMPLE: Final = "Hello, 你好."
 
@@ -46,8 +53,10 @@ def render_prompt(tts: Any, tokenizer: Any) -> dict[str, Any]:
     checked against the tokenizer's split of it."""
     text = tts._build_assistant_text(_TEXT)
     if text.count(_TEXT) != 1:
-        raise PromptError(f"upstream's assistant text renders the text "
-                          f"{text.count(_TEXT)} times: {text!r}")  # fmt: skip
+        raise PromptError(
+            f"upstream's assistant text renders the text "
+            f"{text.count(_TEXT)} times: {text!r}"
+        )
     head, tail = text.split(_TEXT)
     role, end = (tokenizer(t)["input_ids"] for t in (head, tail))
     whole = tokenizer(head + _SAMPLE + tail)["input_ids"]
@@ -60,8 +69,11 @@ def render_prompt(tts: Any, tokenizer: Any) -> dict[str, Any]:
             f"tail {tail!r} into {n_tail}; upstream's generate slices exactly "
             f"{ROLE_TOKENS} and {TAIL_TOKENS} (add 'assistant' as one token)"
         )
-    return {"template": head + TEXT_FIELD + tail, "role_tokens": ROLE_TOKENS,
-            "tail_tokens": TAIL_TOKENS}  # fmt: skip
+    return {
+        "template": head + TEXT_FIELD + tail,
+        "role_tokens": ROLE_TOKENS,
+        "tail_tokens": TAIL_TOKENS,
+    }
 
 
 def token_ids(src: ModelDir, tokenizer: Any, template: str) -> dict[str, int]:
@@ -111,8 +123,10 @@ def sampling(src: ModelDir, model_cls: Any) -> dict[str, Any]:
     )
     missing = [k for k in _SAMPLING if k not in merged]
     if missing:
-        raise PromptError(f"upstream's _merge_generate_kwargs no longer gives "
-                          f"{missing} (read {GENERATION} again)")  # fmt: skip
+        raise PromptError(
+            f"upstream's _merge_generate_kwargs no longer gives "
+            f"{missing} (read {GENERATION} again)"
+        )
     out = {_RENAMED.get(k, k): merged[k] for k in _SAMPLING}
     vocab = src.talker.vocab_size
     out["min_new_tokens"] = MIN_NEW_TOKENS
@@ -123,8 +137,9 @@ def sampling(src: ModelDir, model_cls: Any) -> dict[str, Any]:
 def text_mode(src: ModelDir, model_cls: Any) -> str:
     """Upstream's default text mode of the checkpoint's entry point
     (generate_custom_voice: non-streaming; generate_voice_clone: streaming)."""
-    entry = {"custom_voice": "generate_custom_voice",
-             "base": "generate_voice_clone"}[src.kind]  # fmt: skip
+    entry = {"custom_voice": "generate_custom_voice", "base": "generate_voice_clone"}[
+        src.kind
+    ]
     default = (
         inspect.signature(getattr(model_cls, entry))
         .parameters["non_streaming_mode"]

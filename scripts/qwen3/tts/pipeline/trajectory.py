@@ -19,8 +19,7 @@ import numpy as np
 
 from scripts.qwen3.tts.graphs import gates
 from scripts.qwen3.tts.pipeline import prompt
-from scripts.qwen3.tts.pipeline.context import BuildContext
-from scripts.qwen3.tts.pipeline.tables import XVECTOR_MEL
+from scripts.qwen3.tts.pipeline.context import XVECTOR_MEL, BuildContext
 
 _LOGGER = logging.getLogger(__name__)
 #: mixed English and Chinese, as users write (both tokenizer paths)
@@ -66,9 +65,15 @@ def _mel(ctx: BuildContext) -> np.ndarray:
     seconds = (max(ctx.xvector_buckets) * m["hop"]) / sr + CLIP_MARGIN_S
     clip = torch.from_numpy(gate_clip(seconds, sr))[None]
     mel = import_qwen_tts().modeling.mel_spectrogram(
-        clip, n_fft=m["n_fft"], num_mels=m["n_mels"], sampling_rate=sr,
-        hop_size=m["hop"], win_size=m["win"], fmin=m["fmin"], fmax=m["fmax"],
-    )  # fmt: skip
+        clip,
+        n_fft=m["n_fft"],
+        num_mels=m["n_mels"],
+        sampling_rate=sr,
+        hop_size=m["hop"],
+        win_size=m["win"],
+        fmin=m["fmin"],
+        fmax=m["fmax"],
+    )
     return np.ascontiguousarray(mel[0].T.numpy(), np.float32)
 
 
@@ -93,9 +98,11 @@ def _greedy(ctx: BuildContext) -> GateInputs:
         with torch.no_grad():
             xvec = model.speaker_encoder(torch.from_numpy(mel)[None])[0]
         kwargs["voice_clone_prompt"] = {
-            "ref_spk_embedding": [xvec], "x_vector_only_mode": [True],
-            "icl_mode": [False], "ref_code": None,
-        }  # fmt: skip
+            "ref_spk_embedding": [xvec],
+            "x_vector_only_mode": [True],
+            "icl_mode": [False],
+            "ref_code": None,
+        }
     else:
         kwargs["speakers"] = [sorted(ctx.src.talker.spk_id)[0]]
     mode = prompt.text_mode(ctx.src, type(tts))
@@ -109,10 +116,13 @@ def _greedy(ctx: BuildContext) -> GateInputs:
         ids = tts._tokenize_texts([tts._build_assistant_text(TEXT)])
         with torch.no_grad():
             codes, _ = model.generate(
-                input_ids=ids, non_streaming_mode=mode == "non_streaming",
-                do_sample=False, subtalker_dosample=False, max_new_tokens=CALLS,
+                input_ids=ids,
+                non_streaming_mode=mode == "non_streaming",
+                do_sample=False,
+                subtalker_dosample=False,
+                max_new_tokens=CALLS,
                 **kwargs,
-            )  # fmt: skip
+            )
     finally:
         handle.remove()
     codes = codes[0].numpy().astype(np.int64)
@@ -125,7 +135,9 @@ def _greedy(ctx: BuildContext) -> GateInputs:
         )
     _, h = gates.talker_reference(model, np.concatenate([prompt_rows, steps]))
     text = tts.processor.tokenizer(TEXT)["input_ids"]
-    _LOGGER.info("gate input: %d prompt rows, %d greedy frames (%s text)", n,
-                 len(codes), mode)  # fmt: skip
-    return GateInputs(list(text), prompt_rows, steps, codes,
-                      h[n - 1 : n - 1 + len(codes)], mel)  # fmt: skip
+    _LOGGER.info(
+        "gate input: %d prompt rows, %d greedy frames (%s text)", n, len(codes), mode
+    )
+    return GateInputs(
+        list(text), prompt_rows, steps, codes, h[n - 1 : n - 1 + len(codes)], mel
+    )

@@ -13,7 +13,11 @@ import pytest
 from scripts.common.floor import FLOOR_MARGIN_DB
 from scripts.qwen3.tts import codec_plan
 from scripts.qwen3.tts import windows as w
-from scripts.qwen3.tts.pipeline.options import CODEC_WINDOWS, FIRST_FRAMES
+from scripts.qwen3.tts.pipeline.options import (
+    CODEC_WINDOWS,
+    FIRST_FRAMES,
+    parse_windows,
+)
 from tests.qwen3_fixtures import require_qwen_tts
 
 SPF = 1920
@@ -36,7 +40,7 @@ def test_contexts_come_from_the_receptive_field(codec: Any) -> None:
     assert codec_plan.needed_context(cfg) == 154  # 2 layers x 71 + convs
     # capped so a call keeps a quarter of its frames new; given ones kept
     assert codec_plan.plan(CODEC_WINDOWS, cfg) == [(40, 30), (100, 75), (325, 154)]
-    assert codec_plan.plan(w.parse_windows("16:6,200"), cfg) == [(16, 6), (200, 150)]
+    assert codec_plan.plan(parse_windows("16:6,200"), cfg) == [(16, 6), (200, 150)]
 
 
 def test_exactness_is_the_context_rule() -> None:
@@ -53,10 +57,10 @@ def test_the_default_schedule_is_upstreams_decode_and_the_old_was_not(
     codec: Any,
 ) -> None:
     cfg = w.decoder_config(codec)
-    new = codec_plan.measure(codec, codec_plan.plan(CODEC_WINDOWS, cfg),
-                             FIRST_FRAMES, SPF, 128)  # fmt: skip
-    assert new["exact"] and new["codes"] > w.UPSTREAM_CHUNK
-    assert new["snr_db"] >= new["upstream_floor_db"] - FLOOR_MARGIN_DB, new
-    assert new["steady_frames_per_kept"] < 1.2 and new["first_audio_s"] > 0
+    chosen = codec_plan.plan(CODEC_WINDOWS, cfg)
+    new = codec_plan.measure(codec, chosen, FIRST_FRAMES, SPF, 128)
+    assert new.exact and new.codes > w.UPSTREAM_CHUNK
+    assert new.snr_db >= new.upstream_floor_db - FLOOR_MARGIN_DB, new
+    assert new.steady_frames_per_kept < 1.2 and new.first_audio_s > 0
     old = codec_plan.measure(codec, OLD, FIRST_FRAMES, SPF, 128)
-    assert not old["exact"] and old["snr_db"] < 30, old
+    assert not old.exact and old.snr_db < 30, old

@@ -1,6 +1,7 @@
 """Codec windows (scripts/qwen3/tts/windows.py): the engine's schedule as
 measured, the streaming decode through upstream's codec, the log-mel and the
-command line's window syntax (the contexts: test_codec_plan.py)."""
+command line's window syntax (pipeline/options.py; the contexts:
+test_codec_plan.py)."""
 
 from __future__ import annotations
 
@@ -13,20 +14,21 @@ import pytest
 
 from scripts.qwen3.tts import windows as w
 from scripts.qwen3.tts.build import main as build_tts
+from scripts.qwen3.tts.pipeline.options import Window, parse_windows
 from tests.qwen3_fixtures import require_qwen_tts
 
 SPF = 1920
 
 
 def test_window_syntax():
-    assert w.parse_windows("16,80") == (w.Window(16), w.Window(80))
-    assert w.parse_windows("8:4, 16:6") == (w.Window(8, 4), w.Window(16, 6))
+    assert parse_windows("16,80") == (Window(16), Window(80))
+    assert parse_windows("8:4, 16:6") == (Window(8, 4), Window(16, 6))
     for bad in ("x", "8:8", "0", "8:-1", "8:"):
         if bad == "8:":  # an empty context is "measure it"
-            assert w.parse_windows(bad) == (w.Window(8),)
+            assert parse_windows(bad) == (Window(8),)
             continue
         with pytest.raises(ValueError, match="expected"):
-            w.parse_windows(bad)
+            parse_windows(bad)
 
 
 def test_the_cli_refuses_a_bad_window(tmp_path: Path, capsys):

@@ -1,7 +1,6 @@
-"""The tables step: a model dir as the hub ships it (vocab.json + merges.txt,
-the codec elsewhere) loads through upstream's own loader, its tokenizer is
-converted to text/tokenizer.json; sampling is generation_config.json over
-upstream's hard defaults; the prompt's position slices are checked."""
+"""The prompt, sampling and text mode as upstream has them
+(scripts/qwen3/tts/pipeline/prompt.py): sampling is generation_config.json
+over upstream's hard defaults; the prompt's position slices are checked."""
 
 from __future__ import annotations
 
@@ -11,10 +10,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import numpy as np
 import pytest
 
-from daemon.engines.qwen3.tts import params as layout
 from scripts.qwen3.tts.pipeline import prompt
 from scripts.qwen3.tts.pipeline.source import read_model_dir
 from tests.qwen3_fixtures import require_qwen_tts
@@ -26,35 +23,6 @@ def _model_cls() -> Any:
     from scripts.qwen3.tts.upstream import import_qwen_tts
 
     return import_qwen_tts().Qwen3TTSModel
-
-
-def test_a_hub_layout_with_the_codec_elsewhere(tiny_tts_custom: Path, tmp_path: Path):
-    """No tokenizer.json (converted at build time), no speech_tokenizer/ in the
-    model dir (--codec): the tables, tokenizer and params still come out."""
-    tokenizers = pytest.importorskip("tokenizers")
-    from scripts.qwen3.tts.pipeline.context import BuildContext
-
-    model = Path(shutil.copytree(tiny_tts_custom, tmp_path / "model"))
-    codec = Path(shutil.move(model / "speech_tokenizer", tmp_path / "codec"))
-    (model / "tokenizer.json").unlink()
-    src = read_model_dir(model, codec)
-    ctx = BuildContext(src, tmp_path / "work", (64,), (192,), (8, 16))
-    codec_params = {
-        "windows": [{"frames": 8, "context": 4}, {"frames": 16, "context": 6}],
-        "first_frames": 4,
-    }
-    res = ctx.write_tables(codec_params)
-    p = layout.TtsParams.from_mapping(res["params"])
-    assert p.embedding_dtype == "float32" and res["embedding_dtype"] == "float32"
-    assert (ctx.work / "model" / "speech_tokenizer").resolve() == codec.resolve()
-    tok = tokenizers.Tokenizer.from_file(str(ctx.stage / layout.TOKENIZER))
-    text = ctx.tts._build_assistant_text("Hello world. 你好,世界。")
-    assert tok.encode(text).ids == ctx.tts._tokenize_texts([text])[0][0].tolist()
-    role = tok.encode(p.prompt.template.split("{text}")[0]).ids
-    assert role == [p.tokens.im_start, p.tokens.assistant, p.tokens.newline]
-    emb = np.load(ctx.stage / layout.CODEC_EMBEDDING)
-    want = ctx.model.talker.model.codec_embedding.weight.detach().numpy()
-    np.testing.assert_array_equal(emb, want)
 
 
 def test_sampling_is_the_file_over_upstreams_hard_defaults(

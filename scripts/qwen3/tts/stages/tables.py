@@ -1,106 +1,54 @@
-"""The tables step: upstream's model loaded once, the CPU arrays, the
-tokenizer and the bundle's params (daemon/engines/qwen3/tts/params.py).
+"""The tables stage: the CPU arrays, the tokenizer and the bundle's params
+(daemon/engines/qwen3/tts/params.py), with the codec windows the windows
+stage chose.
 
 CPU arrays (docs/qwen3.md, CPU side): the talker's text_embedding [Vt, Dt] and
 codec_embedding [V, Ht], the predictor's 15 input tables [15, Vc, Ht] and, for
 Base, the x-vector mel basis [128, 513] (upstream's own librosa slaney call, so
 the runtime needs no librosa).  float16 at full size (text_embedding alone is
-622 MB in fp16), float32 when the checkpoint is tiny, so the CPU backend runs a
-test checkpoint bit-exact against upstream's fp32; ``embedding_dtype`` says
-which.
+622 MB in fp16), float32 when the checkpoint is tiny (pipeline/context.py
+``tiny``), so the CPU backend runs a test checkpoint bit-exact against
+upstream's fp32; ``embedding_dtype`` says which.
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-import shutil
-from pathlib import Path
-from typing import Any, Final, Protocol
+from dataclasses import dataclass
+from typing import Any, Final
 
 import numpy as np
 
 from daemon.engines.qwen3.tts import params as layout
+from scripts.common.build.stage import Results
+from scripts.qwen3.tts.oracle_audio import decoder_of
 from scripts.qwen3.tts.pipeline import prompt
-from scripts.qwen3.tts.pipeline.source import (
-    CODEC_DIR,
-    SAMPLE_RATE,
-    SAMPLES_PER_FRAME,
-    ModelDir,
+from scripts.qwen3.tts.pipeline.context import (
+    TEXT_ROWS,
+    XVECTOR_MEL,
+    BuildContext,
+    tiny,
 )
+from scripts.qwen3.tts.pipeline.options import CodecPlan
+from scripts.qwen3.tts.pipeline.source import SAMPLE_RATE, SAMPLES_PER_FRAME
 
-
-class Build(Protocol):
-    """What the tables step reads of a build (context.py's ``BuildContext``;
-    a protocol, so the context can delegate here without a circular import)."""
-
-    src: ModelDir
-    stage: Path
-    prefill_buckets: tuple[int, ...]
-    kv_buckets: tuple[int, ...]
-    xvector_buckets: tuple[int, ...]
-
-    @property
-    def tts(self) -> Any: ...
-
-    @property
-    def model(self) -> Any: ...
-
-    @property
-    def codec(self) -> Any: ...
-
-#: a text_embedding this small or smaller keeps every table float32
-EMBED_FP32_MAX_BYTES: Final = 64 << 20
-#: text rows per text_proj call (params.text.rows; the contract's default:
-#: a sentence's prompt in one or two calls)
-TEXT_ROWS: Final = 32
-#: additive mask value of the graphs (hexvoice's shapes.MASK_VALUE, docs/qwen3.md, CPU
-#: side)
+#: additive mask value of the graphs (hexvoice's shapes.MASK_VALUE, docs/qwen3.md,
+#: CPU side)
 MASK_VALUE: Final = -100.0
-#: upstream extract_speaker_embedding's mel_spectrogram arguments
-#: (modeling_qwen3_tts.py; pad = (n_fft - hop) // 2, reflect, no centre)
-XVECTOR_MEL: Final = {"sample_rate": 24000, "n_fft": 1024, "hop": 256, "win": 1024,
-                      "pad": 384, "n_mels": 128, "fmin": 0, "fmax": 12000}  # fmt: skip
 
 
-def tiny(src: ModelDir) -> bool:
-    """A test-sized checkpoint: its text_embedding fits EMBED_FP32_MAX_BYTES in
-    float32 (every table stays float32; torch runs single-threaded)."""
-    t = src.talker
-    return t.text_vocab_size * t.text_hidden_size * 4 <= EMBED_FP32_MAX_BYTES
+@dataclass(frozen=True)
+class Tables:
+    """The tables' dtype and shapes, and the bundle's params."""
+
+    embedding_dtype: str
+    shapes: dict[str, list[int]]
+    params: dict[str, Any]
 
 
-def load_upstream(src: ModelDir, work: Path) -> Any:
-    """Upstream's Qwen3TTSModel (fp32, eval, CPU) of ``src``, by upstream's own
-    loader.  That loader reads the codec from MODEL/speech_tokenizer only; a
-    codec elsewhere (``--codec``) is seen through ``work/model``, a directory of
-    links to the model's files with speech_tokenizer -> the codec."""
-    import torch
-
-    from scripts.qwen3.tts.upstream import import_qwen_tts, torch_threads
-
-    root = src.root
-    if src.codec_root.resolve() != (root / CODEC_DIR).resolve():
-        root = _linked(src, work / "model")
-    with torch_threads(1) if tiny(src) else contextlib.nullcontext():
-        tts = import_qwen_tts().Qwen3TTSModel.from_pretrained(
-            str(root), dtype=torch.float32
-        )
-    tts.model.float().eval().requires_grad_(False)
-    return tts
-
-
-def _linked(src: ModelDir, out: Path) -> Path:
-    """``out`` with a link to each of the model's files and speech_tokenizer ->
-    the codec directory (rebuilt each time: the sources may have moved)."""
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    for path in src.root.iterdir():
-        if path.name != CODEC_DIR:
-            (out / path.name).symlink_to(path.resolve())
-    (out / CODEC_DIR).symlink_to(src.codec_root.resolve(), target_is_directory=True)
-    return out
+def run(ctx: BuildContext, results: Results) -> Tables:
+    # the windows stage's result (stages/schedule.py Windows): its codec plan
+    return write_tables(ctx, results["windows"].codec)
 
 
 def arrays(model: Any) -> dict[str, np.ndarray]:
@@ -125,14 +73,19 @@ def mel_basis() -> np.ndarray:
 
     m = XVECTOR_MEL
     fn = import_qwen_tts().modeling.librosa_mel_fn
-    basis = fn(sr=m["sample_rate"], n_fft=m["n_fft"], n_mels=m["n_mels"],
-               fmin=m["fmin"], fmax=m["fmax"])  # fmt: skip
+    basis = fn(
+        sr=m["sample_rate"],
+        n_fft=m["n_fft"],
+        n_mels=m["n_mels"],
+        fmin=m["fmin"],
+        fmax=m["fmax"],
+    )
     return np.asarray(basis, np.float32)
 
 
-def write_tables(ctx: Build, codec: dict[str, Any]) -> dict:
+def write_tables(ctx: BuildContext, codec: CodecPlan) -> Tables:
     """Write the arrays and text/tokenizer.json under ``ctx.stage``; the params
-    (with the measured ``codec`` windows) are the result."""
+    (with the measured ``codec`` windows) are the result's."""
     tables = arrays(ctx.model)
     dtype = np.float32 if tiny(ctx.src) else np.float16
     shapes = {}
@@ -148,21 +101,19 @@ def write_tables(ctx: Build, codec: dict[str, Any]) -> dict:
     # the fast tokenizer transformers builds from the checkpoint's files (a
     # vocab.json + merges.txt checkpoint gets converted here, once)
     ctx.tts.processor.tokenizer.backend_tokenizer.save(str(tok))
-    return {
-        "embedding_dtype": np.dtype(dtype).name,
-        "shapes": shapes,
-        "params": params(ctx, codec, np.dtype(dtype).name),
-    }
+    name = np.dtype(dtype).name
+    return Tables(name, shapes, params(ctx, codec, name))
 
 
-def params(ctx: Build, codec: dict[str, Any], dtype: str) -> dict[str, Any]:
+def params(ctx: BuildContext, codec: CodecPlan, dtype: str) -> dict[str, Any]:
     """``voice.yaml`` params, checked by the engine's own schema."""
-    from scripts.qwen3.tts.graphs import export
+    from scripts.qwen3.tts.graphs.predictor import predictor_rope
+    from scripts.qwen3.tts.graphs.talker import talker_rope
 
     src, model = ctx.src, ctx.model
     cls = type(ctx.tts)
     t, cp = src.talker, src.predictor
-    rope, cp_rope = export.talker_rope(model), export.predictor_rope(model)
+    rope, cp_rope = talker_rope(model), predictor_rope(model)
     tokenizer = ctx.tts.processor.tokenizer
     rendered = prompt.render_prompt(ctx.tts, tokenizer)
     raw = {
@@ -175,12 +126,12 @@ def params(ctx: Build, codec: dict[str, Any], dtype: str) -> dict[str, Any]:
             "vocab": t.vocab_size,
             "rope_theta": rope.theta,
             "attention_scaling": rope.attention_scaling,
-        },  # fmt: skip
+        },
         "text": {
             "hidden": t.text_hidden_size,
             "rows": TEXT_ROWS,
             "vocab": t.text_vocab_size,
-        },  # fmt: skip
+        },
         "predictor": {
             "hidden": cp.hidden_size,
             "head_dim": cp.head_dim,
@@ -190,7 +141,7 @@ def params(ctx: Build, codec: dict[str, Any], dtype: str) -> dict[str, Any]:
             "rope_theta": cp_rope.theta,
             "attention_scaling": cp_rope.attention_scaling,
             "groups": cp.num_code_groups,
-        },  # fmt: skip
+        },
         "prefill_buckets": list(ctx.prefill_buckets),
         "kv_buckets": list(ctx.kv_buckets),
         "tokens": prompt.token_ids(src, tokenizer, rendered["template"]),
@@ -204,8 +155,8 @@ def params(ctx: Build, codec: dict[str, Any], dtype: str) -> dict[str, Any]:
             "sample_rate": SAMPLE_RATE,
             "samples_per_frame": SAMPLES_PER_FRAME,
             **upstream_chunking(ctx.codec),
-            **codec,
-        },  # fmt: skip
+            **codec.params(),
+        },
         "xvector": _xvector(ctx),
         "mask_value": MASK_VALUE,
     }
@@ -214,14 +165,14 @@ def params(ctx: Build, codec: dict[str, Any], dtype: str) -> dict[str, Any]:
 
 def upstream_chunking(codec: Any) -> dict[str, int]:
     """chunk_frames / left_context: upstream chunked_decode's own defaults."""
-    from scripts.qwen3.tts.windows import _decoder
+    sig = inspect.signature(decoder_of(codec).chunked_decode).parameters
+    return {
+        "chunk_frames": int(sig["chunk_size"].default),
+        "left_context": int(sig["left_context_size"].default),
+    }
 
-    sig = inspect.signature(_decoder(codec).chunked_decode).parameters
-    return {"chunk_frames": int(sig["chunk_size"].default),
-            "left_context": int(sig["left_context_size"].default)}  # fmt: skip
 
-
-def _xvector(ctx: Build) -> dict[str, Any] | None:
+def _xvector(ctx: BuildContext) -> dict[str, Any] | None:
     if ctx.src.kind != "base":
         return None
     enc = ctx.src.config.speaker_encoder_config
@@ -234,5 +185,9 @@ def _xvector(ctx: Build) -> dict[str, Any] | None:
         )
     from scripts.qwen3.tts.graphs.speaker import reflect_pad
 
-    return {**XVECTOR_MEL, "frame_buckets": list(ctx.xvector_buckets),
-            "dim": enc.enc_dim, "reflect_pad": reflect_pad(ctx.model)}  # fmt: skip
+    return {
+        **XVECTOR_MEL,
+        "frame_buckets": list(ctx.xvector_buckets),
+        "dim": enc.enc_dim,
+        "reflect_pad": reflect_pad(ctx.model),
+    }

@@ -1,4 +1,4 @@
-"""The bundle step: graphs, tables and voice.yaml into the output directory,
+"""The bundle stage: graphs, tables and voice.yaml into the output directory,
 verified as ``hexvoice bundle verify`` does, then packed as a .tar (shared with
 the other Qwen3 builds: scripts/qwen3/common/bundle.py).
 
@@ -16,12 +16,14 @@ Layout (daemon/engines/qwen3/tts/params.py names the files)::
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Final
 
 from daemon.engines.qwen3.tts import params as layout
 from daemon.text.languages import code_of
+from scripts.common.build.compile import compiled
+from scripts.common.build.stage import Results
 from scripts.qwen3.common import bundle
+from scripts.qwen3.common.bundle import Bundled, Manifest
 from scripts.qwen3.tts.pipeline.context import BuildContext
 from scripts.qwen3.tts.pipeline.source import SAMPLE_RATE
 
@@ -35,23 +37,15 @@ def languages(params: dict[str, Any]) -> tuple[str, ...]:
     return tuple(code_of(n) or n for n in p.advertised_languages[1:])
 
 
-def write_bundle(
-    ctx: BuildContext,
-    out: Path,
-    tar: Path,
-    name: str,
-    target: str,
-    results: dict[str, Any],
-    with_onnx: bool = True,
-) -> tuple[list[str], int]:
-    """Every graph's bundle as engine qwen3-tts, task tts, the advertised languages
-    (pipeline_common/bundle.py): (the problems verify finds; the file count)."""
-    return bundle.write_bundle(
-        ctx, ctx.graph_keys(), out, tar, results, with_onnx,
+def run(ctx: BuildContext, results: Results) -> Bundled:
+    """Every graph's bundle as engine qwen3-tts, task tts, the advertised
+    languages, the tables stage's params (stages/tables.py Tables)."""
+    params = results["tables"].params
+    manifest = Manifest(
         engine=layout.ENGINE_ID,
-        name=name,
-        sample_rate=SAMPLE_RATE,
-        languages=languages(results["tables"]["params"]),
-        target=target,
         task=TASK,
-    )  # fmt: skip
+        sample_rate=SAMPLE_RATE,
+        languages=languages(params),
+        params=params,
+    )
+    return bundle.write(ctx, compiled(results["compile"]), manifest)
