@@ -2,13 +2,12 @@
 the output directory, verified as ``hexvoice bundle verify`` does, then packed
 as a .tar.  Each build's bundle stage names its engine, task, sample rate,
 languages and params (``Manifest``); ``write`` does the rest from the work dir
-and the compile stages' results.  (``write_bundle`` and ``checked`` are the
-same for the builds still on scripts/common/steps.py.)"""
+and the compile stages' results."""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from daemon.sdk.verify import verify_bundle
 from scripts.common import bundling, weight_sharing
 from scripts.common.build.compile import Compiled
 from scripts.qwen3.common.context import Qwen3Context
-from scripts.qwen3.common.workdir import WorkDir
 
 
 class BuildError(RuntimeError):
@@ -70,44 +68,9 @@ def write(
         target=ctx.opts.target,
         task=manifest.task,
     )
-    return Bundled(checked(problems, files)["files"])
-
-
-def write_bundle(
-    ctx: WorkDir,
-    keys: Sequence[str],
-    out: Path,
-    tar: Path,
-    results: dict[str, Any],
-    with_onnx: bool,
-    *,
-    engine: str,
-    name: str,
-    sample_rate: int,
-    languages: tuple[str, ...],
-    target: str,
-    task: Task,
-) -> tuple[list[str], int]:
-    """Write the bundle of graphs ``keys`` at ``out`` (replacing it) and
-    ``tar``, with the fp32 graphs unless not ``with_onnx``; its params are
-    ``results["tables"]["params"]``: (the problems ``verify_bundle`` finds,
-    empty when sound; the number of files)."""
-    placed = weight_sharing.placements(results["compile"], ctx.bin_dir)
-    return _write(
-        out,
-        tar,
-        ctx.stage,
-        {k: placed[k] for k in keys},
-        {k: ctx.onnx(k) if with_onnx else None for k in keys},
-        {c["qnn_sdk"] for c in results["compile"].values()},
-        engine=engine,
-        name=name,
-        sample_rate=sample_rate,
-        languages=languages,
-        params=results["tables"]["params"],
-        target=target,
-        task=task,
-    )
+    if problems:
+        raise BuildError("bundle verify failed: " + "; ".join(problems))
+    return Bundled(files)
 
 
 def _write(
@@ -134,10 +97,3 @@ def _write(
         pack(out, tar)
     onnx_files = sum(path is not None for path in onnx.values())
     return problems, len(bundle.files) + len(graphs) + onnx_files
-
-
-def checked(problems: list[str], files: int) -> dict:
-    """The bundle step's result, or BuildError naming what verify found."""
-    if problems:
-        raise BuildError("bundle verify failed: " + "; ".join(problems))
-    return {"files": files}

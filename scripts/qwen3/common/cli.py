@@ -1,17 +1,16 @@
-"""What the Qwen3 builds' command lines share (build_asr, build_tts_qwen3):
-the target and bucket checks, comma-separated lists, the output and gate flags, and
-the run that prints the summary or one ``error:`` line (``command`` for the
-builds declared on scripts/common/build, ``run`` for those still on
-scripts/common/steps.py)."""
+"""What the Qwen3 builds' command lines share (build-qwen3-asr,
+build-qwen3-tts): the target and bucket checks, comma-separated lists, the
+output and gate flags, the options from the parsed flags, and the run that
+prints the summary or one ``error:`` line (``command``)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from scripts.common.build import report
 from scripts.common.build.run import StageRun
@@ -40,11 +39,6 @@ def check_target_and_buckets(
             f"largest prefill bucket ({max(prefill_buckets)}): decoding "
             "continues after the prompt"
         )
-
-
-def sim_gates_on(target: str, sim_gates: bool | None) -> bool:
-    """--sim-gates as given, else on for --target simulator only."""
-    return target == "simulator" if sim_gates is None else sim_gates
 
 
 def comma_list(
@@ -104,35 +98,13 @@ def command(
     ``notes`` lines (e.g. what a stage measured) and the bundle's paths on
     stdout (0), or one ``error:`` line on stderr for any of ``errors`` (1)."""
 
-    def text(b: Built) -> str:
-        lines = [report.summary(b.run, graphs(b.run))]
-        return "\n".join(lines + (notes(b.run) if notes else []))
-
-    return _report(build, opts, errors, text)
-
-
-def run(
-    build: Callable[[Opts], Any],
-    opts: Opts,
-    errors: tuple[type[Exception], ...],
-    summary: Callable[[Mapping[str, Any]], str],
-) -> int:
-    """Build ``opts``: the summary and the bundle's paths on stdout (0), or
-    one ``error:`` line on stderr for any of ``errors`` (1)."""
-    return _report(build, opts, errors, lambda rep: summary(rep.results))
-
-
-def _report(
-    build: Callable[[Opts], Any],
-    opts: Opts,
-    errors: tuple[type[Exception], ...],
-    text: Callable[[Any], str],
-) -> int:
     try:
         done = build(opts)
     except errors as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(text(done))
+    print(report.summary(done.run, graphs(done.run)))
+    if notes:
+        print("\n".join(notes(done.run)))
     print(f"bundle: {done.bundle}\ntar:    {done.tar}")
     return 0

@@ -1,16 +1,13 @@
 """The Qwen3 builds' per-graph summary rows: one row per binary (bucket,
 size, compile time, its CPU and simulator gates, simulator seconds per call)
 and a total, below the stage table (scripts/common/build/report.py).
-``graph_rows`` / ``run_rows`` read the stages' typed results; ``rows`` /
-``summary`` the step results of the builds still on scripts/common/steps.py
-(``compile``, ``gates_cpu.gates``, ``gates_sim.gates`` / ``.seconds``)."""
+``graph_rows`` / ``run_rows`` read the stages' typed results."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
-from scripts.common.build import report
 from scripts.common.build.compile import GROUP, Compiled, compiled
 from scripts.common.build.run import StageRun
 from scripts.common.gate_result import GateResult
@@ -50,11 +47,6 @@ def cell(gates: Iterable[GateResult] | None, short: Short = SHORT) -> str:
         value = worst(seen.get(name, (g.value, ""))[0], g.value)
         seen[name] = (value, digits)
     return " ".join(f"{k} {v:{d}}" for k, (v, d) in seen.items()) or "-"
-
-
-def gates(entries: list[Mapping[str, Any]] | None, short: Short) -> str:
-    """``cell`` of gates stored as dicts (scripts/common/steps.py results)."""
-    return cell(_gates({"": entries or []})[""], short)
 
 
 def graph_rows(
@@ -102,42 +94,3 @@ def run_rows(run: StageRun, short: Short = SHORT) -> list[tuple[str, ...]]:
 def bucket(key: str) -> str:
     tail = key.rsplit("_", 1)[-1]
     return tail if tail.isdigit() else "-"
-
-
-def rows(results: Mapping[str, Any], short: Short) -> list[tuple[str, ...]]:
-    """The table's rows (header first) from the build's step results."""
-    sim = results.get("gates_sim", {})
-    return graph_rows(
-        {key: _compiled(c) for key, c in results.get("compile", {}).items()},
-        _gates(results.get("gates_cpu", {}).get("gates", {})),
-        _gates(sim.get("gates", {})) if sim else None,
-        sim.get("seconds", {}),
-        short,
-    )[:-1]
-
-
-def _compiled(c: Mapping[str, Any]) -> Compiled:
-    """A compile step's result as the compile stage's (steps before units
-    recorded no graphs)."""
-    fields = (c.get("compile_seconds"), c.get("qnn_sdk", ""), c.get("bytes", 0))
-    return Compiled(*fields, c.get("graphs") or {})
-
-
-def _gates(
-    stored: Mapping[str, list[Mapping[str, Any]]],
-) -> dict[str, list[GateResult]]:
-    keys = ("name", "metric", "value", "threshold", "at_least")
-    return {
-        g: [GateResult(*(e[k] for k in keys)) for e in v] for g, v in stored.items()
-    }
-
-
-aligned = report.aligned
-
-
-def summary(results: Mapping[str, Any], short: Short) -> str:
-    """The table as aligned text, plus a total line."""
-    lines = aligned(rows(results, short))
-    total = sum(c.get("bytes", 0) for c in results.get("compile", {}).values())
-    lines.append(f"total binaries: {total / 1e6:.2f} MB")
-    return "\n".join(lines)
