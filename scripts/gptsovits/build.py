@@ -62,6 +62,8 @@ REFERENCE_SHAPES = {
     "full": shapes_mod.FULL_REFERENCE,
     "tiny": shapes_mod.TINY_REFERENCE,
 }
+#: the options the stages read as they are (context.py Settings)
+AS_ASKED = ("target", "compiler", "qnn_cache", "sim_gates", "ref_text")
 #: what the CLI reports as a clear error (no traceback)
 STOPS = (
     SourceError,
@@ -191,13 +193,9 @@ def context(opts: BuildOptions) -> BuildContext:
     log.info("vits_gen: receptive radius %.2f frames, overlap %d", radius, overlap)
     settings = Settings(
         voice=opts.voice or src.exp,
-        target=opts.target,
         out=Path(opts.out),
-        compiler=opts.compiler,
-        qnn_cache=opts.qnn_cache,
-        sim_gates=opts.sim_gates,
-        ref_text=opts.ref_text,
         aux_refs=resolve_aux_refs(src.logs, opts.aux_refs, src.sv_ckpt),
+        **{name: getattr(opts, name) for name in AS_ASKED},
     )
     zero_shot = src.hubert_dir is not None and src.sv_ckpt is not None
     reference = REFERENCE_SHAPES[opts.shapes] if zero_shot else None

@@ -27,6 +27,12 @@ EOS_BLOCK_STEPS = 11
 VOCAB = "vocab.txt"
 #: g2pW's files the runtime reads (all but the model, which is split)
 G2PW_TEXT = G2PW_FILES[1:]
+#: params named as the T2S dims (T2SDims) and as the graph shapes (GraphShapes)
+T2S_PARAMS = ("layers", "heads", "head_dim", "vocab", "eos", "phone_vocab", "bert_dim")
+SHAPE_PARAMS = tuple(
+    "prefill_len kv_buckets max_new_tokens vits_frames vits_phones gen_window "
+    "gen_overlap bert_tokens g2pw_rows g2pw_tokens".split()
+)
 
 
 def inputs(ctx: BuildContext) -> dict[str, Any]:
@@ -60,28 +66,13 @@ def params(ctx: BuildContext, t2s: T2SModel, sovits: SovitsModel) -> layout.GsvP
     t, v, s = t2s.dims, sovits.dims, ctx.shapes
     return layout.GsvParams(
         width=t.dim,
-        layers=t.layers,
-        heads=t.heads,
-        head_dim=t.head_dim,
-        vocab=t.vocab,
-        eos=t.eos,
-        phone_vocab=t.phone_vocab,
-        prefill_len=s.prefill_len,
-        kv_buckets=s.kv_buckets,
-        max_new_tokens=s.max_new_tokens,
-        vits_frames=s.vits_frames,
-        vits_phones=s.vits_phones,
+        **{name: getattr(t, name) for name in T2S_PARAMS},
+        **{name: getattr(s, name) for name in SHAPE_PARAMS},
         vits_hidden=v.hidden,
         ssl_dim=v.ssl,
         gin=v.gin,
         hop=v.hop,
-        gen_window=s.gen_window,
-        gen_overlap=s.gen_overlap,
         noise_scale=NOISE_SCALE,
-        bert_tokens=s.bert_tokens,
-        bert_dim=t.bert_dim,
-        g2pw_rows=s.g2pw_rows,
-        g2pw_tokens=s.g2pw_tokens,
         mask_value=MASK_VALUE,
         top_k=TOP_K,
         top_p=TOP_P,
