@@ -160,8 +160,10 @@ def load_clips(
         if len(breathing) == limit:
             break
         clip = _clip(logs, name, semantic[name], texts[name])
-        progress(f"clip {i}/{len(names)} {name}: {clip.seconds:.1f} s, "
-                 f"{len(clip.breaths)} breath window(s)")  # fmt: skip
+        progress(
+            f"clip {i}/{len(names)} {name}: {clip.seconds:.1f} s, "
+            f"{len(clip.breaths)} breath window(s)"
+        )
         if clip.breaths:
             breathing.append(clip)
         elif len(others) < limit:

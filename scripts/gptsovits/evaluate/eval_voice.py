@@ -66,12 +66,16 @@ def main(argv: list[str] | None = None) -> int:
     best = result.best
     print(table(result.recording, result.epochs, best))
     if best is None:
-        print(f"error: no epoch could be evaluated ({len(result.failed)} failed)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"error: no epoch could be evaluated ({len(result.failed)} failed)",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     print(f"recommended epoch: {best.label}")
-    print(f"  ({explain(result.epochs)}; rule: scripts/gptsovits/evaluate/report.py;"
-          " listen before choosing)")  # fmt: skip
+    print(
+        f"  ({explain(result.epochs)}; rule: scripts/gptsovits/evaluate/report.py;"
+        " listen before choosing)"
+    )
     written = [write_csv(out / "scores.csv", [result.recording, *result.epochs])]
     written += plot_metrics(out, result.recording, result.epochs, best)
     for path in written:

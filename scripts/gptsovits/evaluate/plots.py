@@ -44,8 +44,15 @@ def plot_metrics(
             ax.axhline(ref, linestyle="--", color="gray", label=RECORDING_LABEL)
         i = list(epochs).index(best)
         if not math.isnan(y[i]):
-            ax.plot([x[i]], [y[i]], marker="*", markersize=16, linestyle="none",
-                    color="tab:red", label=f"recommended ({best.label})")  # fmt: skip
+            ax.plot(
+                [x[i]],
+                [y[i]],
+                marker="*",
+                markersize=16,
+                linestyle="none",
+                color="tab:red",
+                label=f"recommended ({best.label})",
+            )
         ax.set_xticks(x, [e.label for e in epochs])
         ax.set_xlabel("SoVITS epoch")
         ax.set_ylabel(ylabel)

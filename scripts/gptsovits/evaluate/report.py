@@ -157,6 +157,7 @@ def write_csv(path: Path, rows: Sequence[Scores]) -> Path:
         out = csv.writer(f)
         out.writerow(CSV_FIELDS)
         for r in rows:
-            out.writerow(["" if getattr(r, k) is None else getattr(r, k)
-                          for k in CSV_FIELDS])  # fmt: skip
+            out.writerow(
+                ["" if getattr(r, k) is None else getattr(r, k) for k in CSV_FIELDS]
+            )
     return path

@@ -111,9 +111,11 @@ class GraphShapes:
         from scripts.common.receptive_field import check_overlap, hifigan_radius
 
         radius = hifigan_radius(
-            dims.upsample_rates, dims.upsample_kernels, dims.rb_kernels,
+            dims.upsample_rates,
+            dims.upsample_kernels,
+            dims.rb_kernels,
             dims.rb_dilations,
-        )  # fmt: skip
+        )
         check_overlap(self.gen_overlap, radius, "vits_gen")
         return radius
 

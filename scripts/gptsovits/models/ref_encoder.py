@@ -112,8 +112,11 @@ class RefEncGraph(nn.Module):
     ) -> None:
         super().__init__()
         self.ref_enc, self.sv_emb, self.prelu, self.ge_to512 = (
-            ref_enc, sv_emb, prelu, to512,
-        )  # fmt: skip
+            ref_enc,
+            sv_emb,
+            prelu,
+            to512,
+        )
 
     def forward(self, spec: Tensor, mask: Tensor, sv: Tensor) -> tuple[Tensor, Tensor]:
         """spec [1, bins, T] * mask [1, 1, T], sv [1, sv] -> ge [1, gin, 1],

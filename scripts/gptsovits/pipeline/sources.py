@@ -160,9 +160,16 @@ def find_sources(
     except TrainingFolderError as exc:
         raise SourceError(str(exc)) from exc
     return Sources(
-        logs, exp, gpt, sovits, bert_dir, g2pw_dir, clip,
-        Path(hubert) if hubert else None, Path(sv) if sv else None,
-    )  # fmt: skip
+        logs,
+        exp,
+        gpt,
+        sovits,
+        bert_dir,
+        g2pw_dir,
+        clip,
+        Path(hubert) if hubert else None,
+        Path(sv) if sv else None,
+    )
 
 
 @dataclass(frozen=True)

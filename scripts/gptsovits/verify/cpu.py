@@ -41,9 +41,18 @@ from scripts.gptsovits.verify.runtime import t2s_driver
 log = logging.getLogger(__name__)
 
 #: the metrics are re-exported: callers and tests name them from here
-__all__ = ["GateError", "cpu_session", "enforce", "gate_t2s", "gate_vits_enc",
-           "gate_vits_gen", "reference_embedding", "rel_error", "snr_db",
-           "windowed_audio"]  # fmt: skip
+__all__ = [
+    "GateError",
+    "cpu_session",
+    "enforce",
+    "gate_t2s",
+    "gate_vits_enc",
+    "gate_vits_gen",
+    "reference_embedding",
+    "rel_error",
+    "snr_db",
+    "windowed_audio",
+]
 #: the fixed bounds, each widened to the modules' own float32 error where that
 #: misses it (scripts/common/floor.py)
 T2S_MAX_REL_ERR = 1e-4
@@ -71,8 +80,9 @@ def enforce(result: GateResult, what: str = "") -> float:
     when it fails (``what``: the output measured, put before the metric)."""
     metric = f"{what} {result.metric}".strip()
     op = ">=" if result.at_least else "<"
-    _check(result.name, metric, result.value, result.passed,
-           f"{op} {result.threshold:g}")  # fmt: skip
+    _check(
+        result.name, metric, result.value, result.passed, f"{op} {result.threshold:g}"
+    )
     return result.value
 
 

@@ -135,11 +135,19 @@ def gate_hubert_sim(
     hidden, tokens, secs = _run(sim.open(keys), rp, cb, clip)
     valid = prompt_frames(len(clip))
     cos = cosine(want_h[:, :valid], hidden[:, :valid])
-    _check("hubert", "simulator cosine", cos, cos >= SIM_MIN_COSINE,
-           f">= {SIM_MIN_COSINE:g}")  # fmt: skip
+    _check(
+        "hubert",
+        "simulator cosine",
+        cos,
+        cos >= SIM_MIN_COSINE,
+        f">= {SIM_MIN_COSINE:g}",
+    )
     agree = _agreement(tokens, want_t)
-    log.info("ssl_quant: simulator token agreement %.4g (%d tokens, measured)",
-             agree, len(want_t))  # fmt: skip
+    log.info(
+        "ssl_quant: simulator token agreement %.4g (%d tokens, measured)",
+        agree,
+        len(want_t),
+    )
     return {
         "hubert": SimResult("cosine", cos, [round(secs[0], 2)]),
         "ssl_quant": SimResult("token agreement", agree, [round(secs[1], 2)]),

@@ -61,8 +61,14 @@ def t2s_driver(model: T2SModel, shapes: GraphShapes, runners: Mapping[str, Any])
         sorted(int(k[len(prefix) :]) for k in runners if k.startswith(prefix))
     )
     geometry = T2SGeometry(
-        width=d.dim, layers=d.layers, heads=d.heads, head_dim=d.head_dim,
-        vocab=d.vocab, prefill_len=shapes.prefill_len, kv_buckets=buckets,
-        mask_value=MASK_VALUE, bert_dim=d.bert_dim,
-    )  # fmt: skip
+        width=d.dim,
+        layers=d.layers,
+        heads=d.heads,
+        head_dim=d.head_dim,
+        vocab=d.vocab,
+        prefill_len=shapes.prefill_len,
+        kv_buckets=buckets,
+        mask_value=MASK_VALUE,
+        bert_dim=d.bert_dim,
+    )
     return T2S(geometry, t2s_tables(model), runners)

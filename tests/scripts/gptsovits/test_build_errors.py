@@ -18,12 +18,24 @@ def _argv(src: Path, tmp_path: Path, *extra: str) -> list[str]:
     voice = voice_at(src)
     return [
         str(voice.logs_dir),
-        "--gpt-epoch", "2", "--sovits-epoch", "2",
-        "--ref", voice.ref_clip, "--target", "simulator",
-        "--out", str(tmp_path / "out"),
-        "--bert", str(voice.bert_dir), "--g2pw", str(voice.g2pw_dir),
-        "--shapes", "tiny", *extra,
-    ]  # fmt: skip
+        "--gpt-epoch",
+        "2",
+        "--sovits-epoch",
+        "2",
+        "--ref",
+        voice.ref_clip,
+        "--target",
+        "simulator",
+        "--out",
+        str(tmp_path / "out"),
+        "--bert",
+        str(voice.bert_dir),
+        "--g2pw",
+        str(voice.g2pw_dir),
+        "--shapes",
+        "tiny",
+        *extra,
+    ]
 
 
 def test_missing_training_file_is_named(

@@ -32,14 +32,18 @@ def test_graphs_have_the_static_io(reference_graphs, sovits_model) -> None:  # t
     d = sovits_model.dims
     ref, sv = specs["ref_enc"], specs["sv"]
     assert [(t.name, t.shape) for t in ref.inputs] == [
-        ("spec", (1, 704, 160)), ("mask", (1, 1, 160)), ("sv", (1, d.sv)),
-    ]  # fmt: skip
+        ("spec", (1, 704, 160)),
+        ("mask", (1, 1, 160)),
+        ("sv", (1, d.sv)),
+    ]
     assert [(t.name, t.shape) for t in ref.outputs] == [
-        ("ge", (1, d.gin, 1)), ("ge512", (1, d.mrte, 1)),
-    ]  # fmt: skip
+        ("ge", (1, d.gin, 1)),
+        ("ge512", (1, d.mrte, 1)),
+    ]
     assert [(t.name, t.shape) for t in sv.inputs] == [
-        ("fbank", (1, 320, 80)), ("mask", (1, 320)),
-    ]  # fmt: skip
+        ("fbank", (1, 320, 80)),
+        ("mask", (1, 320)),
+    ]
     assert [(t.name, t.shape) for t in sv.outputs] == [("emb", (1, d.sv))]
 
 

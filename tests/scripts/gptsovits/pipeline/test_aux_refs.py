@@ -118,12 +118,26 @@ def test_an_unknown_aux_ref_stops_the_build_before_any_step(
 ):
     v = synthetic_voice
     argv = [
-        str(v.logs_dir), "--gpt-epoch", str(v.gpt_epoch),
-        "--sovits-epoch", str(v.sovits_epoch), "--ref", v.ref_clip,
-        "--target", "simulator", "--out", str(tmp_path / "out"),
-        "--bert", str(v.bert_dir), "--g2pw", str(v.g2pw_dir),
-        "--aux-ref", clip_name(v.exp, 1), "--aux-ref", "nosuch.wav",
-    ]  # fmt: skip
+        str(v.logs_dir),
+        "--gpt-epoch",
+        str(v.gpt_epoch),
+        "--sovits-epoch",
+        str(v.sovits_epoch),
+        "--ref",
+        v.ref_clip,
+        "--target",
+        "simulator",
+        "--out",
+        str(tmp_path / "out"),
+        "--bert",
+        str(v.bert_dir),
+        "--g2pw",
+        str(v.g2pw_dir),
+        "--aux-ref",
+        clip_name(v.exp, 1),
+        "--aux-ref",
+        "nosuch.wav",
+    ]
     assert build.main(argv) == 1
     err = capsys.readouterr().err
     assert "--aux-ref nosuch.wav: neither a clip of" in err

@@ -23,8 +23,9 @@ def test_hubert_clip_is_librosa_load_16k(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     stereo = (0.2 * rng.standard_normal((32000, 2))).astype(np.float32)
     _write_wav(tmp_path / "a.wav", stereo)
-    want = librosa.resample(stereo.mean(1), orig_sr=32000, target_sr=16000,
-                            res_type="soxr_hq")  # fmt: skip
+    want = librosa.resample(
+        stereo.mean(1), orig_sr=32000, target_sr=16000, res_type="soxr_hq"
+    )
     got = ps.hubert_clip(tmp_path / "a.wav")
     assert got.dtype == np.float32 and len(got) == 16000
     np.testing.assert_allclose(got, want, atol=1e-6)

@@ -67,9 +67,17 @@ def test_saved_archive_says_how_the_prompt_was_made(tmp_path: Path) -> None:
     from daemon.engines.gptsovits import layout
 
     f = refs.RefFeatures(
-        "c", "t", "zh", np.zeros(2, np.int32), np.zeros((2, 4), np.float32),
-        np.zeros(3, np.int32), np.zeros((8, 1), np.float32),
-        np.zeros((16, 1), np.float32), 3.0, None, refs.PROMPT_HUBERT,
-    )  # fmt: skip
+        "c",
+        "t",
+        "zh",
+        np.zeros(2, np.int32),
+        np.zeros((2, 4), np.float32),
+        np.zeros(3, np.int32),
+        np.zeros((8, 1), np.float32),
+        np.zeros((16, 1), np.float32),
+        3.0,
+        None,
+        refs.PROMPT_HUBERT,
+    )
     with np.load(f.save(tmp_path / "r.npz")) as z:
         assert str(z[layout.REF_PROMPT_SEMANTIC]) == "hubert"

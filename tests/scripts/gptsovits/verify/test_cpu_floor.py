@@ -65,8 +65,9 @@ def _old_top1(model: T2SModel, prefill: Any, decode: dict[int, Any]) -> float:
     runners |= {layout.t2s_decode_key(n): cpu_runner(p) for n, p in decode.items()}
     t2s = t2s_driver(model, TINY, runners)
     rows = np.ascontiguousarray(bert.T.numpy())
-    test = t2s.teacher_forced(phones.numpy(), rows, prompt.numpy(), tokens.numpy(),
-                              kv_len=min(decode))  # fmt: skip
+    test = t2s.teacher_forced(
+        phones.numpy(), rows, prompt.numpy(), tokens.numpy(), kv_len=min(decode)
+    )
     return float(np.mean(ref.argmax(-1) == test.argmax(-1)))
 
 

@@ -103,5 +103,7 @@ def test_sim_gate(models, qnn_cache, tmp_path: Path) -> None:  # type: ignore[no
         sim.close()
     assert res["hubert"].value >= gates.SIM_MIN_COSINE
     assert res["ssl_quant"].value >= 0.8  # measured; near-ties may move
-    print(f"simulator: cosine {res['hubert'].value:.6f}, token agreement "
-          f"{res['ssl_quant'].value:.3f}, seconds {res['hubert'].seconds}")  # fmt: skip
+    print(
+        f"simulator: cosine {res['hubert'].value:.6f}, token agreement "
+        f"{res['ssl_quant'].value:.3f}, seconds {res['hubert'].seconds}"
+    )

@@ -66,12 +66,17 @@ def _ref(model, n_phones: int = 12, n_prompt: int = 20):  # type: ignore[no-unty
 
     d, rng = model.dims, np.random.default_rng(3)
     return RefFeatures(
-        "random", "", "zh",
+        "random",
+        "",
+        "zh",
         rng.integers(0, d.phone_vocab, n_phones),
         rng.standard_normal((n_phones, d.bert_dim)).astype(np.float32),
         rng.integers(0, d.eos, n_prompt),
-        np.zeros((1, 1)), np.zeros((1, 1)), 0.0, None,
-    )  # fmt: skip
+        np.zeros((1, 1)),
+        np.zeros((1, 1)),
+        0.0,
+        None,
+    )
 
 
 @pytest.mark.slow
