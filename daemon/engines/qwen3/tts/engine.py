@@ -3,16 +3,17 @@
 A bundle built by ``scripts/build-qwen3-tts`` holds the text projection, the
 talker's prefill and decode buckets, the code predictor's step, the codec
 windows and (Base) the speaker encoder (params.py), the CPU tables and the
-tokenizer.  A request's text is cut into pieces the graphs hold (text.py); each
-piece's prompt is built as upstream's ``generate`` (prompt.py), its frames come
-one per talker step (generator.py) and go to the codec stream, whose windows
-leave as audio while the talker goes on (stream.py); a request that is not
-streamed (``SynthesisOptions.streamed``) has each piece's frames decoded once
-they are all there, as upstream decodes them (``stream.whole``: exact when
-the bundle's largest codec graph holds upstream's chunk and its context, as
-the default codec_325 does; else exact up to that graph's frames, and the
-voices' descriptions and the log say so).  A CustomVoice bundle's
-voices are its speakers; a Base bundle is one voice that speaks in cloned
+tokenizer.  A request's text is cut into pieces the graphs hold
+(text/pieces.py); each piece's prompt is built as upstream's ``generate``
+(text/prompt.py), its frames come one per talker step (frames/generator.py)
+and go to the codec stream, whose windows leave as audio while the talker
+goes on (codec/stream.py); a request that is not streamed
+(``SynthesisOptions.streamed``) has each piece's frames decoded once they are
+all there, as upstream decodes them (``stream.whole``: exact when the
+bundle's largest codec graph holds upstream's chunk and its context, as the
+default codec_325 does; else exact up to that graph's frames, and the voices'
+descriptions and the log say so).  A CustomVoice bundle's voices are its
+speakers; a Base bundle is one voice that speaks in cloned
 voices (``clone``, clone.py).
 """
 
@@ -25,12 +26,12 @@ from typing import Any, Final
 
 import numpy as np
 
+from daemon.engines.qwen3.tts.codec.stream import CodecStream, exact_frames, whole
 from daemon.engines.qwen3.tts.graphio import graph_needs
 from daemon.engines.qwen3.tts.model import Model, load_model
 from daemon.engines.qwen3.tts.options import Request
 from daemon.engines.qwen3.tts.params import ENGINE_ID, TtsParams
-from daemon.engines.qwen3.tts.stream import CodecStream, exact_frames, whole
-from daemon.engines.qwen3.tts.text import pieces
+from daemon.engines.qwen3.tts.text.pieces import pieces
 from daemon.sdk.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
 from daemon.sdk.base import EngineBase
 from daemon.sdk.bundles.manifest import Bundle

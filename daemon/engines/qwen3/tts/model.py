@@ -15,8 +15,11 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from daemon.engines.qwen3.tts.clone import Cloner, speaker_model_id
-from daemon.engines.qwen3.tts.codec import CodecDecoder
-from daemon.engines.qwen3.tts.generator import Generator
+from daemon.engines.qwen3.tts.codec.decoder import CodecDecoder
+from daemon.engines.qwen3.tts.codec.stream import CodecStream
+from daemon.engines.qwen3.tts.frames.generator import Generator
+from daemon.engines.qwen3.tts.frames.predictor import Predictor
+from daemon.engines.qwen3.tts.frames.talker import GraphTime, Talker
 from daemon.engines.qwen3.tts.options import Request
 from daemon.engines.qwen3.tts.params import (
     CODEC_EMBEDDING,
@@ -28,11 +31,8 @@ from daemon.engines.qwen3.tts.params import (
     TOKENIZER,
     TtsParams,
 )
-from daemon.engines.qwen3.tts.predictor import Predictor
-from daemon.engines.qwen3.tts.prompt import Prompt, PromptBuilder
-from daemon.engines.qwen3.tts.stream import CodecStream
-from daemon.engines.qwen3.tts.talker import GraphTime, Talker
-from daemon.engines.qwen3.tts.textproj import TextProjection
+from daemon.engines.qwen3.tts.text.projection import TextProjection
+from daemon.engines.qwen3.tts.text.prompt import Prompt, PromptBuilder
 from daemon.sdk.ar.stats import DecodeStats
 from daemon.sdk.bundles.manifest import Bundle, BundleError
 from daemon.sdk.cancel import CancelToken

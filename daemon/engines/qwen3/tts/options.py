@@ -24,8 +24,7 @@ import numpy as np
 from daemon.config.reader import read
 from daemon.engines.qwen3.common.options import check_finite, max_new_tokens
 from daemon.engines.qwen3.tts.params import ENGINE_ID, TtsParams
-from daemon.engines.qwen3.tts.prompt import AUTO, TextMode
-from daemon.engines.qwen3.tts.sampling import Settings
+from daemon.engines.qwen3.tts.text.prompt import AUTO, TextMode
 from daemon.sdk.tts import SynthesisOptions
 from daemon.text.languages import LANGUAGE_CODES
 
@@ -56,6 +55,23 @@ class Extra(msgspec.Struct, frozen=True):
         check_finite(
             self, ("temperature", "repetition_penalty", "subtalker_temperature")
         )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The sampling knobs of one request (params.sampling with overrides)."""
+
+    do_sample: bool
+    top_k: int
+    top_p: float
+    temperature: float
+    repetition_penalty: float
+    min_new_tokens: int
+    subtalker_do_sample: bool
+    subtalker_top_k: int
+    subtalker_top_p: float
+    subtalker_temperature: float
+    suppress: tuple[int, int]
 
 
 def language_name(hint: str | None, p: TtsParams) -> str:

@@ -32,7 +32,7 @@ def pieces(
 ) -> list[tuple[str, int, list[float], list[float]]]:
     """(name, calls per frame, warm seconds, flushed seconds) per piece."""
     from daemon.engines.qwen3.tts.options import Request
-    from daemon.engines.qwen3.tts.sampling import CodeChooser, TalkerChooser
+    from daemon.engines.qwen3.tts.frames.sampling import CodeChooser, TalkerChooser
     from daemon.sdk.tts import SynthesisOptions
 
     m = engine.model

@@ -12,7 +12,7 @@ import pytest
 
 from daemon.engines.qwen3.tts.engine import Qwen3TtsEngine
 from daemon.engines.qwen3.tts.graphio import graph_needs
-from daemon.engines.qwen3.tts.text import pieces
+from daemon.engines.qwen3.tts.text.pieces import pieces
 from daemon.sdk.audio.shaping import SENTENCE_PAUSE_S
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.cancel import Cancelled
@@ -105,7 +105,7 @@ def test_audio_streams_per_codec_window(custom: LocalEngine) -> None:
 def test_audio_is_the_codecs_own_without_fades(custom: LocalEngine) -> None:
     """Upstream fades nothing: the engine's samples are its codec schedule's,
     bit for bit, first 10 ms and last 40 ms included."""
-    from daemon.engines.qwen3.tts.stream import decode
+    from daemon.engines.qwen3.tts.codec.stream import decode
 
     e = custom.engine
     m = e.model

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import yaml
 
-from daemon.engines.qwen3.tts.stream import decode, whole
+from daemon.engines.qwen3.tts.codec.stream import decode, whole
 from daemon.sdk.local import LocalEngine, open_engine
 from daemon.sdk.tts import AudioChunk, SynthesisOptions
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from daemon.engines.qwen3.tts.params import XVectorParams
+from daemon.engines.qwen3.tts.sizes import XVectorParams
 from daemon.engines.qwen3.tts.xvector import (
     MelFrontEnd,
     bucket_of,

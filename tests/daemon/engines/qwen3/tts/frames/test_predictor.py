@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon.engines.qwen3.tts.sampling import TalkerChooser
+from daemon.engines.qwen3.tts.frames.sampling import TalkerChooser
 from daemon.sdk.cancel import Cancelled
 from daemon.sdk.local import LocalEngine, open_engine
 from daemon.sdk.tts import SynthesisOptions

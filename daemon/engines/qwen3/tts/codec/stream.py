@@ -41,8 +41,9 @@ from typing import TYPE_CHECKING, Final, Literal
 import numpy as np
 
 if TYPE_CHECKING:
-    from daemon.engines.qwen3.tts.codec import CodecDecoder
-    from daemon.engines.qwen3.tts.params import CodecParams, TtsParams
+    from daemon.engines.qwen3.tts.codec.decoder import CodecDecoder
+    from daemon.engines.qwen3.tts.params import TtsParams
+    from daemon.engines.qwen3.tts.sizes import CodecParams
     from daemon.sdk.cancel import CancelToken
 
 ScheduleName = Literal["streaming", "upstream"]

@@ -19,12 +19,12 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from daemon.engines.qwen3.tts.frames.predictor import ChooseCode, Predictor
+from daemon.engines.qwen3.tts.frames.sampling import CodeChooser, TalkerChooser
+from daemon.engines.qwen3.tts.frames.talker import Talker
 from daemon.engines.qwen3.tts.options import Request
 from daemon.engines.qwen3.tts.params import TtsParams
-from daemon.engines.qwen3.tts.predictor import ChooseCode, Predictor
-from daemon.engines.qwen3.tts.prompt import Prompt
-from daemon.engines.qwen3.tts.sampling import CodeChooser, TalkerChooser
-from daemon.engines.qwen3.tts.talker import Talker
+from daemon.engines.qwen3.tts.text.prompt import Prompt
 from daemon.sdk.ar import loop
 from daemon.sdk.ar.draws import request_rng
 from daemon.sdk.ar.stats import DecodeStats

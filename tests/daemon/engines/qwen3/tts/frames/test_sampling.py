@@ -8,7 +8,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from daemon.engines.qwen3.tts.sampling import CodeChooser, Settings, TalkerChooser
+from daemon.engines.qwen3.tts.frames.sampling import CodeChooser, TalkerChooser
+from daemon.engines.qwen3.tts.options import Settings
 from daemon.sdk.ar.draws import request_rng
 
 torch = pytest.importorskip("torch")

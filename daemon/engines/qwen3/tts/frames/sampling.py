@@ -19,10 +19,9 @@ the same codes every time.  EOS only ever comes from codebook 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from daemon.engines.qwen3.tts.options import Settings
 from daemon.sdk.ar import draws
 from daemon.sdk.ar.processors import (
     History,
@@ -32,23 +31,6 @@ from daemon.sdk.ar.processors import (
     softmax,
 )
 from daemon.sdk.ar.sampler import Sampler
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The sampling knobs of one request (params.sampling with overrides)."""
-
-    do_sample: bool
-    top_k: int
-    top_p: float
-    temperature: float
-    repetition_penalty: float
-    min_new_tokens: int
-    subtalker_do_sample: bool
-    subtalker_top_k: int
-    subtalker_top_p: float
-    subtalker_temperature: float
-    suppress: tuple[int, int]
 
 
 class TalkerChooser:

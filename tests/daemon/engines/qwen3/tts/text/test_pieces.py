@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.engines.qwen3.tts.text import pieces
+from daemon.engines.qwen3.tts.text.pieces import pieces
 
 TEXT = (
     "Hello there. This is a test, with clauses; and more. "

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from daemon.engines.qwen3.tts.params import TtsParams
-from daemon.engines.qwen3.tts.prompt import PromptBuilder
+from daemon.engines.qwen3.tts.text.prompt import PromptBuilder
 
 torch = pytest.importorskip("torch")
 try:  # first: the tiny fixtures' importorskip("qwen_tts") needs the torchaudio stub

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon.engines.qwen3.tts.codec import CodecDecoder
+from daemon.engines.qwen3.tts.codec.decoder import CodecDecoder
+from daemon.engines.qwen3.tts.codec.stream import CodecStream, Schedule, decode
 from daemon.engines.qwen3.tts.params import TtsParams
-from daemon.engines.qwen3.tts.stream import CodecStream, Schedule, decode
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.cancel import Cancelled, CancelToken
 from daemon.sdk.graphs import GraphHost

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from daemon.engines.qwen3.tts.params import TtsParams
-from daemon.engines.qwen3.tts.stream import (
+from daemon.engines.qwen3.tts.codec.stream import (
     Schedule,
     Window,
     exact_frames,
@@ -17,6 +16,7 @@ from daemon.engines.qwen3.tts.stream import (
     upstream,
     whole,
 )
+from daemon.engines.qwen3.tts.params import TtsParams
 from tests.daemon.engines.qwen3.tts.test_params import base
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon.engines.qwen3.tts.codec import CodecDecoder
+from daemon.engines.qwen3.tts.codec.decoder import CodecDecoder
 from daemon.engines.qwen3.tts.params import TtsParams
 from daemon.sdk.bundles.manifest import Bundle, BundleError
 from daemon.sdk.graphs import GraphHost, Runner

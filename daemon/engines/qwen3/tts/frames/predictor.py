@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from daemon.engines.qwen3.tts.frames.talker import GraphTime
 from daemon.engines.qwen3.tts.graphio import cp_step_io
 from daemon.engines.qwen3.tts.params import TtsParams
-from daemon.engines.qwen3.tts.talker import GraphTime
 from daemon.sdk.ar.kv import KvGraph
 from daemon.sdk.ar.rope import rope_tables
 

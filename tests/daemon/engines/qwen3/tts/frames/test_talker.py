@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from daemon.engines.qwen3.tts.generator import Generator
-from daemon.engines.qwen3.tts.predictor import Predictor
-from daemon.engines.qwen3.tts.talker import GraphTime, Talker
+from daemon.engines.qwen3.tts.frames.generator import Generator
+from daemon.engines.qwen3.tts.frames.predictor import Predictor
+from daemon.engines.qwen3.tts.frames.talker import GraphTime, Talker
 from daemon.sdk.ar.kv import CapacityError
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.local import LocalEngine, open_engine
