@@ -48,7 +48,7 @@ TAIL_WINDOWS = (96, 128)
 SDP_FILE = "cpu/sdp.npz"
 # Piper's defaults for a config without `inference` (piper-tts config.py).
 _NOISE_SCALE, _LENGTH_SCALE, _NOISE_W = 0.667, 1.0, 0.8
-# Piper config phoneme types the engine can phonemize (params.PHONEME_TYPES).
+# Piper config phoneme types the engine can phonemize (schema.PHONEME_TYPES).
 _PHONEME_TYPES = ("espeak", "text")
 
 

@@ -28,7 +28,6 @@ from daemon.engines.piper.cpu import (
     frame_count,
 )
 from daemon.engines.piper.params import (
-    BOS,
     ENC_OUTPUTS,
     PiperParams,
     Scales,
@@ -36,6 +35,7 @@ from daemon.engines.piper.params import (
     enc_key,
     flow_key,
 )
+from daemon.engines.piper.schema import BOS
 from daemon.sdk.audio.windows import decode_windowed, windows
 from daemon.sdk.bundles.needs import require
 from daemon.sdk.cancel import CancelToken

@@ -24,7 +24,8 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Any, Final
 
-from daemon.engines.piper.params import BOS, EOS, PAD, PiperParams
+from daemon.engines.piper.params import PiperParams
+from daemon.engines.piper.schema import BOS, EOS, PAD
 from daemon.sdk.audio.shaping import COMMA_PAUSE_S
 from daemon.text.sentences import split_sentences
 from daemon.text.writing_systems import LATIN, Coverage
