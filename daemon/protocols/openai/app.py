@@ -72,7 +72,7 @@ async def start(
         app,
         handler_cancellation=True,
         access_log=None,
-        logger=edge.SERVER_LOGGER,  # its parser's rejections: edge.py
+        logger=edge.server_logger(),  # its parser's rejections: edge.py
         shutdown_timeout=shutdown_timeout,
         keepalive_timeout=host.cfg.limits.idle_timeout_s,
     )

@@ -145,4 +145,10 @@ class _ClientFaults(logging.Filter):
         return False
 
 
-SERVER_LOGGER.addFilter(_ClientFaults())
+def server_logger() -> logging.Logger:
+    """The logger to hand aiohttp's server, with the filter that turns a
+    malformed request's record into one rate-limited line (installed on
+    first use, once: importing this module changes no logger)."""
+    if not any(isinstance(f, _ClientFaults) for f in SERVER_LOGGER.filters):
+        SERVER_LOGGER.addFilter(_ClientFaults())
+    return SERVER_LOGGER

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import io
 import socket
+from functools import cache
 from importlib import metadata
 from typing import Any, Final
 
@@ -64,10 +65,14 @@ def package_version() -> str | None:
         return None
 
 
-#: Shown by clients that credit a program (Home Assistant's Wyoming info).
-PROJECT_URL: Final = project_url()
-#: The program's credit, and each voice's when its engine names none of its own.
-ATTRIBUTION: Final = Attribution(name="hexvoice", url=PROJECT_URL)
+@cache
+def attribution() -> Attribution:
+    """The program's credit (clients such as Home Assistant show it), and each
+    voice's when its engine names none of its own; read from the package
+    metadata on first use, not at import."""
+    return Attribution(name=PROGRAM_NAME, url=project_url())
+
+
 #: How long a stopping service waits for connections to flush their last events.
 CLOSE_TIMEOUT_S: Final = 5.0
 
@@ -123,7 +128,7 @@ class WyomingServer:
         ]
         program = TtsProgram(
             name=PROGRAM_NAME,
-            attribution=ATTRIBUTION,
+            attribution=attribution(),
             installed=True,
             description="On-device text to speech on the Qualcomm NPU",
             version=package_version(),
@@ -141,7 +146,7 @@ class WyomingServer:
         return [
             AsrProgram(
                 name=models[0].engine_id,
-                attribution=ATTRIBUTION,
+                attribution=attribution(),
                 installed=True,
                 description=f"On-device speech to text on the Qualcomm NPU "
                 f"({models[0].engine_id})",
@@ -182,4 +187,4 @@ def _described(v: Voice) -> dict[str, Any]:
 
 def _credit(v: Voice) -> Attribution:
     """A voice's or model's own credit, else the program's."""
-    return Attribution(*v.attribution) if v.attribution[0] else ATTRIBUTION
+    return Attribution(*v.attribution) if v.attribution[0] else attribution()

@@ -91,7 +91,7 @@ async def _serve_edge(sock: Path) -> list[int]:
 
     app = web.Application(middlewares=[edge.errors])
     app.router.add_get("/bug", bug)
-    runner = web.AppRunner(app, logger=edge.SERVER_LOGGER, access_log=None)
+    runner = web.AppRunner(app, logger=edge.server_logger(), access_log=None)
     await runner.setup()
     await web.UnixSite(runner, str(sock)).start()
     try:
@@ -124,3 +124,19 @@ def test_our_own_fault_keeps_its_traceback(tmp_path, caplog):
     client = [r.getMessage() for r in records if not r.exc_info]
     assert len(client) == 1 and "malformed request (BadStatusLine)" in client[0]
     CLIENT_LOG.flush()
+
+
+def test_importing_the_edge_changes_no_logger() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import logging, daemon.protocols.openai.edge as e;"
+        "print(len(logging.getLogger(e.SERVER_LOGGER.name).filters));"
+        "e.server_logger(); e.server_logger();"
+        "print(len(e.SERVER_LOGGER.filters))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["0", "1"]  # none at import; one, however often it is asked

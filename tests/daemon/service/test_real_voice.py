@@ -20,7 +20,7 @@ from wyoming.client import AsyncClient
 from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize
 
-from daemon.protocols.wyoming.server import PROJECT_URL
+from daemon.protocols.wyoming.server import project_url
 from daemon.sdk.local import open_engine
 from daemon.sdk.tts import SynthesisOptions
 from scripts.common.parity import snr_db
@@ -67,7 +67,7 @@ def test_wyoming_describes_the_real_voice(daemon: Daemon):
 
     (program,) = asyncio.run(go()).tts
     attribution = program.attribution
-    assert (attribution.name, attribution.url) == ("hexvoice", PROJECT_URL)
+    assert (attribution.name, attribution.url) == ("hexvoice", project_url())
     (voice,) = program.voices
     assert voice.name == VOICE and voice.languages == ["en_US"]
     # The voice's own credit, from the MODEL_CARD the voice package ships.
