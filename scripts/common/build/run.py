@@ -60,7 +60,9 @@ def hash_path(path: Path) -> str:
 def jsonable(value: Any) -> Any:
     """``value`` with every Path replaced by its name and content hash."""
     if isinstance(value, Path):
-        return {"path": str(value), "sha256": hash_path(value)}
+        # its name and content, not where it is: a moved work dir or checkout
+        # resumes instead of rebuilding
+        return {"name": value.name, "sha256": hash_path(value)}
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -265,3 +265,24 @@ def test_a_groups_expected_size_counts_in_the_progress_before_it_is_planned(
     run_stages(stages, {"log": []}, tmp_path, log=lines.append)
     assert lines[0] == "[1/5] first ..."
     assert lines[-1].startswith("[5/5] total: done in ")
+
+
+def _reads_model(ctx: Any, results: Any) -> _Count:
+    ctx["log"].append("read")
+    return _Count(len(ctx["model"].read_bytes()))
+
+
+def test_a_moved_folder_resumes_but_changed_content_reruns(tmp_path: Path) -> None:
+    def run(base: Path) -> list[str]:
+        ctx: dict[str, Any] = {"model": base / "model.bin", "log": []}
+        stage = Stage("read", _reads_model, _Count, inputs=lambda c: {"m": c["model"]})
+        run_stages([stage], ctx, base / "work", log=lambda _: None)
+        return ctx["log"]
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "model.bin").write_bytes(b"abc")
+    assert run(tmp_path / "a") == ["read"]
+    (tmp_path / "a").rename(tmp_path / "b")
+    assert run(tmp_path / "b") == []  # the same name and bytes elsewhere
+    (tmp_path / "b" / "model.bin").write_bytes(b"abd")
+    assert run(tmp_path / "b") == ["read"]
