@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from daemon.engines.gptsovits.cloning.clone import load_cloner
+from daemon.engines.gptsovits.cloning.voiceprint import reference_of
 from daemon.engines.gptsovits.frontend import Phonemes, Segment
 from daemon.engines.gptsovits.layout import ENGINE_ID, GsvParams, graph_needs
 from daemon.engines.gptsovits.loaded import EngineStats, Loaded
 from daemon.engines.gptsovits.options import Request, default_sampling
 from daemon.engines.gptsovits.pcm import on_int16_grid
-from daemon.engines.gptsovits.reference.clone import load_cloner
-from daemon.engines.gptsovits.reference.voiceprint import reference_of
 from daemon.engines.gptsovits.sampling import TokenSampler
 from daemon.engines.gptsovits.speed import SPEED_RANGE
 from daemon.engines.gptsovits.t2s import T2S, CapacityError
@@ -153,7 +153,7 @@ class GptSovitsEngine(EngineBase[GsvParams, Loaded]):
         language: str | None = None,
         aux: AuxClips = (),
     ) -> VoicePrint:
-        """A zero-shot voice from ``audio`` and its transcript (reference/clone.py)."""
+        """A zero-shot voice from ``audio`` and its transcript (cloning/clone.py)."""
         cloner = self.loaded.cloner
         if cloner is None:
             raise ValueError(f"{ENGINE_ID}: this bundle has no reference graphs")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from daemon.engines.gptsovits.cloning.clone import Cloner
 from daemon.engines.gptsovits.layout import GsvParams
-from daemon.engines.gptsovits.reference.clone import Cloner
 from daemon.engines.gptsovits.t2s import T2S
 from daemon.engines.gptsovits.tables import Reference
 from daemon.engines.gptsovits.text import TextStack
@@ -34,5 +34,5 @@ class Loaded:
     text: TextStack
     t2s: T2S
     vits: Vits
-    #: zero-shot voices (reference/clone.py): None without the four graphs
+    #: zero-shot voices (cloning/clone.py): None without the four graphs
     cloner: Cloner | None

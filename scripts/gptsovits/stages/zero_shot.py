@@ -7,7 +7,7 @@ cloning runs on; compiled and bundled with the other graphs.
 
 The bundle then carries ``params.reference`` (their static sizes, tables.py)
 and the engine declares ``Capabilities.cloning``
-(daemon/engines/gptsovits/reference/clone.py).
+(daemon/engines/gptsovits/cloning/clone.py).
 """
 
 from __future__ import annotations

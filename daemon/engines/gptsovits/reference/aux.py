@@ -11,7 +11,7 @@ torch Linear).  That lets the style graph (``ref_enc`` + sv projection + PReLU
 + ge_to512) run once per clip and the average happen here, on the CPU.
 
 Used by build_voice ``--aux-ref`` (scripts/gptsovits/pipeline/aux_refs.py) and by a
-zero-shot registration with aux clips (reference/clone.py).
+zero-shot registration with aux clips (cloning/clone.py).
 """
 
 from __future__ import annotations

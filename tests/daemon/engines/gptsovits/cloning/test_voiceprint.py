@@ -8,12 +8,12 @@ import types
 import numpy as np
 import pytest
 
-from daemon.engines.gptsovits.layout import ENGINE_ID, REFERENCE_GRAPHS, GsvParams
-from daemon.engines.gptsovits.reference.voiceprint import (
+from daemon.engines.gptsovits.cloning.voiceprint import (
     has_reference_graphs,
     reference_model_id,
     reference_of,
 )
+from daemon.engines.gptsovits.layout import ENGINE_ID, REFERENCE_GRAPHS, GsvParams
 from daemon.sdk.cloning import VoicePrint
 from tests.daemon.engines.gptsovits.test_layout import GOOD
 

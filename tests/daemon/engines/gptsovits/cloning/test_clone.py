@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon.engines.gptsovits.engine import GptSovitsEngine
-from daemon.engines.gptsovits.reference.params import HUBERT_RATE, PROMPT_ZEROS
-from daemon.engines.gptsovits.reference.voiceprint import (
+from daemon.engines.gptsovits.cloning.voiceprint import (
     reference_model_id,
     reference_of,
 )
+from daemon.engines.gptsovits.engine import GptSovitsEngine
+from daemon.engines.gptsovits.reference.params import HUBERT_RATE, PROMPT_ZEROS
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.cloning import VoicePrint
 from daemon.sdk.local import open_engine

@@ -5,10 +5,10 @@ What upstream's ``TTS.py`` computes per reference (docs/gpt-sovits.md, reference
 SoVITS decode), on the bundle's graphs:
 
 - prompt semantic tokens: the 16 kHz clip + 0.6 s of zeros through ``hubert``
-  and ``ssl_quant`` (prompt.py);
+  and ``ssl_quant`` (reference/prompt.py);
 - ``ge``/``ge512``: the 32 kHz clip's spectrogram through ``ref_enc`` with the
-  sv embedding of its 16 kHz copy (``sv``; style.py); with aux clips, ``ge``
-  averaged after PReLU over all of them (aux.py);
+  sv embedding of its 16 kHz copy (``sv``; reference/style.py); with aux clips, ``ge``
+  averaged after PReLU over all of them (reference/aux.py);
 - the prompt's phones and BERT rows: the engine's own frontend and ``bert``
   graph on the transcript, exactly as build_voice's refs.py computes a bundle's
   references (``prompt_text`` first: a sentence-final "。" when it lacks one).
@@ -25,6 +25,11 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from daemon.engines.gptsovits import layout as L
+from daemon.engines.gptsovits.cloning.voiceprint import (
+    PROMPT_SOURCE,
+    has_reference_graphs,
+    reference_model_id,
+)
 from daemon.engines.gptsovits.reference.audio import Clip, prepare, prepare_aux
 from daemon.engines.gptsovits.reference.aux import mean_style
 from daemon.engines.gptsovits.reference.params import (
@@ -33,11 +38,6 @@ from daemon.engines.gptsovits.reference.params import (
 )
 from daemon.engines.gptsovits.reference.prompt import PromptTokens
 from daemon.engines.gptsovits.reference.style import Style
-from daemon.engines.gptsovits.reference.voiceprint import (
-    PROMPT_SOURCE,
-    has_reference_graphs,
-    reference_model_id,
-)
 from daemon.engines.gptsovits.t2s import CapacityError
 from daemon.sdk.bundles.manifest import BundleError
 from daemon.sdk.cloning import AuxClips, Cloning, VoicePrint
@@ -86,7 +86,7 @@ class Cloner:
             raise BundleError("params.reference is missing: the bundle cannot clone")
         self.p, self.text, self.t2s, self.model_id = p, text, t2s, model_id
         self.longest = rp.max_seconds
-        # the nearest code is found on the CPU, in fp32 (prompt.py says why)
+        # the nearest code is found on the CPU, in fp32 (reference/prompt.py says why)
         self.prompt = PromptTokens(graphs[L.HUBERT], graphs[L.SSL_QUANT], rp, codebook)
         self.style = Style(graphs[L.REF_ENC], graphs[L.SV], rp)
 
