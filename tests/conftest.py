@@ -158,7 +158,7 @@ def bins(
 
 @pytest.fixture(scope="session")
 def two_graph_bin(onnx_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from scripts.common.qnn_compile import compile_shared
+    from scripts.common.qnn_shared import compile_shared
 
     return compile_shared(
         [onnx_dir / "matmul_tanh.onnx", onnx_dir / "multi_io.onnx"],

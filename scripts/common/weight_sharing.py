@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from daemon.targets.profile import load_profile
-from scripts.common.qnn_compile import compile_onnx, compile_shared, qnn_sdk_version
+from scripts.common.qnn_compile import compile_onnx, qnn_sdk_version
+from scripts.common.qnn_shared import compile_shared
 
 #: Two graphs share a binary when the weights they have in common are at least
 #: this fraction of the smaller graph's weights (buckets of one model: ~1.0;

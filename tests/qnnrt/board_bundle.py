@@ -13,7 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from scripts.common.qnn_compile import compile_onnx, compile_shared
+from scripts.common.qnn_compile import compile_onnx
+from scripts.common.qnn_shared import compile_shared
 from tests.conftest import _MODELS, build_model
 from tests.qnnrt.test_shared import (
     BUCKET_BIN,

@@ -11,7 +11,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 if TYPE_CHECKING:
-    from scripts.common.qnn_compile import Shared
+    from scripts.common.qnn_shared import Shared
 
 OPSET = 17
 #: uint16 QuantizeLinear/DequantizeLinear need opset 21.
@@ -81,7 +81,7 @@ def twin_matmuls(
 ) -> Shared:
     """ONE context binary holding a :func:`matmul_tanh` graph per (seed,
     activation), all with I/O ``x`` -> ``y``; ``.graphs`` are in that order."""
-    from scripts.common.qnn_compile import compile_shared
+    from scripts.common.qnn_shared import compile_shared
 
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [

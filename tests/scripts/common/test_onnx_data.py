@@ -14,7 +14,7 @@ from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.verify import verify_bundle
 from scripts.common import bundling
 from scripts.common.onnx_data import external_files, model_files
-from scripts.common.qnn_compile import _cache_key
+from scripts.common.qnn_compile import onnx_cache_key
 from tests.engine_site import TONE_ENGINE, engine_site
 
 onnx = pytest.importorskip("onnx")
@@ -40,12 +40,12 @@ def test_the_data_file_is_found_and_keys_the_compile_cache(onnx_dir, tmp_path):
     graph = _external(src, tmp_path / "a" / "mm.onnx")
     assert external_files(src) == [] and model_files(src) == [src]
     assert external_files(graph) == [tmp_path / "a" / "mm.onnx.data"]
-    before = _cache_key(graph, "simulator")
+    before = onnx_cache_key(graph, "simulator")
     data = tmp_path / "a" / "mm.onnx.data"
     raw = bytearray(data.read_bytes())
     raw[-1] ^= 1
     data.write_bytes(bytes(raw))
-    assert _cache_key(graph, "simulator") != before
+    assert onnx_cache_key(graph, "simulator") != before
     data.unlink()
     with pytest.raises(ValueError, match="external data file .* is missing"):
         external_files(graph)

@@ -124,7 +124,7 @@ def test_the_bundle_names_one_binary_for_both_graphs_and_verifies(
 def test_a_cached_shared_compile_returns_the_same_binary(
     compiled: dict, qnn_cache: Path, tmp_path: Path
 ) -> None:
-    from scripts.common.qnn_compile import compile_shared
+    from scripts.common.qnn_shared import compile_shared
 
     paths = list(compiled["sources"].values())
     again = compile_shared(
