@@ -38,6 +38,7 @@ from scripts.common.build.report import summary
 from scripts.common.build.run import StageRun, run_stages
 from scripts.common.build.stage import Stage
 from scripts.common.build.workdir import WorkDir
+from scripts.common.htp_probe import find_unsupported
 from scripts.common.onnx_surgery import ConversionError
 from scripts.common.qnn_compile import CompileError
 from scripts.piper import bundle, export, gates, sdp_export, voice
@@ -50,7 +51,6 @@ from scripts.piper.convert import (
     progress,
     read_config,
 )
-from scripts.piper.htp import find_unsupported
 
 #: bundles the cache keeps: enough for the option sets one test run uses
 CACHE_KEEP: Final = 4

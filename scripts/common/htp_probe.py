@@ -4,8 +4,9 @@ scripts/common/qnn_compile.py builds one context binary per graph with CPU
 fallback disabled, so a graph the HTP cannot take whole fails instead of
 silently splitting.  Its error does not say which node is at fault;
 `find_unsupported` narrows it down by compiling each op kind alone as a
-one-node graph with the shapes it has in the model.  The build's compile
-stages call it only when a compile failed (CompilePlan.explain).
+one-node graph with the shapes it has in the model.  A build's compile
+stages call it only when a compile failed (CompilePlan.explain; Piper's
+build does).
 """
 
 from __future__ import annotations
