@@ -34,11 +34,11 @@ from scripts.common.build.compile import (
     compile_group,
     compiled,
 )
+from scripts.common.build.htp_probe import find_unsupported
 from scripts.common.build.report import summary
 from scripts.common.build.run import StageRun, run_stages
 from scripts.common.build.stage import Stage
 from scripts.common.build.workdir import WorkDir
-from scripts.common.htp_probe import find_unsupported
 from scripts.common.onnx_surgery import ConversionError
 from scripts.common.qnn_compile import CompileError
 from scripts.piper import bundle, export, gates, sdp_export, voice
