@@ -61,7 +61,7 @@ FLOOR_MARGIN_DB: Final = 3.0
 REL_FLOOR_FACTOR: Final = 10 ** (FLOOR_MARGIN_DB / 20)
 #: two scores this many float32 ulps (of the best) apart are a tie for any
 #: float32 implementation: onnxruntime's and torch's sums of the same terms
-#: land a few ulps apart (as scripts/qwen3/asr/gates.py TIE_FP16_ULPS in fp16)
+#: land a few ulps apart (as scripts/common/sim_gate.py TIE_FP16_ULPS in fp16)
 FP32_TIE_ULPS: Final = 4
 #: float32 resolves about 2^-24 of full scale (~144 dB); an infinite floor
 #: (upstream float32 equal to float64, e.g. an all-clamped wave) asks this much

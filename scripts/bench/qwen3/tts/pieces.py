@@ -31,8 +31,8 @@ def pieces(
     engine: Any, sampled: bool, calls: int = PIECE_CALLS, flushed: int = FLUSHED_CALLS
 ) -> list[tuple[str, int, list[float], list[float]]]:
     """(name, calls per frame, warm seconds, flushed seconds) per piece."""
-    from daemon.engines.qwen3.tts.options import Request
     from daemon.engines.qwen3.tts.frames.sampling import CodeChooser, TalkerChooser
+    from daemon.engines.qwen3.tts.options import Request
     from daemon.sdk.tts import SynthesisOptions
 
     m = engine.model

@@ -29,6 +29,7 @@ from daemon.engines.qwen3.asr import params as layout
 from daemon.engines.qwen3.asr.params import AsrParams
 from scripts.common.build.stage import Results
 from scripts.common.gate_result import GateResult
+from scripts.common.sim_gate import sim_gate
 from scripts.qwen3.asr import encoder, gates
 from scripts.qwen3.asr.pipeline.context import BuildContext
 from scripts.qwen3.asr.pipeline.params import params
@@ -190,7 +191,7 @@ def sim_gates(ctx: BuildContext, results: Results) -> SimGates:
         cpu = cpu_runner(ctx.onnx(layout.ENCODER))
         ref = gates.encode_windows(x.params, cpu, x.mel)
         got = gates.encode_windows(x.params, enc, x.mel)
-        _record(out, [layout.ENCODER], gates.sim_gate("encoder", [ref], [got], False))
+        _record(out, [layout.ENCODER], sim_gate("encoder", [ref], [got], False))
         _seconds(secs, layout.ENCODER, enc)
         for p, n in _pairs(ctx):
             keys = [layout.prefill_key(p), layout.decode_key(n)]
@@ -200,7 +201,7 @@ def sim_gates(ctx: BuildContext, results: Results) -> SimGates:
                 gates.decoder_logits(x.params, ctx.model, *pair, x.prompt, x.tokens)
                 for pair in ([run[k] for k in keys], cpu)
             )
-            _record(out, keys, gates.sim_gate("decoder", [ref], [got]))
+            _record(out, keys, sim_gate("decoder", [ref], [got]))
             for k in keys:
                 _seconds(secs, k, run[k])
     finally:

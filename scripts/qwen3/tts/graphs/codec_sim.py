@@ -30,7 +30,7 @@ import numpy as np
 
 from scripts.common.gate_result import GateResult
 from scripts.common.parity import snr_db
-from scripts.qwen3.asr.gates import sim_gate
+from scripts.common.sim_gate import sim_gate
 from scripts.qwen3.tts.graphs import codec as codec_graph
 from scripts.qwen3.tts.windows import test_codes
 

@@ -21,7 +21,7 @@ from daemon.engines.qwen3.tts.xvector import speaker_feeds
 from daemon.sdk.graphs import Runner
 from scripts.common.gate_result import GateResult
 from scripts.common.parity import rel_error
-from scripts.qwen3.asr.gates import sim_gate
+from scripts.common.sim_gate import sim_gate
 from scripts.qwen3.tts.graphs.speaker import encoder_of, reflect_pad
 
 #: upstream's x-vector of the clip itself, at every length (measured 2e-7 on

@@ -19,7 +19,7 @@ import numpy as np
 from daemon.engines.qwen3.tts import params as layout
 from scripts.common.build.runners import Simulator, cpu_runner
 from scripts.common.build.stage import Results
-from scripts.qwen3.asr.gates import sim_gate
+from scripts.common.sim_gate import sim_gate
 from scripts.qwen3.tts.graphs import codec_sim, gates, speaker_gate
 from scripts.qwen3.tts.pipeline.context import BuildContext
 from scripts.qwen3.tts.pipeline.trajectory import GateInputs, gate_inputs

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from scripts.common import sim_gate as simgate
 from scripts.qwen3.asr import export, gates
 from tests.scripts.qwen3.conftest import KV
 
@@ -74,15 +75,15 @@ def test_the_decoder_gate_fails_a_wrong_graph(
 def test_sim_gate_thresholds() -> None:
     rng = np.random.default_rng(0)
     ref = rng.standard_normal((6, 50)).astype(np.float32)
-    cos, top1 = gates.sim_gate(
+    cos, top1 = simgate.sim_gate(
         "g", [ref], [ref + 1e-3 * rng.standard_normal(ref.shape)]
     )
     assert cos.passed and top1.passed and top1.value == 1.0
     flipped = ref.copy()
     flipped[0] = -flipped[0]  # one row of six wrong: cosine and top-1 fall
-    cos, top1 = gates.sim_gate("g", [ref], [flipped])
+    cos, top1 = simgate.sim_gate("g", [ref], [flipped])
     assert not cos.passed and not top1.passed
-    (only_cos,) = gates.sim_gate("g", [ref], [ref], rows=False)
+    (only_cos,) = simgate.sim_gate("g", [ref], [ref], rows=False)
     assert only_cos.passed
 
 
@@ -95,7 +96,7 @@ def test_an_argmax_miss_is_excused_only_inside_fp16_precision() -> None:
     ref[1, 1] = 13.0 - 10 * 2**-7
     test = ref.copy()
     test[:, 1] = 13.01  # the test picks index 1 in both rows
-    assert gates.top1_with_ties(ref, test) == (0.5, 1)
+    assert simgate.top1_with_ties(ref, test) == (0.5, 1)
 
 
 @pytest.mark.simulator
@@ -134,6 +135,6 @@ def test_compiled_graphs_pass_the_simulator_gates(
         got = gates.decoder_logits(params, asr_model, *sim_pair, x, steps)
     finally:
         sim.close()
-    results = gates.sim_gate("encoder", [want_audio], [got_audio], rows=False)
-    results += gates.sim_gate("decoder", [want], [got])
+    results = simgate.sim_gate("encoder", [want_audio], [got_audio], rows=False)
+    results += simgate.sim_gate("decoder", [want], [got])
     assert all(r.passed for r in results), [str(r) for r in results]
