@@ -15,12 +15,14 @@ chunk before running anything else.
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from daemon.sdk.base import EngineBase, M, P
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.cloning import VoicePrint
 from daemon.sdk.registry import Engine
@@ -92,3 +94,29 @@ class TtsEngine(Engine, Protocol):
         self, text: str, options: SynthesisOptions, cancel: CancelToken | None = None
     ) -> Iterator[AudioChunk]:
         """Yield audio as soon as each piece is ready; raise ``Cancelled``."""
+
+
+class TtsEngineBase(EngineBase[P, M]):
+    """The shell of a TTS engine (base.py): its task, the bundle's rate, and
+    ``synthesize`` with unset options as ``SynthesisOptions()``."""
+
+    task = "tts"
+
+    @property
+    def sample_rate(self) -> int:
+        return self.bundle.sample_rate
+
+    def synthesize(
+        self,
+        text: str,
+        options: SynthesisOptions | None = None,
+        cancel: CancelToken | None = None,
+    ) -> Iterator[AudioChunk]:
+        return self.speak(text, options or SynthesisOptions(), cancel)
+
+    @abstractmethod
+    def speak(
+        self, text: str, options: SynthesisOptions, cancel: CancelToken | None
+    ) -> Iterator[AudioChunk]:
+        """``synthesize``: everything checked first (ValueError before any graph
+        call), then the chunks as soon as each is ready."""

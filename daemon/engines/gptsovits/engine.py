@@ -37,14 +37,13 @@ from daemon.engines.gptsovits.text import build_text
 from daemon.engines.gptsovits.vits import Vits
 from daemon.sdk.ar.draws import request_rng
 from daemon.sdk.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S, shaped_segment
-from daemon.sdk.base import EngineBase
 from daemon.sdk.bundles.manifest import Bundle, BundleError
 from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import Capabilities, VoiceInfo
 from daemon.sdk.cloning import AuxClips, VoicePrint
 from daemon.sdk.graphs import Runner
-from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
+from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions, TtsEngineBase
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +63,10 @@ class _Tokens:
     halves: tuple[Segment, Segment] | None = None
 
 
-class GptSovitsEngine(EngineBase[GsvParams, Loaded]):
+class GptSovitsEngine(TtsEngineBase[GsvParams, Loaded]):
     """A GPT-SoVITS v2Pro bundle, loaded; one request at a time (synchronous)."""
 
     engine_id = ENGINE_ID
-    task = "tts"
     params_type = GsvParams
 
     def __init__(self) -> None:
@@ -105,10 +103,6 @@ class GptSovitsEngine(EngineBase[GsvParams, Loaded]):
     def loaded(self) -> Loaded:
         """The loaded bundle's parts (the engine's model)."""
         return self.model
-
-    @property
-    def sample_rate(self) -> int:
-        return self.loaded.bundle.sample_rate
 
     @property
     def token_cap(self) -> int:
@@ -172,25 +166,17 @@ class GptSovitsEngine(EngineBase[GsvParams, Loaded]):
         if s.cloner is not None:
             s.cloner.warmup()
 
-    def synthesize(
-        self,
-        text: str,
-        options: SynthesisOptions | None = None,
-        cancel: CancelToken | None = None,
+    def speak(
+        self, text: str, options: SynthesisOptions, cancel: CancelToken | None
     ) -> Iterator[AudioChunk]:
         """Chunks as soon as each vocoder window is done; a segment per piece."""
         s = self.loaded
         req = Request.from_options(
-            options or SynthesisOptions(),
-            s.params,
-            s.voices,
-            self.default_voice,
-            self.token_cap,
+            options, s.params, s.voices, self.default_voice, self.token_cap
         )
-        vp = (options or SynthesisOptions()).voice_print
-        if vp is not None:  # a cloned voice speaks with its own reference
+        if options.voice_print is not None:  # it speaks with its own reference
             model = None if s.cloner is None else s.cloner.model_id
-            req = replace(req, voice=reference_of(vp, s.params, model))
+            req = replace(req, voice=reference_of(options.voice_print, s.params, model))
         t0 = time.perf_counter()
         segments = s.text.split(text)  # ValueError for empty text
         self.stats.frontend_seconds += time.perf_counter() - t0

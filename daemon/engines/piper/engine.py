@@ -19,13 +19,12 @@ from daemon.engines.piper.output import spoken
 from daemon.engines.piper.params import PiperParams, Scales
 from daemon.engines.piper.pipeline import PiperGraphs
 from daemon.engines.piper.text import Piece, PiperText
-from daemon.sdk.base import EngineBase
 from daemon.sdk.bundles.manifest import Bundle, BundleError
 from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
 from daemon.sdk.graphs import Runner
-from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
+from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions, TtsEngineBase
 
 ENGINE_ID = "piper-vits"
 # Warm-up text: a short sentence that makes espeak-ng load its voice data.
@@ -41,11 +40,10 @@ class PiperModel(NamedTuple):
     text: PiperText
 
 
-class PiperEngine(EngineBase[PiperParams, PiperModel]):
+class PiperEngine(TtsEngineBase[PiperParams, PiperModel]):
     """A Piper voice bundle, loaded; one request at a time (plain, synchronous)."""
 
     engine_id = ENGINE_ID
-    task = "tts"
 
     @classmethod
     def read_params(cls, bundle: Bundle) -> PiperParams:
@@ -67,10 +65,6 @@ class PiperEngine(EngineBase[PiperParams, PiperModel]):
     @property
     def params(self) -> PiperParams:
         return self.model.graphs.params
-
-    @property
-    def sample_rate(self) -> int:
-        return self.bundle.sample_rate
 
     def voices(self) -> list[VoiceInfo]:
         name = self.bundle.name
@@ -99,15 +93,11 @@ class PiperEngine(EngineBase[PiperParams, PiperModel]):
         """The phoneme-id pieces `synthesize` would speak, in order."""
         return self.model.text.pieces(text)
 
-    def synthesize(
-        self,
-        text: str,
-        options: SynthesisOptions | None = None,
-        cancel: CancelToken | None = None,
+    def speak(
+        self, text: str, options: SynthesisOptions, cancel: CancelToken | None
     ) -> Iterator[AudioChunk]:
         """A segment per sentence: whole once it is decoded (normalize_audio),
         else each decoder window as soon as it is done."""
-        options = options or SynthesisOptions()
         graphs, phonemizer = self.model
         scales = Scales.for_request(graphs.params, options.speed, options.extra)
         # Validate everything before the first graph call, so bad input never

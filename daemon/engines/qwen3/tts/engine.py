@@ -33,14 +33,13 @@ from daemon.engines.qwen3.tts.options import Request
 from daemon.engines.qwen3.tts.params import ENGINE_ID, TtsParams
 from daemon.engines.qwen3.tts.text.pieces import pieces
 from daemon.sdk.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
-from daemon.sdk.base import EngineBase
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import Capabilities, VoiceInfo
 from daemon.sdk.cloning import AuxClips, VoicePrint
 from daemon.sdk.graphs import Runner
-from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
+from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions, TtsEngineBase
 from daemon.text.languages import code_of
 
 _LOGGER = logging.getLogger(__name__)
@@ -52,12 +51,11 @@ WARMUP_TEXT: Final = "Hello."
 WARMUP_FRAMES: Final = 4
 
 
-class Qwen3TtsEngine(EngineBase[TtsParams, Model]):
+class Qwen3TtsEngine(TtsEngineBase[TtsParams, Model]):
     """A Qwen3-TTS bundle, loaded; one request at a time (synchronous).  Its
     ``model`` is what parity tests and benchmarks drive part by part."""
 
     engine_id = ENGINE_ID
-    task = "tts"
     params_type = TtsParams
 
     def __init__(self) -> None:
@@ -139,21 +137,17 @@ class Qwen3TtsEngine(EngineBase[TtsParams, Model]):
         )
 
     # --- work -----------------------------------------------------------------------
-    def synthesize(
-        self,
-        text: str,
-        options: SynthesisOptions | None = None,
-        cancel: CancelToken | None = None,
+    def speak(
+        self, text: str, options: SynthesisOptions, cancel: CancelToken | None
     ) -> Iterator[AudioChunk]:
         """Audio per codec window, a segment per piece of text; ValueError for
         options this engine refuses or text with nothing to say."""
         m = self.model
-        request = Request.from_options(options or SynthesisOptions(), m.p)
+        request = Request.from_options(options, m.p)
         parts = pieces(text, lambda piece: m.fits(piece, request))
         if not parts:
             raise ValueError(f"{ENGINE_ID}: no text to speak")
-        streamed = options is None or options.streamed
-        return self._stream(parts, request, streamed, cancel)
+        return self._stream(parts, request, options.streamed, cancel)
 
     def _stream(
         self,
