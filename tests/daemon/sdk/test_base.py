@@ -1,16 +1,17 @@
-"""The engine shell: requirements from the engine's own declarations, a load
+"""The engine shells: requirements from the engine's own declarations, a load
 that refuses another engine's bundle, bad params and graphs it does not run
-before building anything, and no call answered before ``load`` or after
-``close``."""
+before building anything, no call answered before ``load`` or after
+``close``; a TTS engine's ``synthesize`` with the options unset."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
+import numpy as np
 import pytest
 
 from daemon.sdk.base import EngineBase
@@ -18,6 +19,7 @@ from daemon.sdk.bundles.manifest import Bundle, BundleError
 from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.capabilities import VoiceInfo
 from daemon.sdk.registry import Engine
+from daemon.sdk.tts import AudioChunk, SynthesisOptions, TtsEngine, TtsEngineBase
 
 ECHO = "test-echo"
 
@@ -102,3 +104,37 @@ def test_load_refuses_before_building_anything() -> None:
     with pytest.raises(BundleError, match="graph 'g' is missing"):
         engine.load(_bundle(), {})
     assert Echo.built == [] and engine._model is None
+
+
+class Speaker(TtsEngineBase[Params, str]):
+    """A TTS engine of the same graph that keeps the options it was given."""
+
+    engine_id = ECHO
+    params_type = Params
+    graph_needs = Echo.graph_needs
+    voices = Echo.voices
+    capabilities = Echo.capabilities
+    warmup = Echo.warmup
+    given: list[SynthesisOptions] = []
+
+    def build(self, bundle: Bundle, params: Params, graphs: Mapping[str, Any]) -> str:
+        return "a speaker"
+
+    def speak(
+        self, text: str, options: SynthesisOptions, cancel: Any
+    ) -> Iterator[AudioChunk]:
+        self.given.append(options)
+        return iter([AudioChunk(np.zeros(1, np.float32), self.sample_rate)])
+
+
+def test_a_tts_shell_synthesizes_with_unset_options_as_none_set() -> None:
+    engine = Speaker()
+    b = _bundle()
+    engine.load(b, b.graphs)
+    assert isinstance(engine, TtsEngine) and Speaker.task == "tts"
+    assert engine.sample_rate == 16000
+    (chunk,) = engine.synthesize("hi")
+    assert chunk.sample_rate == 16000
+    asked = SynthesisOptions(speed=2.0, seed=7)
+    engine.synthesize("hi", asked)
+    assert Speaker.given[0] == SynthesisOptions() and Speaker.given[1] is asked
