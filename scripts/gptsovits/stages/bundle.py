@@ -34,7 +34,9 @@ def inputs(ctx: BuildContext) -> dict[str, Any]:
         "stage": ctx.stage,
         "bins": ctx.bin_dir,
         "onnx": [ctx.onnx(key) for key in ctx.graph_keys()],
-        "out": str(s.out),  # where, not what is there (the bundle itself)
+        # where (resolved: a relative --out names the same place), not what is
+        # there (the bundle itself)
+        "out": str(s.out.resolve()),
         "voice": s.voice,
         "target": s.target,
     }

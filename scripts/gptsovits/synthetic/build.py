@@ -64,7 +64,7 @@ def make_test_voice(
 ) -> Path:
     """Build (or reuse) the test voice under ``root``; returns its bundle dir
     (its parent holds ``source/`` and ``work/``)."""
-    root = Path(root).resolve()  # the stages' keys name their files' paths
+    root = Path(root)
 
     def make(out: Path, work: Path) -> Built:
         return _build(root, out, work, target, sim_gates, zero_shot)
