@@ -32,6 +32,10 @@ class T2SGeometry:
     bert_dim: int
 
 
+#: the geometry's fields named as the model's T2SDims
+DIMS = ("layers", "heads", "head_dim", "vocab", "bert_dim")
+
+
 def _f32(t: Any) -> np.ndarray:
     return np.ascontiguousarray(t.detach().cpu().float().numpy())
 
@@ -60,15 +64,12 @@ def t2s_driver(model: T2SModel, shapes: GraphShapes, runners: Mapping[str, Any])
     buckets = tuple(
         sorted(int(k[len(prefix) :]) for k in runners if k.startswith(prefix))
     )
+    same = {name: getattr(d, name) for name in DIMS}
     geometry = T2SGeometry(
         width=d.dim,
-        layers=d.layers,
-        heads=d.heads,
-        head_dim=d.head_dim,
-        vocab=d.vocab,
         prefill_len=shapes.prefill_len,
         kv_buckets=buckets,
         mask_value=MASK_VALUE,
-        bert_dim=d.bert_dim,
+        **same,
     )
     return T2S(geometry, t2s_tables(model), runners)
