@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from scripts.gptsovits.evaluate.clips import TrainingClip
-from scripts.gptsovits.export.shapes import NOISE_SCALE
+from scripts.gptsovits.models.shapes import NOISE_SCALE
 from scripts.gptsovits.models.sovits import SovitsModel, VitsEnc
 from scripts.gptsovits.pipeline.refs import linear_spectrogram
 

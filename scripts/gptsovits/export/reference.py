@@ -20,9 +20,9 @@ import torch
 from torch import Tensor, nn
 
 from scripts.common.build.onnx_export import GraphSpec, export_static
-from scripts.gptsovits.export.shapes import EXTERNAL_DATA, ReferenceShapes
 from scripts.gptsovits.models.eres2net import FEAT_DIM, ERes2NetV2, fold_batchnorm
 from scripts.gptsovits.models.ref_encoder import RefEncGraph
+from scripts.gptsovits.models.shapes import EXTERNAL_DATA, ReferenceShapes
 from scripts.gptsovits.models.sovits import SovitsModel
 
 REF_ENC_INPUTS = ["spec", "mask", "sv"]

@@ -24,7 +24,6 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from scripts.gptsovits.export.shapes import FRAMES_PER_TOKEN
 from scripts.gptsovits.models.checkpoints import (
     SOVITS_TRAINING_ONLY,
     HParams,
@@ -34,6 +33,7 @@ from scripts.gptsovits.models.checkpoints import (
 )
 from scripts.gptsovits.models.flow import Flow
 from scripts.gptsovits.models.ref_encoder import MelStyleEncoder
+from scripts.gptsovits.models.shapes import FRAMES_PER_TOKEN
 from scripts.gptsovits.models.vits_layers import MRTE, Encoder, Generator
 
 

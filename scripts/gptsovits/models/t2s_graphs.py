@@ -9,7 +9,7 @@ import torch
 from torch import Tensor, nn
 
 from daemon.sdk.ar import masks
-from scripts.gptsovits.export.shapes import MASK_VALUE
+from scripts.gptsovits.models.shapes import MASK_VALUE
 from scripts.gptsovits.models.t2s import T2SModel
 
 

@@ -37,12 +37,9 @@ from daemon.engines.gptsovits.reference.audio import check_pcm, spec_copy, sv_co
 from daemon.engines.gptsovits.reference.aux import Style, mean_style
 from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
 from scripts.common.parity import rel_error
+from scripts.gptsovits.export.ref_features import RefFeatures
 from scripts.gptsovits.models.sovits import SovitsModel
-from scripts.gptsovits.pipeline.refs import (
-    RefFeatures,
-    linear_spectrogram,
-    read_clip,
-)
+from scripts.gptsovits.pipeline.refs import linear_spectrogram, read_clip
 from scripts.gptsovits.pipeline.sources import (
     SV_DIR,
     WAV_DIR,

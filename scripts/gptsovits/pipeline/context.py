@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from daemon.engines.gptsovits import layout
 from scripts.common.build.workdir import WorkDir
-from scripts.gptsovits.export.shapes import GraphShapes, ReferenceShapes
+from scripts.gptsovits.models.shapes import GraphShapes, ReferenceShapes
 from scripts.gptsovits.pipeline.sources import AuxRef, Sources
 
 T = TypeVar("T")

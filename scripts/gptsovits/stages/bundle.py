@@ -15,7 +15,7 @@ from daemon.sdk.verify import verify_bundle
 from scripts.common import bundling, weight_sharing
 from scripts.common.build.compile import GROUP, compiled
 from scripts.common.build.stage import Results
-from scripts.gptsovits.export.shapes import SAMPLE_RATE
+from scripts.gptsovits.models.shapes import SAMPLE_RATE
 from scripts.gptsovits.pipeline.context import BuildContext
 from scripts.gptsovits.stages.results import Bundled, Reference, Tables
 

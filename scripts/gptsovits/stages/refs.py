@@ -15,11 +15,12 @@ from daemon.engines.gptsovits.frontend import TextFrontend
 from scripts.common.build.stage import Results
 from scripts.gptsovits.export.bert import bert_inputs
 from scripts.gptsovits.export.hubert import load_hubert
+from scripts.gptsovits.export.ref_features import RefFeatures
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.models.t2s import T2SModel
 from scripts.gptsovits.pipeline import aux_refs
 from scripts.gptsovits.pipeline.context import BuildContext
-from scripts.gptsovits.pipeline.refs import RefFeatures, reference_features
+from scripts.gptsovits.pipeline.refs import reference_features
 from scripts.gptsovits.pipeline.sources import (
     BERT_DIR,
     aux_ref_files,

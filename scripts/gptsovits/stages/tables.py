@@ -13,7 +13,7 @@ from typing import Any
 from daemon.engines.gptsovits import layout
 from scripts.common.build.stage import Results
 from scripts.gptsovits.export.cpu_tables import TABLE_FILES, write_tables
-from scripts.gptsovits.export.shapes import MASK_VALUE, NOISE_SCALE
+from scripts.gptsovits.models.shapes import MASK_VALUE, NOISE_SCALE
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.models.t2s import T2SModel
 from scripts.gptsovits.pipeline.context import BuildContext

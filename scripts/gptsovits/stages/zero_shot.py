@@ -20,8 +20,8 @@ from daemon.engines.gptsovits import layout
 from scripts.common.build.stage import Results
 from scripts.gptsovits.export.hubert import export_hubert, load_hubert
 from scripts.gptsovits.export.reference import export_reference as export_style
-from scripts.gptsovits.export.shapes import ReferenceShapes
 from scripts.gptsovits.models.eres2net import load_sv_checkpoint
+from scripts.gptsovits.models.shapes import ReferenceShapes
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.pipeline.context import BuildContext
 from scripts.gptsovits.stages.results import ReferenceGraphs

@@ -23,12 +23,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from scripts.gptsovits.export.shapes import TINY
 from scripts.gptsovits.models.checkpoints import (
     HParams,
     save_gpt_checkpoint,
     save_sovits_checkpoint,
 )
+from scripts.gptsovits.models.shapes import TINY
 from scripts.gptsovits.models.sovits import SovitsDims, SovitsModel
 from scripts.gptsovits.models.t2s import T2SDims, T2SModel
 from scripts.gptsovits.models.vits_layers import WNConv1d

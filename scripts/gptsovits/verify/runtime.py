@@ -13,7 +13,7 @@ import numpy as np
 
 from daemon.engines.gptsovits import layout
 from daemon.engines.gptsovits.t2s import T2S, T2STables
-from scripts.gptsovits.export.shapes import MASK_VALUE, GraphShapes
+from scripts.gptsovits.models.shapes import MASK_VALUE, GraphShapes
 from scripts.gptsovits.models.t2s import T2SModel
 
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from scripts.gptsovits.export.reference import export_reference
-from scripts.gptsovits.export.shapes import (
+from scripts.gptsovits.models.eres2net import Eres2NetDims
+from scripts.gptsovits.models.shapes import (
     FULL_REFERENCE,
     TINY_REFERENCE,
     ReferenceShapes,
 )
-from scripts.gptsovits.models.eres2net import Eres2NetDims
 from scripts.gptsovits.synthetic.sv import random_sv
 from scripts.gptsovits.verify import reference as gates
 

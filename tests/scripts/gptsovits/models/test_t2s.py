@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from scripts.gptsovits.export.shapes import MASK_VALUE
 from scripts.gptsovits.models.checkpoints import GptCheckpoint
+from scripts.gptsovits.models.shapes import MASK_VALUE
 from scripts.gptsovits.models.t2s import T2SDims, T2SModel, sine_table
 from scripts.gptsovits.models.t2s_graphs import (
     T2SDecode,

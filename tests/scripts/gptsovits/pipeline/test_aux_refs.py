@@ -12,6 +12,7 @@ import torch
 from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
 from scripts.common.parity import rel_error, snr_db
 from scripts.gptsovits import build
+from scripts.gptsovits.export.ref_features import RefFeatures
 from scripts.gptsovits.models.eres2net import load_sv_checkpoint
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.pipeline import aux_refs, refs, sources
@@ -51,9 +52,9 @@ def _upstream_file_ge(
     return sovits.global_embedding(spec, emb)[0].numpy()
 
 
-def _main_ref(ge: np.ndarray, ge512: np.ndarray) -> refs.RefFeatures:
+def _main_ref(ge: np.ndarray, ge512: np.ndarray) -> RefFeatures:
     empty = np.zeros(0, np.int32)
-    return refs.RefFeatures(
+    return RefFeatures(
         "main", "t", "zh", empty, np.zeros((0, 4)), empty, ge, ge512, 3.0, None
     )
 

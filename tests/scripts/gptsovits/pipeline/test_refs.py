@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scripts.gptsovits.export.ref_features import RefFeatures
 from scripts.gptsovits.pipeline import refs
 from scripts.gptsovits.synthetic.voice import SyntheticVoice, clip_name
 
@@ -66,7 +67,7 @@ def test_malformed_name2text_is_named(logs: Path) -> None:
 def test_saved_archive_says_how_the_prompt_was_made(tmp_path: Path) -> None:
     from daemon.engines.gptsovits import layout
 
-    f = refs.RefFeatures(
+    f = RefFeatures(
         "c",
         "t",
         "zh",

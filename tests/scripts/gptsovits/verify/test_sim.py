@@ -62,7 +62,7 @@ def t2s_bins(tiny_t2s_kv16, qnn_cache, tmp_path_factory):  # type: ignore[no-unt
 
 
 def _ref(model, n_phones: int = 12, n_prompt: int = 20):  # type: ignore[no-untyped-def]
-    from scripts.gptsovits.pipeline.refs import RefFeatures
+    from scripts.gptsovits.export.ref_features import RefFeatures
 
     d, rng = model.dims, np.random.default_rng(3)
     return RefFeatures(
@@ -86,7 +86,7 @@ def test_t2s_gate_runs_the_engine_driver_on_the_simulator(t2s_model, t2s_bins) -
     binaries were not compiled from fails the gate."""
     import torch
 
-    from scripts.gptsovits.export.shapes import TINY
+    from scripts.gptsovits.models.shapes import TINY
     from scripts.gptsovits.models.t2s import T2SModel
 
     decode = {n: t2s_bins[f"t2s_decode_L{n}"] for n in TINY.kv_buckets}
