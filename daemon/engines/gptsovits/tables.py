@@ -161,8 +161,8 @@ def load_references(bundle: Bundle, p: GsvParams) -> dict[str, Reference]:
             log.warning(
                 "%s: voice %r: prompt semantic tokens are approximate (training "
                 "tokens + 15 mute tokens, not upstream's HuBERT run on the "
-                "reference); rebuild with build_voice --hubert DIR for the exact "
-                "ones",
+                "reference); rebuild with scripts/build-gptsovits --hubert DIR "
+                "for the exact ones",
                 bundle.root,
                 name,
             )

@@ -10,7 +10,7 @@ SoVITS decode), on the bundle's graphs:
   sv embedding of its 16 kHz copy (``sv``; reference/style.py); with aux clips, ``ge``
   averaged after PReLU over all of them (reference/aux.py);
 - the prompt's phones and BERT rows: the engine's own frontend and ``bert``
-  graph on the transcript, exactly as build_voice's refs.py computes a bundle's
+  graph on the transcript, exactly as the build's refs stage computes a bundle's
   references (``prompt_text`` first: a sentence-final "。" when it lacks one).
 
 The print's layout and its way back to a ``Reference``: voiceprint.py.

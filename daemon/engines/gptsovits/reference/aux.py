@@ -10,8 +10,9 @@ the mean of the per-reference ``ge512`` is the same vector up to float rounding
 torch Linear).  That lets the style graph (``ref_enc`` + sv projection + PReLU
 + ge_to512) run once per clip and the average happen here, on the CPU.
 
-Used by build_voice ``--aux-ref`` (scripts/gptsovits/pipeline/aux_refs.py) and by a
-zero-shot registration with aux clips (cloning/clone.py).
+Used by scripts/build-gptsovits ``--aux-ref``
+(scripts/gptsovits/pipeline/aux_refs.py) and by a zero-shot registration with
+aux clips (cloning/clone.py).
 """
 
 from __future__ import annotations

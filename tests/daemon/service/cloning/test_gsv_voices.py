@@ -1,6 +1,6 @@
 """GPT-SoVITS zero-shot voices behind the service, end to end: the tiny test
 voice built with the four reference graphs (``gsv_clone_voice``, the real
-build_voice ``--hubert --sv``) served on the CPU backend; a voice registered
+scripts/build-gptsovits ``--hubert --sv``) served on the CPU backend; a voice registered
 over HTTP (multipart, as the ``hexvoice voice add`` CLI sends it) from a clip
 the test voice itself spoke, its prompt tokens, ``ge`` and sv embedding
 computed by the reference graphs on the NPU worker; spoken twice with the same
