@@ -28,8 +28,8 @@ from scripts.common.build import report
 from scripts.common.build.run import Declared, StageRun, run_stages
 from scripts.common.build.stage import Stage
 from scripts.common.qnn_compile import TARGETS, CompileError
+from scripts.gptsovits import shapes as shapes_mod
 from scripts.gptsovits.export.aihub import AiHubUnavailable, check_available
-from scripts.gptsovits.models import shapes as shapes_mod
 from scripts.gptsovits.models.checkpoints import load_sovits_checkpoint
 from scripts.gptsovits.models.sovits import SovitsDims
 from scripts.gptsovits.pipeline.context import BuildContext, Settings

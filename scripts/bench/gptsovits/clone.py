@@ -80,8 +80,8 @@ def full_size_onnx(work: Path) -> dict[str, Path]:
     from scripts.gptsovits.export.hubert import export_hubert
     from scripts.gptsovits.export.reference import export_reference
     from scripts.gptsovits.models.eres2net import Eres2NetDims
-    from scripts.gptsovits.models.shapes import FULL_REFERENCE
     from scripts.gptsovits.models.sovits import SovitsDims, SovitsModel
+    from scripts.gptsovits.shapes import FULL_REFERENCE
     from scripts.gptsovits.synthetic.sv import random_sv
     from scripts.gptsovits.synthetic.voice import s2v2pro_hparams
 

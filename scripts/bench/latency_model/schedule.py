@@ -16,7 +16,7 @@ from typing import Final
 
 from daemon.sdk.audio.windows import windows
 from scripts.bench.qwen3.tts import sizes as tq
-from scripts.gptsovits.models.shapes import FRAMES_PER_TOKEN, FULL, GraphShapes
+from scripts.gptsovits.shapes import FRAMES_PER_TOKEN, FULL, GraphShapes
 
 SENTENCES: Final = 3
 SENTENCE_S: Final = 12.34 / SENTENCES

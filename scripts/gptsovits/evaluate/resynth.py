@@ -17,9 +17,9 @@ import numpy as np
 import torch
 
 from scripts.gptsovits.evaluate.clips import TrainingClip
-from scripts.gptsovits.models.shapes import NOISE_SCALE
 from scripts.gptsovits.models.sovits import SovitsModel, VitsEnc
 from scripts.gptsovits.pipeline.refs import linear_spectrogram
+from scripts.gptsovits.shapes import NOISE_SCALE
 
 
 def check_clips(model: SovitsModel, clips: Sequence[TrainingClip]) -> None:

@@ -17,7 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from scripts.common.build.onnx_export import GraphSpec, export_static
-from scripts.gptsovits.models.shapes import EXTERNAL_DATA, MASK_VALUE
+from scripts.gptsovits.shapes import EXTERNAL_DATA, MASK_VALUE
 
 # hidden_states[-3]: every layer but the last two.
 SKIPPED_TOP_LAYERS = 2

@@ -30,7 +30,7 @@ from onnx import TensorProto, helper, numpy_helper, version_converter
 
 from daemon.engines.gptsovits.frontend.zh.g2pw import BODY_INPUTS, HEAD_FILES
 from scripts.common.build.onnx_export import OPSET, fold_static
-from scripts.common.onnx_int32 import narrow_int64
+from scripts.gptsovits.export.onnx_int32 import narrow_int64
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ import torch
 
 from daemon.engines.gptsovits import speed
 from scripts.common.build.onnx_export import GraphSpec, export_static
-from scripts.gptsovits.models.shapes import EXTERNAL_DATA, GraphShapes
 from scripts.gptsovits.models.sovits import SovitsModel, VitsEnc, VitsGen
 from scripts.gptsovits.models.t2s import T2SModel
 from scripts.gptsovits.models.t2s_graphs import T2SDecode, T2SPrefill
+from scripts.gptsovits.shapes import EXTERNAL_DATA, GraphShapes
 
 
 def export_t2s(

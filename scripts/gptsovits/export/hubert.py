@@ -24,7 +24,7 @@ import torch
 from daemon.engines.gptsovits.reference import prompt
 from scripts.common.build.onnx_export import GraphSpec, export_static
 from scripts.gptsovits.models.hubert import MaskedHubert, SslQuant, conv_lengths
-from scripts.gptsovits.models.shapes import EXTERNAL_DATA, ReferenceShapes
+from scripts.gptsovits.shapes import EXTERNAL_DATA, ReferenceShapes
 
 if TYPE_CHECKING:
     from transformers import HubertModel

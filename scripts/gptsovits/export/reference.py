@@ -22,8 +22,8 @@ from torch import Tensor, nn
 from scripts.common.build.onnx_export import GraphSpec, export_static
 from scripts.gptsovits.models.eres2net import FEAT_DIM, ERes2NetV2, fold_batchnorm
 from scripts.gptsovits.models.ref_encoder import RefEncGraph
-from scripts.gptsovits.models.shapes import EXTERNAL_DATA, ReferenceShapes
 from scripts.gptsovits.models.sovits import SovitsModel
+from scripts.gptsovits.shapes import EXTERNAL_DATA, ReferenceShapes
 
 REF_ENC_INPUTS = ["spec", "mask", "sv"]
 REF_ENC_OUTPUTS = ["ge", "ge512"]

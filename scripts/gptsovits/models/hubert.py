@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import torch
 from torch import Tensor, nn
 
-from scripts.gptsovits.models.shapes import MASK_VALUE
+from scripts.gptsovits.shapes import MASK_VALUE
 
 if TYPE_CHECKING:
     from transformers import HubertModel

@@ -33,8 +33,8 @@ from scripts.gptsovits.models.checkpoints import (
 )
 from scripts.gptsovits.models.flow import Flow
 from scripts.gptsovits.models.ref_encoder import MelStyleEncoder
-from scripts.gptsovits.models.shapes import FRAMES_PER_TOKEN
 from scripts.gptsovits.models.vits_layers import MRTE, Encoder, Generator
+from scripts.gptsovits.shapes import FRAMES_PER_TOKEN
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ import torch
 from torch import Tensor, nn
 
 from daemon.sdk.ar import masks
-from scripts.gptsovits.models.shapes import MASK_VALUE
 from scripts.gptsovits.models.t2s import T2SModel
+from scripts.gptsovits.shapes import MASK_VALUE
 
 
 class T2SPrefill(nn.Module):

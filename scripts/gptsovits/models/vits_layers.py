@@ -15,7 +15,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from scripts.gptsovits.models.shapes import MASK_VALUE
+from scripts.gptsovits.shapes import MASK_VALUE
 
 # modules.LRELU_SLOPE; the generator's last activation uses torch's default.
 LRELU_SLOPE = 0.1

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 
 from daemon.engines.gptsovits import layout
 from scripts.common.build.workdir import WorkDir
-from scripts.gptsovits.models.shapes import GraphShapes, ReferenceShapes
 from scripts.gptsovits.pipeline.sources import AuxRef, Sources
+from scripts.gptsovits.shapes import GraphShapes, ReferenceShapes
 
 T = TypeVar("T")
 T2S_PREFIX = "t2s_"

@@ -31,7 +31,6 @@ from daemon.engines.gptsovits.frontend import CharVocab, Phonemes, TextFrontend
 from daemon.engines.gptsovits.reference.params import MAX_REF_SECONDS, MIN_REF_SECONDS
 from scripts.common.parity import rel_error
 from scripts.gptsovits.export.ref_features import RefFeatures
-from scripts.gptsovits.models.shapes import SAMPLE_RATE
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.pipeline.prompt_semantic import hubert_prompt
 from scripts.gptsovits.pipeline.sources import (
@@ -44,6 +43,7 @@ from scripts.gptsovits.pipeline.sources import (
     need,
     resolve_clip,
 )
+from scripts.gptsovits.shapes import SAMPLE_RATE
 from scripts.gptsovits.verify.cpu import GateError
 
 if TYPE_CHECKING:

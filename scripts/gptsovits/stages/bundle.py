@@ -15,8 +15,8 @@ from daemon.sdk.verify import verify_bundle
 from scripts.common import bundling, weight_sharing
 from scripts.common.build.compile import GROUP, compiled
 from scripts.common.build.stage import Results
-from scripts.gptsovits.models.shapes import SAMPLE_RATE
 from scripts.gptsovits.pipeline.context import BuildContext
+from scripts.gptsovits.shapes import SAMPLE_RATE
 from scripts.gptsovits.stages.results import Bundled, Reference, Tables
 
 LANGUAGES = ("zh", "en")

@@ -13,10 +13,10 @@ from daemon.engines.gptsovits import layout
 from scripts.common.build.runners import Simulator
 from scripts.common.build.stage import Results
 from scripts.gptsovits.export.ref_features import RefFeatures
-from scripts.gptsovits.models.shapes import ReferenceShapes
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.models.t2s import T2SModel
 from scripts.gptsovits.pipeline.context import BuildContext
+from scripts.gptsovits.shapes import ReferenceShapes
 from scripts.gptsovits.stages.text import resolver, vocab
 from scripts.gptsovits.verify import sim as sim_verify
 from scripts.gptsovits.verify import text as text_verify

@@ -13,11 +13,11 @@ from typing import Any
 from daemon.engines.gptsovits import layout
 from scripts.common.build.stage import Results
 from scripts.gptsovits.export.cpu_tables import TABLE_FILES, write_tables
-from scripts.gptsovits.models.shapes import MASK_VALUE, NOISE_SCALE
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.models.t2s import T2SModel
 from scripts.gptsovits.pipeline.context import BuildContext
 from scripts.gptsovits.pipeline.sources import G2PW_FILES
+from scripts.gptsovits.shapes import MASK_VALUE, NOISE_SCALE
 from scripts.gptsovits.stages.results import Tables
 
 # Upstream sampling defaults and EOS rule (docs/gpt-sovits.md, T2S sampling; T2S

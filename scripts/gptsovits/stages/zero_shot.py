@@ -21,9 +21,9 @@ from scripts.common.build.stage import Results
 from scripts.gptsovits.export.hubert import export_hubert, load_hubert
 from scripts.gptsovits.export.reference import export_reference as export_style
 from scripts.gptsovits.models.eres2net import load_sv_checkpoint
-from scripts.gptsovits.models.shapes import ReferenceShapes
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.pipeline.context import BuildContext
+from scripts.gptsovits.shapes import ReferenceShapes
 from scripts.gptsovits.stages.results import ReferenceGraphs
 from scripts.gptsovits.verify.hubert import gate_hubert_cpu
 from scripts.gptsovits.verify.reference import gate_reference_cpu

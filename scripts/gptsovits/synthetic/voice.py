@@ -28,10 +28,10 @@ from scripts.gptsovits.models.checkpoints import (
     save_gpt_checkpoint,
     save_sovits_checkpoint,
 )
-from scripts.gptsovits.models.shapes import TINY
 from scripts.gptsovits.models.sovits import SovitsDims, SovitsModel
 from scripts.gptsovits.models.t2s import T2SDims, T2SModel
 from scripts.gptsovits.models.vits_layers import WNConv1d
+from scripts.gptsovits.shapes import TINY
 from scripts.gptsovits.synthetic import tiny_text
 from scripts.gptsovits.synthetic.fake_logs import (  # noqa: F401  (re-exported for tests and tools)
     CLIP_SECONDS,

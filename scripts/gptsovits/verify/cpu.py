@@ -33,9 +33,9 @@ from scripts.common.floor import (
     snr_gate,
 )
 from scripts.common.parity import rel_error, snr_db
-from scripts.gptsovits.models.shapes import FRAMES_PER_TOKEN, NOISE_SCALE, GraphShapes
 from scripts.gptsovits.models.sovits import SovitsModel, VitsEnc
 from scripts.gptsovits.models.t2s import T2SModel
+from scripts.gptsovits.shapes import FRAMES_PER_TOKEN, NOISE_SCALE, GraphShapes
 from scripts.gptsovits.verify.runtime import t2s_driver
 
 log = logging.getLogger(__name__)

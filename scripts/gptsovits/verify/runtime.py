@@ -13,8 +13,8 @@ import numpy as np
 
 from daemon.engines.gptsovits import layout
 from daemon.engines.gptsovits.t2s import T2S, T2STables
-from scripts.gptsovits.models.shapes import MASK_VALUE, GraphShapes
 from scripts.gptsovits.models.t2s import T2SModel
+from scripts.gptsovits.shapes import MASK_VALUE, GraphShapes
 
 
 @dataclass(frozen=True)

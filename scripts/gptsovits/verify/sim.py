@@ -27,9 +27,9 @@ from scripts.common.build.runners import Simulator
 from scripts.common.parity import cosine, snr_db
 from scripts.gptsovits.export.bert import bert_inputs
 from scripts.gptsovits.export.ref_features import RefFeatures
-from scripts.gptsovits.models.shapes import NOISE_SCALE, GraphShapes
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.models.t2s import T2SModel
+from scripts.gptsovits.shapes import NOISE_SCALE, GraphShapes
 from scripts.gptsovits.verify.cpu import _check, cpu_session
 from scripts.gptsovits.verify.runtime import t2s_driver
 

@@ -42,9 +42,7 @@ def joe(pytestconfig: pytest.Config) -> ServiceVoice:
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory, joe: ServiceVoice):
-    yield from serving(
-        tmp_path_factory.mktemp("joe"), joe, engine={"backend": "cpu"}
-    )
+    yield from serving(tmp_path_factory.mktemp("joe"), joe, engine={"backend": "cpu"})
 
 
 @pytest.fixture(scope="module")

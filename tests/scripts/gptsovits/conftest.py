@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from scripts.common.build.onnx_export import GraphSpec
+from scripts.gptsovits import shapes
 from scripts.gptsovits.export import graphs as export
-from scripts.gptsovits.models import shapes
 from scripts.gptsovits.models.checkpoints import (
     load_gpt_checkpoint,
     load_sovits_checkpoint,

@@ -15,7 +15,7 @@ from daemon.engines.gptsovits.frontend import G2pwHead, G2pwTables
 from daemon.sdk.bundles.manifest import Bundle
 from scripts.common.build.run import STATE_FILE
 from scripts.gptsovits.export.cpu_tables import TABLE_FILES
-from scripts.gptsovits.models.shapes import TINY
+from scripts.gptsovits.shapes import TINY
 from scripts.gptsovits.synthetic.build import VOICE
 from scripts.gptsovits.synthetic.voice import TINY_BERT_DIM
 from scripts.gptsovits.verify import cpu as verify

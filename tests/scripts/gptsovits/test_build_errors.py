@@ -124,7 +124,7 @@ def test_an_overlap_below_the_vocoders_reach_is_refused_first(
     receptive radius (from its config) before any export, with the numbers."""
     import dataclasses
 
-    from scripts.gptsovits.models import shapes as shapes_mod
+    from scripts.gptsovits import shapes as shapes_mod
 
     narrow = dataclasses.replace(shapes_mod.TINY, gen_overlap=2)
     monkeypatch.setitem(build.SHAPES, "tiny", narrow)

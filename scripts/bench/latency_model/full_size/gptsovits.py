@@ -23,9 +23,9 @@ from torch import nn
 
 from scripts.gptsovits.export import graphs as export
 from scripts.gptsovits.export.bert import BertFeatures
-from scripts.gptsovits.models.shapes import FULL, GraphShapes
 from scripts.gptsovits.models.sovits import SovitsDims, SovitsModel
 from scripts.gptsovits.models.t2s import T2SDims, T2SModel
+from scripts.gptsovits.shapes import FULL, GraphShapes
 from scripts.gptsovits.synthetic.voice import (
     PHONE_VOCAB,
     SEMANTIC_VOCAB,

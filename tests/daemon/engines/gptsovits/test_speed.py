@@ -13,7 +13,7 @@ F = torch.nn.functional
 
 # Upstream's range ends (0.6, 1.65) and speeds in between.
 SPEEDS = (0.6, 0.65, 0.8, 0.95, 1.05, 1.25, 1.5, 1.65)
-# FR of the full-size graphs (scripts/gptsovits/models/shapes.py FULL.vits_frames).
+# FR of the full-size graphs (scripts/gptsovits/shapes.py FULL.vits_frames).
 FULL_FRAMES = 500
 
 

@@ -59,8 +59,11 @@ def wyoming_errors(d: Daemon) -> list[str]:
         codes = []
         for events in (
             [Synthesize("hello").event()],
-            [SynthesizeStart().event(), SynthesizeChunk("hello. ").event(),
-             SynthesizeStop().event()],  # fmt: skip
+            [
+                SynthesizeStart().event(),
+                SynthesizeChunk("hello. ").event(),
+                SynthesizeStop().event(),
+            ],  # fmt: skip
         ):
             for e in events:
                 await c.write_event(e)

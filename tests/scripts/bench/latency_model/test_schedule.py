@@ -6,7 +6,7 @@ import pytest
 
 from daemon.sdk.audio.windows import OVERLAP_FRAMES, WINDOW_FRAMES, plan
 from scripts.bench.latency_model import schedule as s
-from scripts.gptsovits.models.shapes import FULL
+from scripts.gptsovits.shapes import FULL
 
 
 def test_gsv_counts_per_sentence():

@@ -12,7 +12,7 @@ import torch
 from scripts.gptsovits.evaluate.clips import load_clips
 from scripts.gptsovits.evaluate.epochs import find_epochs, load_epoch
 from scripts.gptsovits.evaluate.resynth import check_clips, resynthesise
-from scripts.gptsovits.models.shapes import FRAMES_PER_TOKEN, HOP_LENGTH
+from scripts.gptsovits.shapes import FRAMES_PER_TOKEN, HOP_LENGTH
 
 SHORT_TOKENS = 25  # 1 s at 25 Hz
 

@@ -8,7 +8,7 @@ import onnx
 import pytest
 
 from scripts.common.build.onnx_export import GraphSpec, TensorSpec, graph_spec
-from scripts.gptsovits.models.shapes import TINY
+from scripts.gptsovits.shapes import TINY
 
 # Tiny voice dims (P=160, KV 192/224): T2S 2 layers x 4 heads x 16, width 64;
 # SoVITS inter 32, hidden 64, ssl 48, mrte 96, gin 80; vocoder window 32.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scripts.gptsovits.export.hubert import export_hubert, load_hubert
-from scripts.gptsovits.models.shapes import FULL_REFERENCE, TINY_REFERENCE
+from scripts.gptsovits.shapes import FULL_REFERENCE, TINY_REFERENCE
 from scripts.gptsovits.synthetic.hubert import write_tiny_hubert
 from scripts.gptsovits.synthetic.voice import TINY_SSL
 

@@ -8,7 +8,7 @@ import pytest
 
 from scripts.gptsovits.export.reference import export_reference
 from scripts.gptsovits.models.eres2net import Eres2NetDims
-from scripts.gptsovits.models.shapes import (
+from scripts.gptsovits.shapes import (
     FULL_REFERENCE,
     TINY_REFERENCE,
     ReferenceShapes,

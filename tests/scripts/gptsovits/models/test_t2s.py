@@ -7,7 +7,6 @@ import pytest
 import torch
 
 from scripts.gptsovits.models.checkpoints import GptCheckpoint
-from scripts.gptsovits.models.shapes import MASK_VALUE
 from scripts.gptsovits.models.t2s import T2SDims, T2SModel, sine_table
 from scripts.gptsovits.models.t2s_graphs import (
     T2SDecode,
@@ -15,6 +14,7 @@ from scripts.gptsovits.models.t2s_graphs import (
     decode_mask,
     prefill_mask,
 )
+from scripts.gptsovits.shapes import MASK_VALUE
 from scripts.gptsovits.synthetic.voice import tiny_gpt_config
 
 

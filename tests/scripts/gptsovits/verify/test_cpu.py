@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from scripts.common.build.onnx_export import GraphSpec
-from scripts.gptsovits.models.shapes import TINY
 from scripts.gptsovits.models.sovits import SovitsModel
 from scripts.gptsovits.models.t2s import T2SModel
+from scripts.gptsovits.shapes import TINY
 from scripts.gptsovits.verify import cpu as verify
 
 

@@ -15,8 +15,8 @@ import torch
 from daemon.engines.gptsovits import layout
 from scripts.common.build.runners import cpu_runner
 from scripts.gptsovits.export import graphs as export
-from scripts.gptsovits.models.shapes import TINY
 from scripts.gptsovits.models.t2s import T2SModel
+from scripts.gptsovits.shapes import TINY
 from scripts.gptsovits.verify import cpu as verify
 from scripts.gptsovits.verify.runtime import t2s_driver
 

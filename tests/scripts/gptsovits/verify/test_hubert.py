@@ -11,7 +11,7 @@ import torch
 
 from daemon.engines.gptsovits.reference.params import PROMPT_ZEROS, ReferenceParams
 from scripts.gptsovits.export.hubert import export_hubert, load_hubert
-from scripts.gptsovits.models.shapes import FULL_REFERENCE, TINY_REFERENCE
+from scripts.gptsovits.shapes import FULL_REFERENCE, TINY_REFERENCE
 from scripts.gptsovits.synthetic.hubert import fit_codebook, write_tiny_hubert
 from scripts.gptsovits.verify import hubert as gates
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scripts.gptsovits.export.reference import export_reference
-from scripts.gptsovits.models.shapes import ReferenceShapes
+from scripts.gptsovits.shapes import ReferenceShapes
 from scripts.gptsovits.synthetic.sv import random_sv
 from scripts.gptsovits.verify import reference as gates
 from scripts.gptsovits.verify.cpu import GateError

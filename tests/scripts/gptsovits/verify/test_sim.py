@@ -86,8 +86,8 @@ def test_t2s_gate_runs_the_engine_driver_on_the_simulator(t2s_model, t2s_bins) -
     binaries were not compiled from fails the gate."""
     import torch
 
-    from scripts.gptsovits.models.shapes import TINY
     from scripts.gptsovits.models.t2s import T2SModel
+    from scripts.gptsovits.shapes import TINY
 
     decode = {n: t2s_bins[f"t2s_decode_L{n}"] for n in TINY.kv_buckets}
     sim = sim_verify.open_simulator()

@@ -18,7 +18,7 @@ from scripts.gptsovits.export.bert import (
     load_bert,
 )
 from scripts.gptsovits.export.g2pw import SurgeryError, find_cut, split_g2pw
-from scripts.gptsovits.models.shapes import TINY
+from scripts.gptsovits.shapes import TINY
 from scripts.gptsovits.synthetic.voice import SyntheticVoice
 from scripts.gptsovits.verify.cpu import cpu_session
 from scripts.gptsovits.verify.text import g2pw_resolver, gate_bert, gate_g2pw

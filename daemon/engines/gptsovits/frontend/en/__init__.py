@@ -1,2 +1,1 @@
-"""English text: normalization, number words and CMU-dictionary G2P, as upstream.
-"""
+"""English text: normalization, number words and CMU-dictionary G2P, as upstream."""

@@ -16,7 +16,7 @@ from daemon.sdk.cancel import Cancelled, CancelToken
 from scripts.common.build.runners import cpu_runner
 from scripts.gptsovits.export.hubert import export_hubert, load_hubert
 from scripts.gptsovits.models.hubert import reference_tokens
-from scripts.gptsovits.models.shapes import TINY_REFERENCE
+from scripts.gptsovits.shapes import TINY_REFERENCE
 from scripts.gptsovits.synthetic.hubert import fit_codebook, write_tiny_hubert
 from scripts.gptsovits.synthetic.voice import random_sovits, tiny_sovits_hparams
 from scripts.gptsovits.verify.hubert import gate_clip

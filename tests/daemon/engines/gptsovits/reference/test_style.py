@@ -21,7 +21,7 @@ MAX_REL_ERR = 1e-4
 def style_parts(tmp_path_factory):  # type: ignore[no-untyped-def]
     from scripts.common.build.runners import cpu_runner
     from scripts.gptsovits.export.reference import export_reference
-    from scripts.gptsovits.models.shapes import ReferenceShapes
+    from scripts.gptsovits.shapes import ReferenceShapes
     from scripts.gptsovits.synthetic.sv import random_sv
     from scripts.gptsovits.synthetic.voice import random_sovits, tiny_sovits_hparams
 

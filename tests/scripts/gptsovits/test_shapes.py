@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from scripts.gptsovits.models.shapes import FULL, TINY
+from scripts.gptsovits.shapes import FULL, TINY
 from scripts.gptsovits.synthetic.voice import TINY_SOVITS_MODEL
 
 # GPT-SoVITS v2Pro's SoVITS generator config (s2v2Pro.json), as SovitsDims names it.
