@@ -114,10 +114,35 @@ async def _wyoming(sock_dir: Path, text: str) -> Run:
     return Run(r.first_s or 0.0, r.end_s, r.nbytes / SAMPLE_WIDTH / r.rate)
 
 
+#: the statuses of a request the service turned away for now (queue full,
+#: no voice loaded yet): counted busy, not failed
+BUSY_STATUSES = (429, 503)
+
+
+class HttpRefused(Exception):
+    """The service answered with an error body, not audio."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+
+
 async def _http(sock_dir: Path, text: str) -> Run:
-    """The body's bytes count as audio whatever the status (a 429's too)."""
+    """Only a 200's body is audio: an error body (a 429's JSON) is refused."""
     r = await http_speech(sock_dir / "http.sock", text, HTTP_TIMEOUT_S)
+    if r.status != 200:
+        raise HttpRefused(r.status)
     return Run(r.first_s or 0.0, r.end_s, r.nbytes / SAMPLE_WIDTH / OPENAI_PCM_RATE)
+
+
+def outcome(run: Run | None, error: Exception | None) -> str:
+    """One throughput request as "ok" (audio came), "busy" (turned away for
+    now) or "failed"."""
+    if isinstance(error, HttpRefused):
+        return "busy" if error.status in BUSY_STATUSES else "failed"
+    if error is not None or run is None:
+        return "failed"
+    return "ok" if run.audio_s > 0 else "busy"  # a Wyoming busy error: no audio
 
 
 async def _throughput(
@@ -131,10 +156,9 @@ async def _throughput(
         call: Callable[[Path, str], Awaitable[Run]] = _wyoming if i % 2 else _http
         while time.monotonic() < end:
             try:
-                run = await call(sock_dir, text)
-                counts["ok" if run.audio_s > 0 else "busy"] += 1
-            except (OSError, httpx.HTTPError):
-                counts["failed"] += 1
+                counts[outcome(await call(sock_dir, text), None)] += 1
+            except (OSError, httpx.HTTPError, HttpRefused) as exc:
+                counts[outcome(None, exc)] += 1
             if time.monotonic() >= end:
                 break
 
