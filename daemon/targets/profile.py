@@ -18,6 +18,7 @@ from typing import Annotated, Any, Final
 import msgspec
 import yaml
 
+from daemon.config.fields import Index, Text
 from daemon.config.reader import ReadError, invalid, read
 
 PROFILE_DIR: Final = Path(__file__).resolve().parent
@@ -29,11 +30,10 @@ _MB: Final = 1 << 20
 
 
 # What profile values look like (the reader checks them).
-Text = Annotated[str, msgspec.Meta(min_length=1)]
 Texts = tuple[Text, ...]
 AbsPath = Annotated[str, msgspec.Meta(pattern="^/", description="an absolute path")]
 #: Counts and sizes (MB, ids) in a profile are >= 0.
-Size = Annotated[int, msgspec.Meta(ge=0)]
+Size = Index
 Version = Annotated[
     str,
     msgspec.Meta(

@@ -9,6 +9,7 @@ from typing import Annotated, Final
 
 import msgspec
 
+from daemon.config.fields import Count, Index, Sizes, Text
 from daemon.config.reader import invalid
 
 # Piper's special symbols (piper/const.py): pad after every phoneme, BOS, EOS.
@@ -28,11 +29,6 @@ PIPER_SENTENCE_SILENCE_S: Final = 0.0
 #: like the service stalled.
 MAX_SENTENCE_SILENCE_S: Final = 10.0
 
-Text = Annotated[str, msgspec.Meta(min_length=1)]
-Count = Annotated[int, msgspec.Meta(ge=1)]
-Index = Annotated[int, msgspec.Meta(ge=0)]
-#: Bucket sizes: positive (and increasing, checked by ParamsFile).
-Sizes = Annotated[tuple[Count, ...], msgspec.Meta(min_length=1)]
 #: The scales, the voice's own and a request's (every request uses them).
 Noise = Annotated[float, msgspec.Meta(ge=0, le=MAX_NOISE)]
 Length = Annotated[float, msgspec.Meta(gt=0)]  # and finite: _finite_length

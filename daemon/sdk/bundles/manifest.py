@@ -23,11 +23,11 @@ import tarfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, Final, Literal
+from typing import Any, Final, Literal
 
-import msgspec
 import yaml
 
+from daemon.config.fields import Dim, Text
 from daemon.config.reader import INTERNAL, invalid, read
 from daemon.sdk.capabilities import Task
 
@@ -36,9 +36,8 @@ MANIFEST: Final = "voice.yaml"
 _HASH_CHUNK: Final = 1 << 20
 _RELATIVE: Final = "a relative path inside the bundle"
 
-#: The manifest's schema is the dataclasses below (read by daemon/config/reader).
-Text = Annotated[str, msgspec.Meta(min_length=1)]
-Dim = Annotated[int, msgspec.Meta(gt=0)]
+# The manifest's schema is the dataclasses below (read by daemon/config/reader,
+# its field types from daemon/config/fields).
 
 
 class BundleError(ValueError):

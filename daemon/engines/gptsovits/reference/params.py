@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Final
+from typing import Any, Final
 
-import msgspec
-
+from daemon.config.fields import Count
 from daemon.config.reader import read
 from daemon.engines.gptsovits.reference import fbank, spectrogram
 
@@ -29,8 +28,6 @@ PROMPT_ZEROS: Final = int(32000 * 0.3)
 
 #: spectrogram_torch's rate (s2v2Pro.json data.sampling_rate): samples // HOP frames
 SPEC_RATE: Final = 32000
-
-Count = Annotated[int, msgspec.Meta(ge=1)]
 
 
 @dataclass(frozen=True)
