@@ -37,6 +37,7 @@ from typing import Annotated, Any, Final
 
 import msgspec
 
+from daemon.config.fields import Count, Index
 from daemon.config.reader import invalid, read
 from daemon.engines.gptsovits.frontend.zh.g2pw import (
     BODY_INPUTS,
@@ -46,6 +47,7 @@ from daemon.engines.gptsovits.frontend.zh.g2pw import (
 from daemon.engines.gptsovits.reference.params import ReferenceParams
 from daemon.engines.gptsovits.reference.style import ref_enc_io, sv_io
 from daemon.engines.gptsovits.speed import STRETCH, Z_MASK, speed_io
+from daemon.sdk.bundles.keys import BucketKey
 
 ENGINE_ID: Final = "gpt-sovits-v2pro"
 
@@ -61,10 +63,8 @@ SSL_QUANT: Final = "ssl_quant"
 REF_ENC: Final = "ref_enc"
 SV: Final = "sv"
 REFERENCE_GRAPHS: Final = (HUBERT, SSL_QUANT, REF_ENC, SV)
-
-
-def t2s_decode_key(kv_len: int) -> str:
-    return f"{T2S_DECODE_PREFIX}{kv_len}"
+#: ``t2s_decode_<L>``: the decode step's graph by KV length
+t2s_decode_key: Final = BucketKey(T2S_DECODE_PREFIX)
 
 
 # --- cpu/*.npy (float32 unless noted) ---------------------------------------
@@ -105,11 +105,6 @@ PROMPT_APPROXIMATE: Final = "approximate"
 
 # --- text/ -------------------------------------------------------------------
 TEXT_DIR: Final = "text"  # vocab.txt + g2pW dictionaries (frontend.G2pwTables)
-
-
-#: Sizes and counts of the graphs (>= 1); token ids and step counts (>= 0).
-Count = Annotated[int, msgspec.Meta(ge=1)]
-Index = Annotated[int, msgspec.Meta(ge=0)]
 
 
 @dataclass(frozen=True)

@@ -17,22 +17,17 @@ from daemon.engines.piper.schema import (
     ParamsFile,
     RequestExtra,
 )
+from daemon.sdk.bundles.keys import BucketKey
 from daemon.sdk.bundles.manifest import BundleError
 
 # Encoder outputs the pipeline reads, by name (scripts/piper/graphs.py encoder).
 ENC_OUTPUTS: Final = ("m_p", "logs_p", "dp_cond")
 
 
-def enc_key(phonemes: int) -> str:
-    return f"enc_P{phonemes}"
-
-
-def flow_key(frames: int) -> str:
-    return f"flow_F{frames}"
-
-
-def dec_key(frames: int) -> str:
-    return f"dec_W{frames}"
+#: Graph keys by bucket: encoder by phonemes, flow by frames, decoder by window.
+enc_key: Final = BucketKey("enc_P")
+flow_key: Final = BucketKey("flow_F")
+dec_key: Final = BucketKey("dec_W")
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from daemon.engines.qwen3.common.shapes import (
     Text,
     settle_buckets,
 )
+from daemon.sdk.bundles.keys import BucketKey
 
 ENGINE_ID: Final = "qwen3-asr"
 ENCODER: Final = "encoder"
@@ -46,12 +47,9 @@ AUDIO_FIELD: Final = "{audio}"
 LANGUAGE_FIELD: Final = "{language}"
 
 
-def prefill_key(positions: int) -> str:
-    return f"prefill_{positions}"
-
-
-def decode_key(kv_len: int) -> str:
-    return f"decode_{kv_len}"
+#: Graph keys by bucket: prefill by prompt positions, decode by KV length.
+prefill_key: Final = BucketKey("prefill_")
+decode_key: Final = BucketKey("decode_")
 
 
 @dataclass(frozen=True)

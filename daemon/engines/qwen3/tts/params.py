@@ -47,6 +47,7 @@ from daemon.engines.qwen3.tts.sizes import (
     TextShape,
     XVectorParams,
 )
+from daemon.sdk.bundles.keys import BucketKey
 
 ENGINE_ID: Final = "qwen3-tts"
 TEXT_PROJ: Final = "text_proj"
@@ -62,20 +63,12 @@ TEXT_FIELD: Final = "{text}"
 SPECIAL_IDS: Final = 1024
 
 
-def talker_prefill_key(positions: int) -> str:
-    return f"talker_prefill_{positions}"
-
-
-def talker_decode_key(kv_len: int) -> str:
-    return f"talker_decode_{kv_len}"
-
-
-def codec_key(frames: int) -> str:
-    return f"codec_{frames}"
-
-
-def speaker_key(frames: int) -> str:
-    return f"speaker_{frames}"
+#: Graph keys by bucket: talker prefill by positions and decode by KV length,
+#: codec by code frames, speaker encoder by mel frames.
+talker_prefill_key: Final = BucketKey("talker_prefill_")
+talker_decode_key: Final = BucketKey("talker_decode_")
+codec_key: Final = BucketKey("codec_")
+speaker_key: Final = BucketKey("speaker_")
 
 
 @dataclass(frozen=True)
