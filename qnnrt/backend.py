@@ -16,6 +16,7 @@ import numpy as np
 from .c import _api as A
 from .c import _lifecycle
 from .c._lib import QnnLibrary, load_library
+from .c._lifecycle import Closing
 from .c.dsp import explained
 from .c.errors import QnnError, check
 from .c.log import Logger, first_error, held_native, replay
@@ -44,7 +45,7 @@ class Owned(Protocol):
     def close(self) -> None: ...
 
 
-class Backend:
+class Backend(Closing):
     """Owns the QNN log, backend and device handles and every context made from it.
 
     Teardown order is structural: contexts (reverse creation order; each
@@ -286,12 +287,6 @@ class Backend:
         if not getattr(self, "_closed", True) and not sys.is_finalizing():
             _LOGGER.warning("QNN backend was not closed; closing it")
             self.close()
-
-    def __enter__(self) -> Backend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._contexts)} contexts"

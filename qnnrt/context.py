@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .binary import BinaryInfo, mapped_file, read_binary_info
 from .c import _api as A
+from .c._lifecycle import Closing
 from .c.dsp import explained
 from .c.errors import QnnError, check
 from .graph import Graph
@@ -32,7 +33,7 @@ _LOGGER = logging.getLogger(__name__)
 SHARED_WEIGHTS_NEED = "loads on a board, not on the x86 simulator"
 
 
-class Context:
+class Context(Closing):
     """A QNN context created from a context-binary file, with its graphs.
 
     Made by :meth:`open` (or, several sharing spill-fill, ``ContextGroup``); the
@@ -207,12 +208,6 @@ class Context:
         if getattr(self, "handle", None) is not None and not sys.is_finalizing():
             _LOGGER.warning("context %s was not closed; closing it", self.path.name)
             self.close()
-
-    def __enter__(self) -> Context:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"graphs={list(self.graphs)}"

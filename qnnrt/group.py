@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from .binary import read_binary_info
+from .c._lifecycle import Closing
 from .c.errors import QnnError
 from .c.log import first_error, held_native, replay
 from .context import Context
@@ -31,7 +32,7 @@ def _nothing() -> None:
     """``before_each`` of a load nobody stops."""
 
 
-class ContextGroup:
+class ContextGroup(Closing):
     """Several context binaries loaded as one REGISTER_MULTI_CONTEXTS group.
 
     The group's spill-fill buffer is sized once, at the first registration, so the
@@ -163,9 +164,3 @@ class ContextGroup:
         """Free members before the first context (which owns the shared buffer)."""
         for ctx in reversed(self.contexts):
             ctx.close()
-
-    def __enter__(self) -> ContextGroup:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 import weakref
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, Self
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -29,6 +29,20 @@ STUCK_EXIT_STATUS: Final = 70
 
 class _Closable(Protocol):
     def close(self) -> None: ...
+
+
+class Closing:
+    """``with`` support for what owns QNN handles (backend, context, group):
+    leaving the block calls the owner's ``close``."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class _Stoppable(Protocol):

@@ -162,6 +162,12 @@ def test_unknown_graph_name(backend, bins):
         ctx.graph("nope")
 
 
+def test_a_with_block_closes_the_context(backend, bins):
+    with qnnrt.Context.open(backend, bins["matmul_tanh"].bin_path) as ctx:
+        assert not ctx.closed and ctx.graph()
+    assert ctx.closed
+
+
 def test_forked_child_never_tears_down_the_parents_handles(bins):
     with qnnrt.Backend() as be:
         graph = qnnrt.Context.open(be, bins["matmul_tanh"].bin_path).graph()
