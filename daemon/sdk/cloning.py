@@ -1,5 +1,6 @@
 """Voices made from a clip at run time: the ``VoicePrint`` an engine computes
-once, and the ``CloningEngine`` protocol that computes it.
+once, and the ``CloningEngine`` base that computes it (through the engine's
+``Cloner``).
 
 One store and one API serve every engine that clones (Qwen3-TTS Base: an
 x-vector; GPT-SoVITS zero-shot: prompt tokens, ``ge``, the sv embedding, the
@@ -17,10 +18,11 @@ never speaks with prints of another encoder.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, Literal, Protocol, runtime_checkable
+from typing import ClassVar, Final, Literal, Protocol
 
 import numpy as np
 
@@ -126,17 +128,53 @@ class Cloning:
             )
 
 
-@runtime_checkable
-class CloningEngine(Protocol):
-    """A TTS engine that makes voices from a clip (declares ``cloning``)."""
+@dataclass(frozen=True)
+class CloneRequest:
+    """One ``CloningEngine.clone`` call as the engine's ``Cloner`` takes it."""
 
-    engine_id: str
+    #: the clip: float32 samples in [-1, 1] at ``sample_rate`` (mono [n] from
+    #: the service; a cloner may take more, e.g. channels)
+    audio: np.ndarray
+    sample_rate: int
+    #: what the clip says (None: not given)
+    transcript: str | None
+    #: the clip's language (None: the engine's choice)
+    language: str | None = None
+    aux: AuxClips = ()
+
+
+class Cloner(Protocol):
+    """What computes an engine's prints (its clip encoder graphs), built at
+    ``load`` where the bundle has them."""
+
+    @property
+    def capability(self) -> Cloning: ...
+
+    def clone(
+        self, req: CloneRequest, cancel: CancelToken | None = None
+    ) -> VoicePrint: ...
+
+
+class CloningEngine(ABC):
+    """A TTS engine that makes voices from a clip (declares ``cloning``).
+
+    The service calls ``clone``; the engine says which ``Cloner`` its loaded
+    bundle has, and in ``no_cloner`` why a bundle without one does not clone.
+    """
+
+    engine_id: ClassVar[str]
+    #: ``clone``'s ValueError for a loaded bundle without a cloner
+    no_cloner: ClassVar[str]
+
+    @abstractmethod
+    def cloner(self) -> Cloner | None:
+        """The loaded bundle's cloner; None: this bundle does not clone."""
 
     def clone(
         self,
         audio: np.ndarray,
         sample_rate: int,
-        transcript: str | None,
+        transcript: str | None = None,
         cancel: CancelToken | None = None,
         *,
         language: str | None = None,
@@ -146,11 +184,17 @@ class CloningEngine(Protocol):
         ``sample_rate``, any rate: the engine resamples), checking ``cancel``
         between graph calls.  Its length was checked against ``Cloning``'s
         bounds; a clip the engine still cannot use raises ``ValueError``
-        (reported to the client as a bad request).  ``language`` is the clip's
-        (checked against the engine voice's languages; None: the engine's
-        choice); ``aux`` are at most ``Cloning.max_aux`` more clips of the same
-        voice, each checked like ``audio``."""
-        ...
+        (reported to the client as a bad request), as does what
+        ``Cloning.check`` refuses.  ``language`` is the clip's (checked
+        against the engine voice's languages; None: the engine's choice);
+        ``aux`` are at most ``Cloning.max_aux`` more clips of the same voice,
+        each checked like ``audio``."""
+        cloner = self.cloner()
+        if cloner is None:
+            raise ValueError(f"{self.engine_id}: {self.no_cloner}")
+        cloner.capability.check(self.engine_id, transcript, aux)
+        req = CloneRequest(audio, sample_rate, transcript, language, aux)
+        return cloner.clone(req, cancel)
 
 
 def unfit(vp: VoicePrint, engine_id: str, cloning: Cloning | None) -> str | None:

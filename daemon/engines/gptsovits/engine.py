@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from daemon.engines.gptsovits.cloning.clone import load_cloner
+from daemon.engines.gptsovits.cloning.clone import Cloner, load_cloner
 from daemon.engines.gptsovits.cloning.voiceprint import reference_of
 from daemon.engines.gptsovits.frontend import Phonemes, Segment
 from daemon.engines.gptsovits.layout import ENGINE_ID, GsvParams, graph_needs
@@ -41,7 +41,7 @@ from daemon.sdk.bundles.manifest import Bundle, BundleError
 from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import Capabilities, VoiceInfo
-from daemon.sdk.cloning import AuxClips, VoicePrint
+from daemon.sdk.cloning import CloningEngine
 from daemon.sdk.graphs import Runner
 from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions, TtsEngineBase
 
@@ -63,11 +63,12 @@ class _Tokens:
     halves: tuple[Segment, Segment] | None = None
 
 
-class GptSovitsEngine(TtsEngineBase[GsvParams, Loaded]):
+class GptSovitsEngine(TtsEngineBase[GsvParams, Loaded], CloningEngine):
     """A GPT-SoVITS v2Pro bundle, loaded; one request at a time (synchronous)."""
 
     engine_id = ENGINE_ID
     params_type = GsvParams
+    no_cloner = "this bundle has no reference graphs"
 
     def __init__(self) -> None:
         super().__init__()
@@ -137,21 +138,9 @@ class GptSovitsEngine(TtsEngineBase[GsvParams, Loaded]):
             cloning=cloning,
         )
 
-    def clone(
-        self,
-        audio: np.ndarray,
-        sample_rate: int,
-        transcript: str | None,
-        cancel: CancelToken | None = None,
-        *,
-        language: str | None = None,
-        aux: AuxClips = (),
-    ) -> VoicePrint:
-        """A zero-shot voice from ``audio`` and its transcript (cloning/clone.py)."""
-        cloner = self.loaded.cloner
-        if cloner is None:
-            raise ValueError(f"{ENGINE_ID}: this bundle has no reference graphs")
-        return cloner.clone(audio, sample_rate, transcript, cancel, language, aux)
+    def cloner(self) -> Cloner | None:
+        """Zero-shot voices from a clip and its transcript (cloning/clone.py)."""
+        return self.loaded.cloner
 
     def warmup(self) -> None:
         """Every graph once, and the frontend's lazily loaded tables."""

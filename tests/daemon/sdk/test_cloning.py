@@ -5,8 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import Capabilities
-from daemon.sdk.cloning import Cloning, VoicePrint, unfit
+from daemon.sdk.cloning import (
+    CloneRequest,
+    Cloning,
+    CloningEngine,
+    VoicePrint,
+    unfit,
+)
 from daemon.sdk.tts import SynthesisOptions
 
 
@@ -90,3 +97,44 @@ def test_check_refuses_what_the_rules_rule_out():
     Cloning("m", 1.0, 2.0).check("eng", None, ())  # "unused": none needed
     with pytest.raises(ValueError, match="at most 0 aux"):
         Cloning("m", 1.0, 2.0).check("eng", None, [clip])
+
+
+class _Pitch:
+    """A cloner whose print is the clip's length: what the base hands it."""
+
+    capability = Cloning("m", 1.0, 2.0, "required", max_aux=1)
+
+    def __init__(self) -> None:
+        self.taken: list[CloneRequest] = []
+
+    def clone(self, req: CloneRequest, cancel: CancelToken | None = None) -> VoicePrint:
+        self.taken.append(req)
+        return _print(meta={"n": len(req.audio), "aux": len(req.aux)})
+
+
+class _Engine(CloningEngine):
+    engine_id = "eng"
+    no_cloner = "this bundle has no encoder"
+
+    def __init__(self, cloner: _Pitch | None) -> None:
+        self._cloner = cloner
+
+    def cloner(self) -> _Pitch | None:
+        return self._cloner
+
+
+def test_clone_checks_the_rules_then_hands_the_cloner_the_request():
+    clip = np.zeros(16000, np.float32)
+    cloner = _Pitch()
+    engine = _Engine(cloner)
+    vp = engine.clone(clip, 16000, "hello", language="en", aux=[(clip[:8], 8000)])
+    assert (vp.meta["n"], vp.meta["aux"]) == (16000, 1)
+    (req,) = cloner.taken
+    assert (req.sample_rate, req.transcript, req.language) == (16000, "hello", "en")
+    with pytest.raises(ValueError, match="eng: the clip's transcript is required"):
+        engine.clone(clip, 16000)
+    with pytest.raises(ValueError, match="at most 1 aux"):
+        engine.clone(clip, 16000, "hello", aux=[(clip, 16000)] * 2)
+    assert len(cloner.taken) == 1  # refused before the cloner ran
+    with pytest.raises(ValueError, match="eng: this bundle has no encoder"):
+        _Engine(None).clone(clip, 16000, "hello")

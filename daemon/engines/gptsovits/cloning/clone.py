@@ -40,7 +40,7 @@ from daemon.engines.gptsovits.reference.prompt import PromptTokens
 from daemon.engines.gptsovits.reference.style import Style
 from daemon.engines.gptsovits.t2s import CapacityError
 from daemon.sdk.bundles.manifest import BundleError
-from daemon.sdk.cloning import AuxClips, Cloning, VoicePrint
+from daemon.sdk.cloning import CloneRequest, Cloning, VoicePrint
 
 if TYPE_CHECKING:
     from daemon.engines.gptsovits.layout import GsvParams
@@ -107,25 +107,17 @@ class Cloner:
         self.prompt(clip.hubert16k)
         self.style(clip.spec32k)
 
-    def clone(
-        self,
-        audio: np.ndarray,
-        sample_rate: int,
-        transcript: str | None,
-        cancel: CancelToken | None = None,
-        language: str | None = None,
-        aux: AuxClips = (),
-    ) -> VoicePrint:
-        self.capability.check(L.ENGINE_ID, transcript, aux)
-        assert transcript is not None  # check() refused a missing one
-        main = prepare(audio, sample_rate, longest=self.longest)
+    def clone(self, req: CloneRequest, cancel: CancelToken | None = None) -> VoicePrint:
+        """``CloningEngine.clone`` once its ``Cloning.check`` passed."""
+        assert req.transcript is not None  # check() refused a missing one
+        main = prepare(req.audio, req.sample_rate, longest=self.longest)
         extra = [
             prepare_aux(a, r, f"aux clip {i}", self.longest)
-            for i, (a, r) in enumerate(aux)
+            for i, (a, r) in enumerate(req.aux)
         ]
-        text = prompt_text(transcript)
+        text = prompt_text(req.transcript)
         phonemes = self.text.phonemize(text, cancel)
-        lang = _language(phonemes, language)
+        lang = _language(phonemes, req.language)
         try:
             self.text.check_fits(phonemes)
         except CapacityError as exc:

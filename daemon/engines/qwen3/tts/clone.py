@@ -19,7 +19,7 @@ import numpy as np
 
 from daemon.engines.qwen3.tts.params import ENGINE_ID, speaker_key
 from daemon.engines.qwen3.tts.xvector import XVector, mono
-from daemon.sdk.cloning import Cloning, VoicePrint
+from daemon.sdk.cloning import CloneRequest, Cloning, VoicePrint
 
 if TYPE_CHECKING:
     from daemon.engines.qwen3.tts.params import TtsParams
@@ -102,18 +102,13 @@ class Cloner:
         low = math.ceil(self.xvector.min_seconds * 1000) / 1000
         return Cloning(self.model_id, low, MAX_CLIP_SECONDS, "unused")
 
-    def clone(
-        self,
-        audio: np.ndarray,
-        sample_rate: int,
-        transcript: str | None = None,
-        cancel: CancelToken | None = None,
-    ) -> VoicePrint:
-        """The print of ``audio`` (mono [n] or [n, channels]) at ``sample_rate``;
-        ``transcript`` is not used (x-vector cloning)."""
+    def clone(self, req: CloneRequest, cancel: CancelToken | None = None) -> VoicePrint:
+        """The print of ``req.audio`` (mono [n] or [n, channels]); its
+        transcript is not used (x-vector cloning)."""
         if cancel is not None:
             cancel.check()
-        pcm = check_clip(audio, sample_rate)
+        sample_rate = req.sample_rate
+        pcm = check_clip(req.audio, sample_rate)
         clip, start = self.xvector.cut(pcm, int(sample_rate))
         if float(np.max(np.abs(clip))) < SILENCE_PEAK:
             raise ValueError("qwen3-tts: the clip is silent (peak below -60 dBFS)")

@@ -26,6 +26,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from daemon.engines.qwen3.tts.clone import Cloner
 from daemon.engines.qwen3.tts.codec.stream import CodecStream, exact_frames, whole
 from daemon.engines.qwen3.tts.graphio import graph_needs
 from daemon.engines.qwen3.tts.model import Model, load_model
@@ -37,7 +38,7 @@ from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import Capabilities, VoiceInfo
-from daemon.sdk.cloning import AuxClips, VoicePrint
+from daemon.sdk.cloning import CloningEngine
 from daemon.sdk.graphs import Runner
 from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions, TtsEngineBase
 from daemon.text.languages import code_of
@@ -51,12 +52,13 @@ WARMUP_TEXT: Final = "Hello."
 WARMUP_FRAMES: Final = 4
 
 
-class Qwen3TtsEngine(TtsEngineBase[TtsParams, Model]):
+class Qwen3TtsEngine(TtsEngineBase[TtsParams, Model], CloningEngine):
     """A Qwen3-TTS bundle, loaded; one request at a time (synchronous).  Its
     ``model`` is what parity tests and benchmarks drive part by part."""
 
     engine_id = ENGINE_ID
     params_type = TtsParams
+    no_cloner = "a CustomVoice bundle does not clone (use a Base one)"
 
     def __init__(self) -> None:
         super().__init__()
@@ -217,27 +219,11 @@ class Qwen3TtsEngine(TtsEngineBase[TtsParams, Model]):
     def _pause(piece: str) -> float:
         return SENTENCE_PAUSE_S if _SENTENCE_END.search(piece) else COMMA_PAUSE_S
 
-    def clone(
-        self,
-        audio: np.ndarray,
-        sample_rate: int,
-        transcript: str | None = None,
-        cancel: CancelToken | None = None,
-        *,
-        language: str | None = None,
-        aux: AuxClips = (),
-    ) -> VoicePrint:
-        """A Base bundle's x-vector of ``audio`` (clone.py); ValueError for a
-        CustomVoice bundle or a clip it cannot use.  ``language`` is not used
-        (an x-vector has none: the request's language row picks it per
-        request); aux clips are not taken (``Cloning.max_aux`` is 0)."""
-        cloner = self.model.cloner
-        if cloner is None:
-            raise ValueError(
-                f"{ENGINE_ID}: a CustomVoice bundle does not clone (use a Base one)"
-            )
-        cloner.capability.check(ENGINE_ID, transcript, aux)
-        return cloner.clone(audio, sample_rate, transcript, cancel)
+    def cloner(self) -> Cloner | None:
+        """A Base bundle's x-vectors (clone.py); ``language`` is not used (an
+        x-vector has none: the request's language row picks it per request);
+        aux clips are not taken (``Cloning.max_aux`` is 0)."""
+        return self.model.cloner
 
     def warmup(self) -> None:
         """Every graph once: the talker's buckets, a few greedy frames through

@@ -13,6 +13,7 @@ from daemon.engines.qwen3.tts.clone import XVECTOR, Cloner, speaker_model_id
 from daemon.engines.qwen3.tts.params import MEL_BASIS, TtsParams
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.cancel import Cancelled, CancelToken
+from daemon.sdk.cloning import CloneRequest
 from daemon.sdk.graphs import GraphHost
 from scripts.common.parity import rel_error
 
@@ -74,7 +75,7 @@ def test_xvector_is_upstreams_at_every_length(cloner, tts) -> None:  # type: ign
     assert ns[:2] == [5 * 256, 5 * 256 + 1] and 94 * 256 in ns  # 1 over 93
     for n in ns:
         clip = voice_of(n, RATE, seed=n)
-        vp = cloner.clone(clip, RATE)
+        vp = cloner.clone(CloneRequest(clip, RATE, None))
         frames = n // x.hop
         assert vp.meta["frames"] == frames and vp.meta["start_seconds"] == 0
         holding = min(f for f in x.frame_buckets if f >= frames)
@@ -98,7 +99,7 @@ def test_xvector_equals_upstream_clone_prompt(cloner, tts, rate) -> None:  # typ
     n = int((small + large) / 2 * x.hop / RATE * rate) | 1
     clip = voice_of(n, rate, seed=rate)
     stereo = np.stack([clip, clip * 0.5], axis=-1)
-    vp = cloner.clone(stereo, rate, transcript="ignored")
+    vp = cloner.clone(CloneRequest(stereo, rate, "ignored"))
     assert small < vp.meta["frames"] < large and vp.meta["sample_rate"] == rate
     assert vp.meta["used_seconds"] == round(-(-n * RATE // rate) / RATE, 3)
     ref = oracle_audio.clone_xvector(tts, stereo.mean(axis=-1), rate)
@@ -119,7 +120,7 @@ def test_a_longer_clip_is_cut_to_its_loudest_span(cloner, tts) -> None:  # type:
     top = x.frame_buckets[-1]
     speech = voice(top * x.hop / RATE + 0.4, 44100, seed=1)
     clip = np.concatenate([np.zeros(44100, np.float32), speech])
-    vp = cloner.clone(clip, 44100)
+    vp = cloner.clone(CloneRequest(clip, 44100, None))
     assert 1.0 <= vp.meta["start_seconds"] <= 1.0 + 0.4 + x.hop / RATE
     assert vp.meta["used_seconds"] < vp.meta["seconds"]
     assert vp.meta["frames"] == top
@@ -136,10 +137,12 @@ def test_capability_and_too_short_clips(cloner) -> None:  # type: ignore[no-unty
     shortest = cloner.xvector.min_seconds
     assert shortest == 5 * 256 / RATE and cap.min_seconds == 0.054
     for rate in (8000, 44100):
-        vp = cloner.clone(voice(cap.min_seconds, rate), rate)  # the minimum fits
+        vp = cloner.clone(
+            CloneRequest(voice(cap.min_seconds, rate), rate, None)
+        )  # the minimum fits
         assert vp.meta["frames"] >= 5
     with pytest.raises(ValueError, match=rf"at least {shortest:.3f} s"):
-        cloner.clone(voice(shortest * 0.9, RATE), RATE)
+        cloner.clone(CloneRequest(voice(shortest * 0.9, RATE), RATE, None))
 
 
 def test_cancel_before_the_graph_call(cloner) -> None:  # type: ignore[no-untyped-def]
@@ -147,7 +150,7 @@ def test_cancel_before_the_graph_call(cloner) -> None:  # type: ignore[no-untype
     cancel.cancel("stop")
     calls = cloner.xvector.calls
     with pytest.raises(Cancelled, match="stop"):
-        cloner.clone(voice(2.0, RATE), RATE, None, cancel)
+        cloner.clone(CloneRequest(voice(2.0, RATE), RATE, None), cancel)
     assert cloner.xvector.calls == calls
 
 
@@ -156,5 +159,5 @@ def test_bad_clip_makes_no_graph_call(cloner) -> None:  # type: ignore[no-untype
     bad = voice(2.0, RATE)
     bad[100] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        cloner.clone(bad, RATE)
+        cloner.clone(CloneRequest(bad, RATE, None))
     assert cloner.xvector.calls == calls
