@@ -121,14 +121,3 @@ class PiperEngine(TtsEngineBase[PiperParams, PiperModel]):
             for i, piece in enumerate(pieces)
         )  # fmt: skip
         return spoken(parts, self.sample_rate, scales.normalize_audio)
-
-    def stream_ids(
-        self,
-        ids: list[int],
-        scales: Scales,
-        rng: np.random.Generator,
-        cancel: CancelToken | None = None,
-    ) -> Iterator[np.ndarray]:
-        """Raw audio (as the vocoder made it) of phoneme ids: for oracle tests
-        and benchmarks."""
-        return self.model.graphs.stream(ids, scales, rng, cancel)

@@ -80,7 +80,7 @@ def test_cpu_backend_reproduces_piper(cpu, reference, text: str) -> None:  # typ
     ref = voice.phoneme_ids_to_audio(list(piece.ids), config)
     # Raw stitched decoder windows (before fades) vs piper's whole-graph audio...
     rng = np.random.default_rng()
-    raw = engine.stream_ids(list(piece.ids), Scales(0.0, 1.0, 0.0), rng)
+    raw = engine.model.graphs.stream(list(piece.ids), Scales(0.0, 1.0, 0.0), rng)
     raw = np.concatenate(list(raw))
     assert raw.shape == ref.shape and snr_db(ref, raw) >= ORACLE_SNR_DB
     # ...and the whole engine path vs what piper-tts's synthesize gives a user.
