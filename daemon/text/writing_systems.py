@@ -25,33 +25,40 @@ _LOGGER = logging.getLogger(__name__)
 
 LATIN: Final = "Latin"
 HAN: Final = "Han"
-#: Scripts by ISO 639 language code (the part of a BCP 47 / espeak-ng voice name
-#: before "-" or "_"): the languages of Piper's voice list and GPT-SoVITS.
+#: Languages written in one script, by script: ISO 639 codes (the part of a
+#: BCP 47 / espeak-ng voice name before "-" or "_"), the languages of Piper's
+#: voice list and GPT-SoVITS.
+_WRITTEN_IN: Final = {
+    LATIN: "af ca cs cy da de en eo es et eu fi fr ga gl hr hu id is it lb lt lv "
+    "ms mt nb nl nn no pl pt ro sk sl sq sv sw tr vi",
+    "Cyrillic": "be bg kk ky mk mn ru tg uk",
+    "Arabic": "ar fa ps ur",
+    "Devanagari": "hi mr ne",
+    HAN: "zh cmn yue",
+    "Hangul": "ko",
+    "Greek": "el",
+    "Hebrew": "he",
+    "Georgian": "ka",
+    "Armenian": "hy",
+    "Bengali": "bn",
+    "Gujarati": "gu",
+    "Gurmukhi": "pa",
+    "Tamil": "ta",
+    "Telugu": "te",
+    "Kannada": "kn",
+    "Malayalam": "ml",
+    "Thai": "th",
+}
+#: Scripts by ISO 639 language code: those above, and the languages written in
+#: more than one.
 LANGUAGE_SCRIPTS: Final[dict[str, frozenset[str]]] = {
-    **dict.fromkeys(
-        "af ca cs cy da de en eo es et eu fi fr ga gl hr hu id is it lb lt lv ms mt "
-        "nb nl nn no pl pt ro sk sl sq sv sw tr vi".split(),
-        frozenset({LATIN}),
-    ),
-    **dict.fromkeys("be bg kk ky mk mn ru tg uk".split(), frozenset({"Cyrillic"})),
+    **{
+        code: frozenset({script})
+        for script, codes in _WRITTEN_IN.items()
+        for code in codes.split()
+    },
     "sr": frozenset({"Cyrillic", LATIN}),
-    **dict.fromkeys("ar fa ps ur".split(), frozenset({"Arabic"})),
-    **dict.fromkeys("hi mr ne".split(), frozenset({"Devanagari"})),
-    **dict.fromkeys("zh cmn yue".split(), frozenset({HAN})),
     "ja": frozenset({HAN, "Hiragana", "Katakana"}),
-    "ko": frozenset({"Hangul"}),
-    "el": frozenset({"Greek"}),
-    "he": frozenset({"Hebrew"}),
-    "ka": frozenset({"Georgian"}),
-    "hy": frozenset({"Armenian"}),
-    "bn": frozenset({"Bengali"}),
-    "gu": frozenset({"Gujarati"}),
-    "pa": frozenset({"Gurmukhi"}),
-    "ta": frozenset({"Tamil"}),
-    "te": frozenset({"Telugu"}),
-    "kn": frozenset({"Kannada"}),
-    "ml": frozenset({"Malayalam"}),
-    "th": frozenset({"Thai"}),
 }
 #: First words of letter names that are not a script's name.
 _NAME_SCRIPT: Final = {"CJK": HAN, "IDEOGRAPHIC": HAN}
