@@ -15,7 +15,7 @@ engine adds ``voices``, ``capabilities``, ``warmup`` and its task's calls
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from daemon.config.reader import read
@@ -39,6 +39,8 @@ class EngineBase(ABC, Generic[P, M]):
     task: ClassVar[Task]
     #: what ``read_params`` reads ``bundle.params`` as (daemon/config/reader.py)
     params_type: ClassVar[type[Any]]
+    #: the graphs its params make it run (``graph_needs``), a staticmethod
+    needs: ClassVar[Callable[[Any], GraphNeeds]]
 
     def __init__(self) -> None:
         self._bundle: Bundle | None = None
@@ -53,12 +55,12 @@ class EngineBase(ABC, Generic[P, M]):
         return params
 
     @classmethod
-    @abstractmethod
     def graph_needs(cls, params: P, graphs: Mapping[str, Any]) -> GraphNeeds:
-        """Every graph ``load`` runs, with the tensors and shapes it uses.
-        ``graphs`` are the manifest's ``GraphSpec``s (``requirements``) or the
-        runners (``load``); an engine whose needs depend on a graph's I/O reads
-        it there."""
+        """Every graph ``load`` runs, with the tensors and shapes it uses:
+        ``needs(params)``.  ``graphs`` are the manifest's ``GraphSpec``s
+        (``requirements``) or the runners (``load``); an engine whose needs
+        depend on a graph's I/O overrides this and reads it there."""
+        return cls.needs(params)
 
     @abstractmethod
     def build(self, bundle: Bundle, params: P, graphs: Mapping[str, Runner]) -> M:

@@ -10,7 +10,7 @@ normalized, on piper's int16 grid, followed by the voice's sentence silence.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,7 +20,6 @@ from daemon.engines.piper.params import PiperParams, Scales
 from daemon.engines.piper.pipeline import PiperGraphs
 from daemon.engines.piper.text import Piece, PiperText
 from daemon.sdk.bundles.manifest import Bundle, BundleError
-from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
 from daemon.sdk.graphs import Runner
@@ -44,14 +43,11 @@ class PiperEngine(TtsEngineBase[PiperParams, PiperModel]):
     """A Piper voice bundle, loaded; one request at a time (plain, synchronous)."""
 
     engine_id = ENGINE_ID
+    needs = staticmethod(PiperParams.graph_needs)
 
     @classmethod
     def read_params(cls, bundle: Bundle) -> PiperParams:
         return PiperParams.from_dict(bundle.params, f"{bundle.root}: params")
-
-    @classmethod
-    def graph_needs(cls, params: PiperParams, graphs: Mapping[str, Any]) -> GraphNeeds:
-        return params.graph_needs()
 
     def build(
         self, bundle: Bundle, params: PiperParams, graphs: Mapping[str, Runner]

@@ -37,8 +37,8 @@ class Echo(EngineBase[Params, str]):
     params_type = Params
     built: list[str] = []
 
-    @classmethod
-    def graph_needs(cls, params: Params, graphs: Mapping[str, Any]) -> GraphNeeds:
+    @staticmethod
+    def needs(params: Params) -> GraphNeeds:
         return {"g": {"x": (1, params.width)}}
 
     def build(self, bundle: Bundle, params: Params, graphs: Mapping[str, Any]) -> str:
@@ -68,6 +68,7 @@ def _bundle(engine: str = ECHO, width: Any = 4, x: int = 4) -> Bundle:
 def test_an_engine_of_the_shell_is_an_engine_and_declares_its_graphs() -> None:
     assert isinstance(Echo(), Engine)
     assert Echo.requirements(_bundle()) == {"g": {"x": (1, 4)}}
+    assert Echo.graph_needs(Params(2), {}) == {"g": {"x": (1, 2)}}
     with pytest.raises(BundleError, match=r"/voices/echo: params: width: expected "):
         Echo.requirements(_bundle(width=0))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
@@ -33,7 +33,6 @@ from daemon.engines.qwen3.asr.session import Qwen3AsrSession
 from daemon.sdk.asr import TranscriptionOptions
 from daemon.sdk.base import EngineBase
 from daemon.sdk.bundles.manifest import Bundle, BundleError
-from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import Capabilities, VoiceInfo
 from daemon.sdk.graphs import Runner
@@ -56,10 +55,7 @@ class Qwen3AsrEngine(EngineBase[AsrParams, Model]):
     engine_id = ENGINE_ID
     task = "asr"
     params_type = AsrParams
-
-    @classmethod
-    def graph_needs(cls, params: AsrParams, graphs: Mapping[str, Any]) -> GraphNeeds:
-        return graph_needs(params)
+    needs = staticmethod(graph_needs)
 
     def build(
         self, bundle: Bundle, p: AsrParams, graphs: Mapping[str, Runner]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
@@ -35,7 +35,6 @@ from daemon.engines.qwen3.tts.params import ENGINE_ID, TtsParams
 from daemon.engines.qwen3.tts.text.pieces import pieces
 from daemon.sdk.audio.shaping import COMMA_PAUSE_S, SENTENCE_PAUSE_S
 from daemon.sdk.bundles.manifest import Bundle
-from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import Capabilities, VoiceInfo
 from daemon.sdk.cloning import CloningEngine
@@ -58,16 +57,13 @@ class Qwen3TtsEngine(TtsEngineBase[TtsParams, Model], CloningEngine):
 
     engine_id = ENGINE_ID
     params_type = TtsParams
+    needs = staticmethod(graph_needs)
     no_cloner = "a CustomVoice bundle does not clone (use a Base one)"
 
     def __init__(self) -> None:
         super().__init__()
         #: a non-streamed utterance past the bundle's exact decode was logged
         self._said_inexact = False
-
-    @classmethod
-    def graph_needs(cls, params: TtsParams, graphs: Mapping[str, Any]) -> GraphNeeds:
-        return graph_needs(params)
 
     def build(
         self, bundle: Bundle, p: TtsParams, graphs: Mapping[str, Runner]
