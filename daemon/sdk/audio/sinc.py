@@ -31,6 +31,7 @@ window's gain is within 3e-7 of torch's, whose float32 i0 is a few ulp off.)
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
@@ -49,6 +50,32 @@ BLOCK_ELEMENTS: Final = 1 << 19
 KERNEL_CACHE: Final = 16
 
 
+@dataclass(frozen=True)
+class Lowpass:
+    """``torchaudio.transforms.Resample``'s filter arguments (its defaults)."""
+
+    #: zero crossings of the sinc on each side
+    lowpass_filter_width: int = LOWPASS_FILTER_WIDTH
+    #: the cutoff as a fraction of the lower rate's Nyquist
+    rolloff: float = ROLLOFF
+    #: HANN or KAISER (torchaudio's ``resampling_method``)
+    method: str = HANN
+    #: KAISER's beta; None: KAISER_BETA
+    beta: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.lowpass_filter_width <= 0:
+            raise ValueError("resample: lowpass_filter_width must be positive")
+        if self.method not in (HANN, KAISER):
+            raise ValueError(
+                f"resample: method {self.method!r}, expected {HANN} or {KAISER}"
+            )
+
+
+#: torchaudio's filter at its defaults
+DEFAULT: Final = Lowpass()
+
+
 def reduced(rate: int, target: int) -> tuple[int, int]:
     g = math.gcd(rate, target)
     return rate // g, target // g
@@ -61,36 +88,28 @@ def out_length(n: int, rate: int, target: int) -> int:
 
 
 @lru_cache(maxsize=KERNEL_CACHE)
-def _banded(
-    orig: int,
-    new: int,
-    lowpass_filter_width: int,
-    rolloff: float,
-    method: str,
-    beta: float | None,
-) -> tuple[np.ndarray, np.ndarray, int]:
+def _banded(orig: int, new: int, f: Lowpass) -> tuple[np.ndarray, np.ndarray, int]:
     """(first tap per phase [new], float64 taps [new, 2 * width + 2], width).
     Taps past torchaudio's kernel (m >= 2 * width + orig) are 0."""
-    base = min(orig, new) * rolloff
-    width = math.ceil(lowpass_filter_width * orig / base)
+    base = min(orig, new) * f.rolloff
+    width = math.ceil(f.lowpass_filter_width * orig / base)
     first = (orig * np.arange(new, dtype=np.int64)) // new
     m = first[:, None] + np.arange(2 * width + 2)
     phase = np.arange(0, -new, -1, dtype=np.float32) / np.float32(new)
     t = phase.astype(np.float64)[:, None] + (m - width).astype(np.float64) / orig
     t *= base
-    kernel = _taps(t, lowpass_filter_width, method, beta, base / orig)
+    kernel = _taps(t, f, base / orig)
     kernel[m >= 2 * width + orig] = 0.0
     taps = kernel.astype(np.float32).astype(np.float64)
     first.flags.writeable = taps.flags.writeable = False
     return first, taps, width
 
 
-def _taps(
-    t: np.ndarray, lowpass: int, method: str, beta: float | None, scale: float
-) -> np.ndarray:
+def _taps(t: np.ndarray, f: Lowpass, scale: float) -> np.ndarray:
     """float64 taps at ``t`` (times base), as torchaudio's kernel formula."""
+    lowpass, beta = f.lowpass_filter_width, f.beta
     t = np.clip(t, -lowpass, lowpass)
-    if method == HANN:
+    if f.method == HANN:
         window = np.cos(t * math.pi / lowpass / 2) ** 2
     else:
         # torch.tensor(beta) is float32, and so is the i0 of it alone; torch's
@@ -106,35 +125,22 @@ def _taps(
     return kernel
 
 
-def _check(rate: int, target: int, lowpass_filter_width: int, method: str) -> None:
+def _check(rate: int, target: int) -> None:
     if rate <= 0 or target <= 0:
         raise ValueError(f"resample: rates must be positive, got {rate} -> {target}")
-    if lowpass_filter_width <= 0:
-        raise ValueError("resample: lowpass_filter_width must be positive")
-    if method not in (HANN, KAISER):
-        raise ValueError(f"resample: method {method!r}, expected {HANN} or {KAISER}")
 
 
-def kernel(
-    rate: int,
-    target: int,
-    lowpass_filter_width: int = LOWPASS_FILTER_WIDTH,
-    rolloff: float = ROLLOFF,
-    method: str = HANN,
-    beta: float | None = None,
-) -> tuple[np.ndarray, int]:
+def kernel(rate: int, target: int, f: Lowpass = DEFAULT) -> tuple[np.ndarray, int]:
     """torchaudio's dense kernel, float32 [new, 2 * width + orig], and width
     (what the banded taps stand for; for a look at it, not for resampling)."""
-    _check(rate, target, lowpass_filter_width, method)
+    _check(rate, target)
     orig, new = reduced(rate, target)
-    first, taps, width = _banded(orig, new, lowpass_filter_width, rolloff, method, beta)
+    first, taps, width = _banded(orig, new, f)
     size = 2 * width + orig
     # every tap outside the band has t clamped to the filter's edge
-    base = min(orig, new) * rolloff
-    edge = np.array([lowpass_filter_width * 1.0])
-    clamped = np.float32(
-        _taps(edge, lowpass_filter_width, method, beta, base / orig)[0]
-    )
+    base = min(orig, new) * f.rolloff
+    edge = np.array([f.lowpass_filter_width * 1.0])
+    clamped = np.float32(_taps(edge, f, base / orig)[0])
     dense = np.full((new, size + 1), clamped, np.float32)
     cols = first[:, None] + np.arange(taps.shape[1])
     np.put_along_axis(dense, np.minimum(cols, size), taps.astype(np.float32), axis=1)
@@ -142,25 +148,20 @@ def kernel(
 
 
 def sinc_resample(
-    pcm: np.ndarray,
-    rate: int,
-    target: int,
-    lowpass_filter_width: int = LOWPASS_FILTER_WIDTH,
-    rolloff: float = ROLLOFF,
-    method: str = HANN,
-    beta: float | None = None,
+    pcm: np.ndarray, rate: int, target: int, f: Lowpass = DEFAULT
 ) -> np.ndarray:
     """float32 ``pcm`` [n] at ``target`` Hz as ``torchaudio.transforms.Resample(
-    rate, target, ...)`` makes it from a float32 tensor.  At the same rate, the
-    samples as they are (no copy when already contiguous float32)."""
-    _check(rate, target, lowpass_filter_width, method)
+    rate, target, ...)`` with the arguments ``f`` makes it from a float32
+    tensor.  At the same rate, the samples as they are (no copy when already
+    contiguous float32)."""
+    _check(rate, target)
     x = np.ascontiguousarray(pcm, np.float32)
     if x.ndim != 1:
         raise ValueError(f"resample: expected mono samples [n], got shape {x.shape}")
     if rate == target:
         return x
     orig, new = reduced(rate, target)
-    first, taps, width = _banded(orig, new, lowpass_filter_width, rolloff, method, beta)
+    first, taps, width = _banded(orig, new, f)
     n = out_length(len(x), rate, target)
     blocks = -(-n // new)
     # zeros: width before (torchaudio's pad), width + orig after, +1 for the

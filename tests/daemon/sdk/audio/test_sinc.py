@@ -96,18 +96,18 @@ def test_a_whole_reference_chain() -> None:
 def test_kaiser_window(beta: float | None) -> None:
     kw = {"resampling_method": sinc.KAISER, "beta": beta}
     want, _ = oracle_kernel(48000, 32000, **kw)  # type: ignore[arg-type]
-    got, _ = sinc.kernel(48000, 32000, method=sinc.KAISER, beta=beta)
+    got, _ = sinc.kernel(48000, 32000, sinc.Lowpass(method=sinc.KAISER, beta=beta))
     # torch divides by its float32 i0(beta), a few ulp from the exact one
     np.testing.assert_allclose(got, want.numpy(), rtol=KAISER_GAIN, atol=1e-12)
     x = speech_like(4801, 48000, seed=3)
-    y = sinc.sinc_resample(x, 48000, 32000, method=sinc.KAISER, beta=beta)
+    y = sinc.sinc_resample(x, 48000, 32000, sinc.Lowpass(method=sinc.KAISER, beta=beta))
     assert np.abs(y - oracle(x, 48000, 32000, **kw)).max() < MAX_ABS_ERR
 
 
 def test_other_filter_arguments() -> None:
     x = speech_like(2205, 22050, seed=4)
     kw = {"lowpass_filter_width": 16, "rolloff": 0.85}
-    y = sinc.sinc_resample(x, 22050, 16000, **kw)  # type: ignore[arg-type]
+    y = sinc.sinc_resample(x, 22050, 16000, sinc.Lowpass(16, 0.85))
     assert np.abs(y - oracle(x, 22050, 16000, **kw)).max() < MAX_ABS_ERR
 
 
@@ -133,4 +133,6 @@ def test_same_rate_and_bad_arguments() -> None:
         with pytest.raises(ValueError, match=words):
             sinc.sinc_resample(*args)
     with pytest.raises(ValueError, match="method 'linear'"):
-        sinc.sinc_resample(x, 32000, 16000, method="linear")
+        sinc.Lowpass(method="linear")
+    with pytest.raises(ValueError, match="lowpass_filter_width must be positive"):
+        sinc.Lowpass(0)
