@@ -5,6 +5,7 @@ path, or an ``http://HOST:PORT`` URL for a ``tcp_http`` listener):
 
     hexvoice voice add NAME --clip ref.wav [--text "what the clip says"] [--lang zh]
                            [--aux more.wav ...] [--model VOICE]
+                           [--consent "the speaker agreed to ..."]
     hexvoice voice list [--json]
     hexvoice voice rm NAME
 
@@ -71,6 +72,11 @@ def _parser() -> argparse.ArgumentParser:
         help="another clip of the same voice (repeatable; engines that average them)",
     )
     add.add_argument("--model", help="loaded voice or engine to clone with")
+    add.add_argument(
+        "--consent",
+        help="your statement that the clip's speaker agreed to be cloned (stored "
+        "with the voice; required by some engines and by voice_store.require_consent)",
+    )
     ls = sub.add_parser("list", help="the stored voices")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
     rm = sub.add_parser("rm", help="remove voice NAME")
@@ -92,7 +98,12 @@ async def _add(args: argparse.Namespace, clips: list[bytes]) -> dict[str, Any]:
     for path, data in zip(args.aux, clips[1:], strict=True):
         form.add_field("aux", data, filename=path.name)
     form.add_field("name", args.name)
-    given = (("transcript", args.text), ("language", args.lang), ("model", args.model))
+    given = (
+        ("transcript", args.text),
+        ("language", args.lang),
+        ("model", args.model),
+        ("consent", args.consent),
+    )
     for field, value in given:
         if value is not None:
             form.add_field(field, value)

@@ -103,6 +103,10 @@ class Cloning:
     transcript: TranscriptUse = "unused"
     #: more clips of the same voice it averages in (``clone(aux=...)``); 0: none
     max_aux: int = 0
+    #: "required": registering a voice needs the caller's consent statement
+    #: (an engine whose licence asks for one); "optional": the service's
+    #: ``voice_store.require_consent`` decides
+    consent: Literal["optional", "required"] = "optional"
 
     def __post_init__(self) -> None:
         if self.max_aux < 0:

@@ -195,6 +195,9 @@ class VoiceStoreConfig:
     """Voices it holds at most; 0 turns cloning off."""
     max_bytes: Annotated[int, msgspec.Meta(gt=0)] = DEFAULT_MAX_VOICE_BYTES
     """Bytes of voice files it holds at most."""
+    require_consent: bool = False
+    """Registering a voice needs a ``consent`` statement from the caller (engines
+    whose licence asks for one need it whatever this says)."""
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,7 @@ class ToneEngine(MmEngine):
                 float(spec["max_seconds"]),
                 spec.get("transcript", "unused"),
                 int(spec.get("max_aux", 0)),
+                spec.get("consent", "optional"),
             )
             self._clone_calls = int(spec.get("calls_per_block", 1))
         ToneEngine.live += 1

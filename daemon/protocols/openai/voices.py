@@ -3,8 +3,11 @@
 - ``POST /v1/voices``: ``multipart/form-data`` with the clip in ``file`` (or
   ``audio``), ``name``, optional ``transcript``, ``language`` (the clip's),
   ``model`` (the loaded voice, or engine id, to clone with; default: the first
-  that clones) and ``aux`` files (more clips of the same voice, for engines
-  that average them: GPT-SoVITS).  The order keeps
+  that clones), ``consent`` (the caller's statement that the speaker agreed;
+  required by engines whose licence asks for it and under
+  ``voice_store.require_consent``, stored with the print and listed) and
+  ``aux`` files (more clips of the same voice, for engines that average them:
+  GPT-SoVITS).  The order keeps
   a bad request off the NPU worker: the form (caps of forms.py), the name, the
   engine, the clip's header (no audio decoded for a clip that is too long or no
   audio), the decoded clip (too short, NaN, silence), then the registration as a
@@ -75,6 +78,7 @@ class VoiceForm(msgspec.Struct, frozen=True):
     transcript: str | None = None
     model: str | None = None
     language: str | None = None
+    consent: str | None = None
 
 
 class Voices:
@@ -107,7 +111,7 @@ class Voices:
             ]
             voice = await clones.add(
                 form.name, pcm, rate, form.transcript, form.model, "http",
-                form.language, aux,
+                form.language, aux, form.consent,
             )  # fmt: skip
         except (ApiError, BadRequest, RequestError, Cancelled) as exc:
             if isinstance(exc, BadRequest | ApiError):

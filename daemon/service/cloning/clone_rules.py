@@ -1,7 +1,7 @@
 """What a cloned voice's registration must satisfy before it is queued: its
-name, its clip, its transcript; the errors that say which one failed (the
-service's own codes; protocols map them to their status codes); and the refusal
-of a request for a stored voice that cannot speak."""
+name, its clip, its transcript, its consent statement; the errors that say
+which one failed (the service's own codes; protocols map them to their status
+codes); and the refusal of a request for a stored voice that cannot speak."""
 
 from __future__ import annotations
 
@@ -24,6 +24,9 @@ from daemon.text.tags import speaks
 
 #: A clip whose loudest sample is below this (-60 dBFS) holds no voice to copy.
 SILENT_PEAK: Final = 1e-3
+#: A consent statement is one person's words about one clip: a few sentences,
+#: not a document (the store keeps it beside the print and lists it).
+MAX_CONSENT_CHARS: Final = 1000
 #: OpenAI's own voice names select the default voice (protocols/openai): a
 #: cloned voice by such a name could never be asked for.
 RESERVED: Final = frozenset(
@@ -141,4 +144,23 @@ def check_transcript(text: str | None, cloning: Cloning) -> str | None:
     if cloning.transcript == "required" and not text:
         missing = Found("nothing (missing field)")
         raise refuse(MissingField, "transcript", "the clip's transcript", missing)
+    return text
+
+
+def check_consent(text: str | None, required: bool) -> str | None:
+    """The caller's statement that the clip's speaker agreed to be cloned:
+    stored with the print and listed with the voice.  ``required``: the engine
+    or ``voice_store.require_consent`` asks for one (without it, nothing is
+    queued and nothing stored)."""
+    text = " ".join(text.split()) if text else None
+    if required and not text:
+        missing = Found("nothing (missing field)")
+        expected = "a statement that the clip's speaker consents to being cloned"
+        raise refuse(MissingField, "consent", expected, missing)
+    if text is not None and len(text) > MAX_CONSENT_CHARS:
+        expected = f"at most {MAX_CONSENT_CHARS} characters"
+        raise refuse(BadValue, "consent", expected, Found(f"{len(text)} characters"))
+    if text is not None and not text.isprintable():
+        expected = "printable text"
+        raise refuse(BadValue, "consent", expected, Found("control characters"))
     return text

@@ -44,6 +44,7 @@ from daemon.service.cloning.clone_rules import (
     VoiceUnusable,
     check_aux,
     check_clip,
+    check_consent,
     check_language,
     check_transcript,
 )
@@ -78,6 +79,7 @@ class Clones:
         self.store = self.stored.store
         self.host = host
         self.offers = Offers()
+        self.require_consent = cfg.require_consent
         self._pending: set[str] = set()  # names being registered
 
     async def open(self) -> None:
@@ -86,7 +88,9 @@ class Clones:
         await self.stored.open()
 
     async def reload(self, cfg: VoiceStoreConfig) -> None:
-        """A reload's caps apply at once, and the files are read again."""
+        """A reload's caps and consent rule apply at once, and the files are
+        read again."""
+        self.require_consent = cfg.require_consent
         await self.stored.reload(cfg)
 
     # -- what is offered (offers.py) -------------------------------------------
@@ -161,15 +165,18 @@ class Clones:
         protocol: str,
         language: str | None = None,
         aux: AuxClips = (),
+        consent: str | None = None,
     ) -> Voice:
         """Register ``name`` from ``audio`` (float32 mono; ``aux``: more clips
-        of the voice, ``language``: the clip's) on the worker and store it; the
+        of the voice, ``language``: the clip's, ``consent``: the caller's
+        statement that the speaker agreed) on the worker and store it; the
         voice is offered as soon as this returns."""
         self.check_name(name)
         voice, cloning = self.cloner(model)
         check_clip(audio, sample_rate, cloning)
         check_aux(aux, cloning)
         transcript = check_transcript(transcript, cloning)
+        consent = check_consent(consent, self.consent_required(cloning))
         caps = voice.capabilities
         language = check_language(language, caps.languages if caps else ())
         unwritable = await asyncio.to_thread(self.store.unwritable)
@@ -193,7 +200,9 @@ class Clones:
                 raise RuntimeError(
                     f"{voice.engine_id} made an unusable print: {problem}"
                 )
-            entry = Entry(name, vp, voice.name, time.time(), transcript, 0)
+            entry = Entry(
+                name, vp, voice.name, time.time(), transcript, 0, consent=consent
+            )
             try:
                 written = await self._write(entry)
             except voicestore.Exists as exc:  # put there behind our back
@@ -210,6 +219,11 @@ class Clones:
             "cloned voice %r added (%s, %d bytes)", name, voice.engine_id, written.bytes
         )
         return self.host.voices.get(name) or cloned(written, voice)
+
+    def consent_required(self, cloning: Cloning) -> bool:
+        """Registering needs a consent statement: the engine asks for one
+        (its licence does), or ``voice_store.require_consent`` is on."""
+        return self.require_consent or cloning.consent == "required"
 
     def _replaces(self, name: str) -> int:
         """1 if registering ``name`` replaces a stored file, else 0."""

@@ -4,10 +4,10 @@ A file is a header and a payload.  The header is ``MAGIC`` (which also says
 the format: 2) and the sha256 of the payload; the payload is msgpack of
 ``StoredVoice``: the ``VoicePrint``'s arrays as (dtype, shape, bytes), its
 metadata, and what the service needs to offer it (its engine's voice, the
-transcript, when it was made).  No audio is kept.  The checksum catches what the
-typed reader cannot: a changed byte inside an array still decodes, and would
-reach the engine as a print of garbage (GPT-SoVITS: prompt tokens out of range,
-a client error on every request).
+transcript, the caller's consent statement, when it was made).  No audio is
+kept.  The checksum catches what the typed reader cannot: a changed byte inside
+an array still decodes, and would reach the engine as a print of garbage
+(GPT-SoVITS: prompt tokens out of range, a client error on every request).
 
 Files of format 1 (before checksums: the bare msgpack payload, no header) are
 still read, as *unverified* (``Entry.verified`` False): the store keeps no
@@ -71,6 +71,9 @@ class StoredVoice(msgspec.Struct, frozen=True):
     transcript: str | None
     meta: dict[str, Meta]
     arrays: dict[str, StoredArray]
+    #: the caller's statement that the speaker consented (absent in files
+    #: written before consent was asked for: they read back as None)
+    consent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,8 @@ class Entry:
     bytes: int
     #: its file carries a checksum that matched (False: format 1)
     verified: bool = True
+    #: the caller's consent statement (None: none was given)
+    consent: str | None = None
 
 
 def encode(e: Entry) -> bytes:
@@ -103,6 +108,7 @@ def encode(e: Entry) -> bytes:
         e.transcript,
         dict(vp.meta),
         arrays,
+        e.consent,
     )
     payload = msgspec.msgpack.encode(record)
     return MAGIC + hashlib.sha256(payload).digest() + payload
@@ -142,7 +148,9 @@ def decode(data: bytes, where: str) -> Entry:
         vp = VoicePrint(r.engine, r.model, arrays, r.meta)
     except ValueError as exc:
         raise ReadError(f"{where}: {exc}") from None
-    return Entry(r.name, vp, r.base, r.created, r.transcript, len(data), verified)
+    return Entry(
+        r.name, vp, r.base, r.created, r.transcript, len(data), verified, r.consent
+    )
 
 
 def _checked(data: bytes, where: str) -> bytes:

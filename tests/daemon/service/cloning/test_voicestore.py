@@ -9,6 +9,7 @@ import logging
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import msgspec
@@ -296,3 +297,18 @@ def test_unreadable_files_and_a_read_only_store(tmp_path: Path):
     assert got["entries"] == ["anna"], got
     assert got["unwritable"] == f"voice store {d} is not writable by the service"
     assert (d / ".anna.voice.tmp-1-0").exists()
+
+
+def test_consent_reads_back_and_older_files_have_none(tmp_path: Path):
+    """The consent statement is part of the checksummed payload; a format-2
+    file written before consent was asked for (no such field) still reads, as
+    a voice without one."""
+    given = replace(_entry(), consent="she agreed")
+    data = voicefile.encode(given)
+    assert voicefile.decode(data, "anna.voice").consent == "she agreed"
+    payload = msgspec.msgpack.decode(data[voicefile.HEADER_BYTES :])
+    del payload["consent"]
+    older = msgspec.msgpack.encode(payload)
+    old = voicefile.MAGIC + hashlib.sha256(older).digest() + older
+    e = voicefile.decode(old, "anna.voice")
+    assert e.consent is None and e.verified and e.transcript == "hello there"
