@@ -4,6 +4,7 @@ engine lookups in this process.
 
 - ``test-tone`` (TTS): tests/daemon/tone_engine.py
 - ``test-vad`` (ASR): tests/daemon/vad_engine.py
+- ``test-licensed-tone`` (TTS): the tone engine under a licence to accept
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from typing import Any, Final
 
 TONE_ENGINE: Final = "test-tone"
 VAD_ENGINE: Final = "test-vad"
+LICENSED_ENGINE: Final = "test-licensed-tone"
 #: engine id -> entry-point object reference
 TEST_ENGINES: Final = {
     TONE_ENGINE: "tests.daemon.tone_engine:ToneEngine",
     VAD_ENGINE: "tests.daemon.vad_engine:VadEngine",
+    LICENSED_ENGINE: "tests.daemon.tone_engine:LicensedToneEngine",
 }
 
 

@@ -9,6 +9,7 @@ One module (or folder) per job:
     graphs        Runners on qnnrt or onnxruntime CPU, the GraphHost
     bundles/      the manifest and what an engine needs of its graphs
     verify        the one bundle check; local: an engine loaded in-process
+    license       terms an engine's user must accept before it loads
     ar/           autoregressive decoding (KV stack, sampling, loops)
     audio/        audio every engine shares (resamplers, windows, shaping)
 """

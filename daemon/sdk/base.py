@@ -23,6 +23,7 @@ from daemon.sdk.bundles.manifest import Bundle, BundleError
 from daemon.sdk.bundles.needs import GraphNeeds, require
 from daemon.sdk.capabilities import Task, VoiceInfo
 from daemon.sdk.graphs import Runner
+from daemon.sdk.license import License
 
 #: an engine's params (what it reads of ``Bundle.params``)
 P = TypeVar("P")
@@ -41,6 +42,8 @@ class EngineBase(ABC, Generic[P, M]):
     params_type: ClassVar[type[Any]]
     #: the graphs its params make it run (``graph_needs``), a staticmethod
     needs: ClassVar[Callable[[Any], GraphNeeds]]
+    #: terms its user must accept before it loads (license.py); None: none
+    license: ClassVar[License | None] = None
 
     def __init__(self) -> None:
         self._bundle: Bundle | None = None

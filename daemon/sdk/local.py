@@ -7,13 +7,14 @@ used by ``hexvoice say --bundle``, benchmarks and tests.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
 from daemon.sdk.bundles.manifest import Bundle, BundleError
 from daemon.sdk.graphs import GraphHost, Runner
+from daemon.sdk.license import check_accepted
 from daemon.sdk.registry import Engine, engine_for
 from daemon.sdk.verify import verify_bundle
 
@@ -31,8 +32,11 @@ def open_engine(
     verify: bool = False,
     threads: int | None = None,
     warmup: bool = False,
+    accept_licenses: Collection[str] = (),
 ) -> Iterator[LocalEngine]:
-    """Engine + its graphs for ``bundle`` on ``backend``; everything freed on exit."""
+    """Engine + its graphs for ``bundle`` on ``backend``; everything freed on
+    exit.  ``accept_licenses``: the licences the user accepted (an engine under
+    one not among them refuses before anything loads, license.py)."""
     if not isinstance(bundle, Bundle):
         bundle = Bundle.load(bundle)
     if verify:
@@ -40,6 +44,7 @@ def open_engine(
         if problems:
             raise BundleError(f"{bundle.root}: " + "; ".join(problems))
     cls = engine_for(bundle)  # an engine of another task refuses the bundle
+    check_accepted(cls, bundle, accept_licenses)
     host = GraphHost(backend, threads=threads)
     engine: Engine | None = None
     try:

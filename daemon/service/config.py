@@ -212,6 +212,9 @@ class ServeConfig:
     """Cloned voices (``POST /v1/voices``): their directory and caps."""
     log_level: str = "info"
     """One of :data:`LOG_LEVELS`, any case."""
+    accept_licenses: tuple[str, ...] = ()
+    """Licences the operator accepted (ids, e.g. ``bilibili-model-use``): an
+    engine under terms not listed here does not load (daemon/sdk/license.py)."""
     source: Path | None = field(default=None, metadata=INTERNAL)
     """The file this came from (for SIGHUP reload)."""
 

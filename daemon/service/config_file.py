@@ -20,6 +20,7 @@ import yaml
 
 from daemon.config.reader import fail, read
 from daemon.sdk.bundles.manifest import Bundle, BundleError
+from daemon.sdk.license import check_accepted
 from daemon.sdk.registry import engine_class
 from daemon.service.config import ConfigError, ServeConfig
 
@@ -70,7 +71,8 @@ def check_voices(cfg: ServeConfig) -> list[Bundle]:
     for i, v in enumerate(cfg.voices):
         try:
             b = Bundle.load(v.bundle)
-            engine_class(v.engine or b.engine)
+            cls = engine_class(v.engine or b.engine)
+            check_accepted(cls, b, cfg.accept_licenses)
         except (BundleError, LookupError, ImportError) as exc:
             raise ConfigError(f"{where}: voices[{i}]: {exc}") from exc
         bundles.append(b)

@@ -38,6 +38,7 @@ from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import MAX_SPEED, MIN_SPEED, Capabilities, VoiceInfo
 from daemon.sdk.cloning import AuxClips, Cloning, VoicePrint
 from daemon.sdk.graphs import Runner
+from daemon.sdk.license import License
 from daemon.sdk.tts import MAX_TEXT_CHARS, AudioChunk, SynthesisOptions
 from tests.daemon.mm_engine import MmEngine
 
@@ -188,3 +189,15 @@ class ToneEngine(MmEngine):
         if self._mm is not None:
             ToneEngine.live -= 1
         self._mm = None
+
+
+#: A tone engine under terms its user must accept (as IndexTTS-2's licence asks).
+LICENSED_ENGINE_ID: Final = "test-licensed-tone"
+TEST_LICENSE: Final = License(
+    "test-model-use", "Test Model Use Agreement", "tests/daemon/tone_engine.py"
+)
+
+
+class LicensedToneEngine(ToneEngine):
+    engine_id = LICENSED_ENGINE_ID
+    license = TEST_LICENSE

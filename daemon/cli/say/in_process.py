@@ -48,6 +48,13 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--rate", type=int, choices=OUTPUT_RATES, help="output Hz (default: voice's)"
     )
+    parser.add_argument(
+        "--accept-license",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="accept a licence the voice's engine runs under (repeatable)",
+    )
     return parser
 
 
@@ -81,7 +88,9 @@ def _say(
     import soundfile
 
     partial = args.output.with_name(f".{args.output.name}.partial")
-    with open_engine(args.bundle, args.backend, verify=True) as (engine, _):
+    with open_engine(
+        args.bundle, args.backend, verify=True, accept_licenses=args.accept_license
+    ) as (engine, _):
         # The one request check, as the service makes it (BadRequest).
         check(request, engine.capabilities())
         assert request.text is not None

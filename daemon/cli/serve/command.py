@@ -69,6 +69,13 @@ def _parser() -> argparse.ArgumentParser:
         "--voice-dir", help="cloned voices' directory (/var/lib/hexvoice/voices)"
     )
     p.add_argument(
+        "--accept-license",
+        action="append",
+        metavar="ID",
+        help="accept a licence an engine runs under, e.g. bilibili-model-use "
+        "(repeatable; replaces the config's accept_licenses)",
+    )
+    p.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
         help="what the log shows (default: info)",
@@ -107,6 +114,8 @@ def _overrides(a: argparse.Namespace) -> dict[str, Any]:
         v = getattr(a, flag)
         if v is not None:
             o[key] = v
+    if a.accept_license:
+        o["accept_licenses"] = list(a.accept_license)
     if a.no_verify:
         o["engine.verify_bundles"] = False
     return o

@@ -107,6 +107,9 @@ class Bundle:
     #: the job its engine does; manifests from before ASR bundles say nothing
     #: and are TTS (verify refuses an engine of another task)
     task: Task = "tts"
+    #: the licence its builder accepted (daemon/sdk/license.py), for engines
+    #: under terms a user must accept; None for the others
+    license: Text | None = None
     #: the only manifest format there is (a new one gets a new number)
     format: Literal[1] = BUNDLE_FORMAT
     #: the bundle's directory (where the manifest was found, not a field)
@@ -150,6 +153,7 @@ class Bundle:
             "languages": list(self.languages),
             "qnn_sdk": self.qnn_sdk,
             "target": self.target,
+            **({"license": self.license} if self.license else {}),
             "params": dict(self.params),
             "voices": {k: dict(v) for k, v in self.voices.items()},
             "graphs": {k: g.to_dict() for k, g in self.graphs.items()},

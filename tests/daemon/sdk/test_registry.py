@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from daemon.sdk.registry import ENTRY_POINT_GROUP, engine_class, engines
-from tests.engine_site import TONE_ENGINE, VAD_ENGINE, engine_site
+from tests.engine_site import LICENSED_ENGINE, TONE_ENGINE, VAD_ENGINE, engine_site
 
 #: what pyproject.toml registers
 INSTALLED_TTS = {"piper-vits", "gpt-sovits-v2pro", "qwen3-tts"}
@@ -20,7 +20,7 @@ def test_site(tmp_path, monkeypatch) -> None:
 
 def test_engines_are_listed_by_task(test_site):
     tts, asr = engines("tts"), engines("asr")
-    assert set(tts) == INSTALLED_TTS | {TONE_ENGINE}
+    assert set(tts) == INSTALLED_TTS | {TONE_ENGINE, LICENSED_ENGINE}
     assert set(asr) == INSTALLED_ASR | {VAD_ENGINE}
     assert list(tts) == sorted(tts)  # sorted by id
     assert all(cls.task == "tts" for cls in tts.values())

@@ -107,9 +107,9 @@ def test_cli_flags_override_the_file(tmp_path):
         ("[1, 2]\n", "expected a mapping at the top level, found [1, 2]"),
         (
             "voices: [a]\nvoice: b\n",
-            "expected only the fields ['default_voice', 'engine', 'limits', "
-            "'listen', 'log_level', 'voice_store', 'voices'], found unknown field(s) "
-            "['voice']",
+            "expected only the fields ['accept_licenses', 'default_voice', 'engine', "
+            "'limits', 'listen', 'log_level', 'voice_store', 'voices'], found unknown "
+            "field(s) ['voice']",
         ),
         (
             "voices: [a]\nlimits: {queue_size: '4'}\n",
