@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,6 @@ from daemon.engines.gptsovits.layout import REFERENCE_GRAPHS
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.local import open_engine
 from daemon.sdk.tts import SynthesisOptions
-from scripts.bench import timing
 
 DEFAULT_VOICE = Path(".cache/gsv-clone-voice")
 #: the clip: what the test voice says, cut to a length whose prompt fits the
@@ -48,10 +48,11 @@ def bench_backend(bundle: Bundle, backend: str, clip: np.ndarray, repeat: int) -
     with open_engine(bundle, backend) as (engine, graphs):
         before = {k: (graphs[k].stats.calls, graphs[k].stats.seconds)
                   for k in REFERENCE_GRAPHS}  # fmt: skip
-        rate = bundle.sample_rate
-        times = timing.alone(
-            lambda _i: engine.clone(clip, rate, TRANSCRIPT, language="zh"), repeat
-        )
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            engine.clone(clip, bundle.sample_rate, TRANSCRIPT, language="zh")
+            times.append(time.perf_counter() - t0)
         per_graph = {}
         for k in REFERENCE_GRAPHS:
             calls = graphs[k].stats.calls - before[k][0]
