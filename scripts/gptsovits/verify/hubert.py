@@ -81,6 +81,11 @@ def _run(
     return hidden, tokens, (prompt.hubert.graph_seconds, prompt.quant.graph_seconds)
 
 
+def _cpu_runners(hubert_onnx: Path, ssl_quant_onnx: Path) -> dict[str, Any]:
+    """The two prompt graphs on onnxruntime CPU, by graph name."""
+    return {"hubert": cpu_runner(hubert_onnx), "ssl_quant": cpu_runner(ssl_quant_onnx)}
+
+
 def _codebook(sovits: SovitsModel) -> np.ndarray:
     return sovits.quantizer.embed.detach().float().numpy()
 
@@ -98,10 +103,7 @@ def gate_hubert_cpu(
     want_h, want_t = _upstream(hubert, sovits, clip)
     with in_float64(hubert), in_float64(sovits):
         exact_h, exact_t = _upstream(hubert, sovits, clip)
-    runners = {
-        "hubert": cpu_runner(hubert_onnx),
-        "ssl_quant": cpu_runner(ssl_quant_onnx),
-    }
+    runners = _cpu_runners(hubert_onnx, ssl_quant_onnx)
     hidden, tokens, _ = _run(runners, rp, _codebook(sovits), clip)
     got_h = hidden[:, : want_h.shape[1]]
     err = rel_gate("hubert", HUBERT_MAX_REL_ERR, exact_h, want_h, got_h)
@@ -126,11 +128,7 @@ def gate_hubert_sim(
     token agreement measured."""
     clip = gate_clip() if clip is None else clip
     cb = _codebook(sovits)
-    cpu = {
-        "hubert": cpu_runner(hubert_onnx),
-        "ssl_quant": cpu_runner(ssl_quant_onnx),
-    }
-    want_h, want_t, _ = _run(cpu, rp, cb, clip)
+    want_h, want_t, _ = _run(_cpu_runners(hubert_onnx, ssl_quant_onnx), rp, cb, clip)
     keys = {"hubert": bins[layout.HUBERT], "ssl_quant": bins[layout.SSL_QUANT]}
     hidden, tokens, secs = _run(sim.open(keys), rp, cb, clip)
     valid = prompt_frames(len(clip))
