@@ -35,6 +35,7 @@ from scripts.gptsovits.models.sovits import SovitsDims
 from scripts.gptsovits.pipeline.context import BuildContext, Settings
 from scripts.gptsovits.pipeline.sources import (
     SourceError,
+    SourceOptions,
     TrainingFolderError,
     find_sources,
     resolve_aux_refs,
@@ -76,16 +77,10 @@ STOPS = (
 )
 
 
-@dataclass(frozen=True)
-class BuildOptions:
-    logs: Path
-    gpt_epoch: int
-    sovits_epoch: int
-    ref: str
+@dataclass(frozen=True, kw_only=True)
+class BuildOptions(SourceOptions):
     target: str
     out: Path
-    bert: Path | None = None
-    g2pw: Path | None = None
     voice: str | None = None
     work: Path | None = None
     compiler: str = binaries.LOCAL
@@ -93,8 +88,6 @@ class BuildOptions:
     qnn_cache: Path | None = None
     sim_gates: bool = True
     ref_text: str | None = None  # default: the clip's norm_text in 2-name2text
-    hubert: Path | None = None  # chinese-hubert-base dir
-    sv: Path | None = None  # ERes2NetV2 checkpoint (with --hubert: zero-shot)
     aux_refs: tuple[str, ...] = ()  # --aux-ref: styles averaged in (aux_refs.py)
 
     def validate(self) -> None:
@@ -180,10 +173,7 @@ def context(opts: BuildOptions) -> BuildContext:
     opts.validate()
     if opts.compiler == binaries.AIHUB:
         check_available(opts.target)  # fail before hours of work
-    o = opts
-    src = find_sources(
-        o.logs, o.gpt_epoch, o.sovits_epoch, o.ref, o.bert, o.g2pw, o.hubert, o.sv
-    )
+    src = find_sources(opts)
     shapes = SHAPES[opts.shapes]
     # An overlap below the generator's receptive radius would fail the 100 dB
     # window gate only after the whole export.

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +30,7 @@ from daemon.engines.gptsovits.layout import REFERENCE_GRAPHS
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.local import open_engine
 from daemon.sdk.tts import SynthesisOptions
+from scripts.bench import timing
 
 DEFAULT_VOICE = Path(".cache/gsv-clone-voice")
 #: the clip: what the test voice says, cut to a length whose prompt fits the
@@ -48,11 +48,10 @@ def bench_backend(bundle: Bundle, backend: str, clip: np.ndarray, repeat: int) -
     with open_engine(bundle, backend) as (engine, graphs):
         before = {k: (graphs[k].stats.calls, graphs[k].stats.seconds)
                   for k in REFERENCE_GRAPHS}  # fmt: skip
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            engine.clone(clip, bundle.sample_rate, TRANSCRIPT, language="zh")
-            times.append(time.perf_counter() - t0)
+        rate = bundle.sample_rate
+        times = timing.alone(
+            lambda _i: engine.clone(clip, rate, TRANSCRIPT, language="zh"), repeat
+        )
         per_graph = {}
         for k in REFERENCE_GRAPHS:
             calls = graphs[k].stats.calls - before[k][0]

@@ -34,6 +34,7 @@ from daemon.engines.gptsovits.tables import CpuTables
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.graphs import GraphHost
 from daemon.sdk.tts import SynthesisOptions
+from scripts.bench import timing
 
 SEED = 1
 TEXT = "今天天气很好，我们一起去公园看一看花吧。明天下雨的话，我们就在家里读书。"
@@ -199,14 +200,16 @@ def random_tables(p: GsvParams, rng: np.random.Generator) -> CpuTables:
 
 
 def standin_bundle(root: Path, backend: str) -> Bundle:
-    from scripts.bench.gptsovits.standin import FullDims, decode_graph, prefill_graph
+    from scripts.bench.gptsovits.standin import decode_graph, prefill_graph
     from scripts.bench.standin import compile_graphs
     from scripts.common import bundling
 
-    d = FullDims()
+    p = full_params()
     onnx_files = {
-        "t2s_prefill": prefill_graph(root / "onnx_src" / "t2s_prefill.onnx", d),
-        f"t2s_decode_{d.kv_len}": decode_graph(root / "onnx_src" / "decode.onnx", d),
+        "t2s_prefill": prefill_graph(root / "onnx_src" / "t2s_prefill.onnx", p),
+        f"t2s_decode_{p.kv_buckets[-1]}": decode_graph(
+            root / "onnx_src" / "decode.onnx", p
+        ),
     }
     return bundling.finish(
         root / "bundle", engine="bench-standin", name="standin", sample_rate=32000,
@@ -244,11 +247,7 @@ def bench_host_step(backend: str, steps: int) -> None:
             graph_ms = 1e3 * t2s.stats.graph_seconds / max(t2s.stats.steps, 1)
             sampler = TokenSampler(cfg, p.vocab, prompt, np.random.default_rng(9))
             logits = rng.standard_normal(p.vocab).astype(np.float32)
-            alone = []
-            for _ in range(steps):
-                t0 = time.perf_counter()
-                sampler.step(logits)
-                alone.append(time.perf_counter() - t0)
+            alone = timing.alone(lambda _i: sampler.step(logits), steps)
             sample_ms = 1e3 * float(np.median(alone))
         finally:
             host.close()

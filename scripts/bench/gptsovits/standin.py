@@ -5,38 +5,25 @@ For measuring the host side of the decode loop (everything but graphExecute)
 with real buffer sizes (24 layers, 16 heads, head dim 32, width 512, P 512,
 KV 1024, fp16 K/V: docs/gpt-sovits.md, T2S, docs/board.md,
 reference port graphs) without a full model, which the x86 simulator runs at
-seconds per step.
+seconds per step. The sizes are the engine's own params (engine.py
+full_params), so the graphs' I/O is what the T2S loop binds.
 Every input feeds an output, so no compiler drops one; outputs have the real
 shapes and dtypes, so the engine binds and writes back exactly as for a voice.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from daemon.engines.gptsovits.layout import GsvParams
 from scripts.bench.standin import i64, save, vi
 
 
-@dataclass(frozen=True)
-class FullDims:
-    layers: int = 24
-    heads: int = 16
-    head_dim: int = 32
-    vocab: int = 1025
-    prefill_len: int = 512
-    kv_len: int = 1024
-
-    @property
-    def width(self) -> int:
-        return self.heads * self.head_dim
-
-
-def _kv_from(name: str, src: str, rows: int, d: FullDims) -> list[onnx.NodeProto]:
+def _kv_from(name: str, src: str, rows: int, d: GsvParams) -> list[onnx.NodeProto]:
     """[1, rows, W] float -> [layers, heads, rows, dh] float16 (tile + reshape)."""
     return [
         helper.make_node("Tile", [src, "tile_reps"], [f"{name}_t"]),
@@ -46,13 +33,13 @@ def _kv_from(name: str, src: str, rows: int, d: FullDims) -> list[onnx.NodeProto
     ]
 
 
-def _consts(d: FullDims, rows: tuple[int, ...]) -> list[onnx.TensorProto]:
+def _consts(d: GsvParams, rows: tuple[int, ...]) -> list[onnx.TensorProto]:
     out = [i64("tile_reps", [d.layers, 1, 1])]
     out += [i64(f"shape_{r}", [d.layers, r, d.heads, d.head_dim]) for r in rows]
     return out
 
 
-def prefill_graph(path: Path, d: FullDims = FullDims()) -> Path:
+def prefill_graph(path: Path, d: GsvParams) -> Path:
     p, w = d.prefill_len, d.width
     f32, f16 = TensorProto.FLOAT, TensorProto.FLOAT16
     kv = [d.layers, d.heads, p, d.head_dim]
@@ -79,8 +66,10 @@ def prefill_graph(path: Path, d: FullDims = FullDims()) -> Path:
     return save(graph, path)
 
 
-def decode_graph(path: Path, d: FullDims = FullDims()) -> Path:
-    w, n = d.width, d.kv_len
+def decode_graph(path: Path, d: GsvParams) -> Path:
+    """The decode graph of the largest KV bucket (one bucket is enough to time
+    the host's per-step work)."""
+    w, n = d.width, d.kv_buckets[-1]
     f32, f16 = TensorProto.FLOAT, TensorProto.FLOAT16
     cache = [d.layers, d.heads, n, d.head_dim]
     new = [d.layers, d.heads, 1, d.head_dim]

@@ -14,13 +14,13 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 import qnnrt
+from scripts.bench import timing
 from scripts.bench.standin import i64, save, vi
 from scripts.common.qnn_compile import compile_onnx, qnn_session
 
@@ -86,13 +86,11 @@ def _matmul(path: Path, width: int = GSV_WIDTH) -> Path:
     return save(graph, path, IR_VERSION)
 
 
-def _median_ms(fn: Callable[[], object], n: int) -> float:
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
+def _call_ms(fn: Callable[[], object]) -> float:
+    """One call's wall time in ms: the rows interleave the three paths call by
+    call, so machine noise hits all alike."""
+    (seconds,) = timing.alone(lambda _i: fn(), 1)
+    return seconds * 1e3
 
 
 def bench(name: str, onnx_path: Path, tmp: Path, iters: int) -> dict[str, float]:
@@ -115,10 +113,10 @@ def bench(name: str, onnx_path: Path, tmp: Path, iters: int) -> dict[str, float]
             "overhead": [],
         }
         for _ in range(iters):  # interleaved so machine noise hits all alike
-            rows["execute"].append(_median_ms(graph.execute, 1))
+            rows["execute"].append(_call_ms(graph.execute))
             rows["overhead"].append(graph.last_timing.host_overhead_s * 1e3)
-            rows["run"].append(_median_ms(lambda: graph.run(), 1))
-            rows["ort"].append(_median_ms(lambda: sess.run(None, feeds), 1))
+            rows["run"].append(_call_ms(lambda: graph.run()))
+            rows["ort"].append(_call_ms(lambda: sess.run(None, feeds)))
     return {k: statistics.median(v) for k, v in rows.items()}
 
 

@@ -46,11 +46,12 @@ def print_calibration(
         )
 
 
-def add_options(
-    parser: argparse.ArgumentParser, work: Path, quick: str, no_compile: str
-) -> None:
-    """``--backend --quick --work --qnn-cache --target --no-compile``
-    (``quick``, ``no_compile``: what those two leave out)."""
+def option_parser(
+    prog: str, work: Path, quick: str, no_compile: str
+) -> argparse.ArgumentParser:
+    """A bench's parser with ``--backend --quick --work --qnn-cache --target
+    --no-compile`` (``quick``, ``no_compile``: what those two leave out)."""
+    parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("--backend", nargs="+", default=["cpu", "qnn"])
     parser.add_argument("--quick", action="store_true", help=quick)
     parser.add_argument(
@@ -59,3 +60,15 @@ def add_options(
     parser.add_argument("--qnn-cache", type=Path, default=None)
     parser.add_argument("--target", default=TARGET)
     parser.add_argument("--no-compile", action="store_true", help=no_compile)
+    return parser
+
+
+def host_runs(
+    args: argparse.Namespace, count: int, quick_count: int, runs: int
+) -> tuple[list[str], int, int, Path]:
+    """What the host timing runs: (backends, steps or frames per run, runs, work
+    dir). --quick: the CPU backend, at most ``quick_count``, one run, WORK/quick;
+    else --backend, ``count`` and ``runs`` in WORK/full."""
+    if args.quick:
+        return ["cpu"], min(count, quick_count), 1, args.work / "quick"
+    return args.backend, count, runs, args.work / "full"

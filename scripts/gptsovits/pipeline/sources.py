@@ -112,17 +112,30 @@ def _one(candidates: list[Path], what: str, searched: list[str]) -> Path:
     raise SourceError(f"several {what}: {', '.join(map(str, candidates))}")
 
 
-def find_sources(
-    logs: Path,
-    gpt_epoch: int,
-    sovits_epoch: int,
-    ref: str,
-    bert: Path | None = None,
-    g2pw: Path | None = None,
-    hubert: Path | None = None,
-    sv: Path | None = None,
-) -> Sources:
-    logs = Path(logs)
+@dataclass(frozen=True)
+class SourceOptions:
+    """The build's options that name its inputs (the CLI's flags);
+    find_sources resolves them to files."""
+
+    #: the training folder, <root>/logs/<exp>
+    logs: Path
+    #: the epochs of the GPT and SoVITS checkpoints (--gpt-epoch, --sovits-epoch)
+    gpt_epoch: int
+    sovits_epoch: int
+    #: the reference clip (--ref): a name in 5-wav32k/ or a path to one there
+    ref: str
+    #: chinese-roberta-wwm-ext-large and G2PWModel dirs (default: under <root>)
+    bert: Path | None = None
+    g2pw: Path | None = None
+    #: chinese-hubert-base dir and ERes2NetV2 checkpoint (both: zero-shot graphs)
+    hubert: Path | None = None
+    sv: Path | None = None
+
+
+def find_sources(opts: SourceOptions) -> Sources:
+    gpt_epoch, sovits_epoch = opts.gpt_epoch, opts.sovits_epoch
+    bert, g2pw, hubert, sv = opts.bert, opts.g2pw, opts.hubert, opts.sv
+    logs = Path(opts.logs)
     if not logs.is_dir():
         raise SourceError(f"training folder {logs} does not exist")
     exp, root = logs.name, logs.parent.parent
@@ -156,7 +169,7 @@ def find_sources(
     if sv is not None and not Path(sv).is_file():
         raise SourceError(f"--sv {sv}: no such file (the ERes2NetV2 .ckpt)")
     try:
-        clip = resolve_clip(logs, ref)
+        clip = resolve_clip(logs, opts.ref)
     except TrainingFolderError as exc:
         raise SourceError(str(exc)) from exc
     return Sources(

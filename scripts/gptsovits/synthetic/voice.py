@@ -17,7 +17,7 @@ holds the tiny BERT's real features (hidden_states[-3] repeated by word2ph), as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,15 +47,18 @@ PHONE_VOCAB = 732
 SEMANTIC_VOCAB = 1025
 TINY_BERT_DIM = 32
 
-TINY_T2S = T2SDims(
+# Upstream s1longer-v2.yaml (v2Pro GPT): 24 layers, 16 heads, 512 wide.
+T2S_V2PRO = T2SDims(
     vocab=SEMANTIC_VOCAB,
     phone_vocab=PHONE_VOCAB,
-    dim=64,
-    heads=4,
-    layers=2,
+    dim=512,
+    heads=16,
+    layers=24,
     eos=SEMANTIC_VOCAB - 1,
-    bert_dim=TINY_BERT_DIM,
+    bert_dim=1024,
 )
+#: the tiny voice's GPT: upstream's vocabularies and EOS, a small network
+TINY_T2S = replace(T2S_V2PRO, dim=64, heads=4, layers=2, bert_dim=TINY_BERT_DIM)
 # Distinct widths everywhere, so a swapped dimension cannot go unnoticed. The
 # vocoder keeps HiFiGAN's structure (ConvTranspose stages multiplying to hop 640,
 # ResBlock1 with a dilated conv) with as few full-rate ops as possible: the HTP

@@ -62,15 +62,7 @@ def export_prefill(
     kv_dtype: torch.dtype = torch.float32,
 ) -> Path:
     """The prefill graph over `length` prompt positions at `path`."""
-    stack = text_stack(model)
-    export_static(
-        decoder.Prefill(stack, kv_dtype),
-        decoder.prefill_args(stack.dims, length),
-        decoder.PREFILL_INPUTS,
-        decoder.PREFILL_OUTPUTS,
-        path,
-    )
-    return Path(path)
+    return decoder.export_step(text_stack(model), "prefill", length, path, kv_dtype)
 
 
 def export_decode(
@@ -80,15 +72,7 @@ def export_decode(
     kv_dtype: torch.dtype = torch.float32,
 ) -> Path:
     """The decode-step graph over a `length`-row KV cache at `path`."""
-    stack = text_stack(model)
-    export_static(
-        decoder.Decode(stack, kv_dtype),
-        decoder.decode_args(stack.dims, length, kv_dtype),
-        decoder.DECODE_INPUTS,
-        decoder.DECODE_OUTPUTS,
-        path,
-    )
-    return Path(path)
+    return decoder.export_step(text_stack(model), "decode", length, path, kv_dtype)
 
 
 @dataclass(frozen=True)

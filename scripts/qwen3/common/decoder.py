@@ -24,9 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
 import torch
 from torch import Tensor, nn
+
+from scripts.common.build.onnx_export import export_static
 
 
 @dataclass(frozen=True)
@@ -230,14 +234,24 @@ class Decode(_StackGraph):
     ) -> tuple[Tensor, ...]:
         k_cache = _cast(k_cache, torch.float32)
         v_cache = _cast(v_cache, torch.float32)
-        h, ks, vs = x[0], [], []
-        for i, layer in enumerate(self.stack.layers):
-            h, k, v = layer.decode(
-                h, k_cache[i], v_cache[i], mask[0, 0], cos[0], sin[0]
-            )
-            ks.append(k)
-            vs.append(v)
-        return self._outputs(h, ks, vs)
+        return self._outputs(
+            *decode_layers(self.stack, x[0], k_cache, v_cache, mask, cos, sin)
+        )
+
+
+def decode_layers(
+    stack: Qwen3Stack, h: Tensor, *caches_mask_rope: Tensor
+) -> tuple[Tensor, list[Tensor], list[Tensor]]:
+    """Row h [1,H] through every layer's decode step, given the rest of a
+    decode graph's inputs (DECODE_INPUTS after x, K/V caches float32) → the last
+    layer's h and each layer's k_new, v_new [Kh,1,hd]."""
+    k_cache, v_cache, mask, cos, sin = caches_mask_rope
+    ks, vs = [], []
+    for i, layer in enumerate(stack.layers):
+        h, k, v = layer.decode(h, k_cache[i], v_cache[i], mask[0, 0], cos[0], sin[0])
+        ks.append(k)
+        vs.append(v)
+    return h, ks, vs
 
 
 def prefill_args(dims: DecoderDims, length: int) -> tuple[Tensor, ...]:
@@ -275,3 +289,28 @@ DECODE_OUTPUTS = ("logits", "k_new", "v_new")
 #: with `hidden=True` (Qwen3-TTS's talker: h feeds the code predictor)
 PREFILL_OUTPUTS_H = ("logits", "h", "k", "v")
 DECODE_OUTPUTS_H = ("logits", "h", "k_new", "v_new")
+
+
+Step = Literal["prefill", "decode"]
+
+
+def export_step(
+    stack: Qwen3Stack,
+    step: Step,
+    length: int,
+    path: str | Path,
+    kv_dtype: torch.dtype = torch.float32,
+    hidden: bool = False,
+) -> Path:
+    """The ``step`` graph of ``stack`` at ``path``: a prefill over ``length``
+    prompt positions or a decode step over a ``length``-row KV cache; K/V in
+    ``kv_dtype``, with ``hidden`` also the final-normed h (the *_OUTPUTS_H)."""
+    if step == "prefill":
+        graph, args = Prefill(stack, kv_dtype, hidden), prefill_args(stack.dims, length)
+        names = PREFILL_INPUTS, PREFILL_OUTPUTS_H if hidden else PREFILL_OUTPUTS
+    else:
+        graph = Decode(stack, kv_dtype, hidden)
+        args = decode_args(stack.dims, length, kv_dtype)
+        names = DECODE_INPUTS, DECODE_OUTPUTS_H if hidden else DECODE_OUTPUTS
+    export_static(graph, args, *names, path)
+    return Path(path)

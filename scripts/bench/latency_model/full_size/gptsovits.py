@@ -2,7 +2,8 @@
 
 The latency model needs the graphs the port timed (docs/board.md, reference port graphs)
 at full size; only MACs and bytes matter, so random weights are fine. Dims are
-upstream's: T2S 24 layers x 512 (16 heads, FFN 2048, vocab 1025, bert 1024),
+upstream's: T2S 24 layers x 512 (16 heads, FFN 2048, vocab 1025, bert 1024;
+scripts/gptsovits/synthetic/voice.py T2S_V2PRO),
 SoVITS from s2v2Pro.json (scripts/gptsovits/synthetic/voice.py s2v2pro_hparams),
 bert = chinese-roberta-wwm-ext-large (1024 wide, 16 heads, FFN 4096, first 22
 of 24 layers), g2pw = g2pW's bert-base-chinese body (768, 12 layers, 12 heads,
@@ -24,24 +25,15 @@ from torch import nn
 from scripts.gptsovits.export import graphs as export
 from scripts.gptsovits.export.bert import BertFeatures
 from scripts.gptsovits.models.sovits import SovitsDims, SovitsModel
-from scripts.gptsovits.models.t2s import T2SDims, T2SModel
+from scripts.gptsovits.models.t2s import T2SModel
 from scripts.gptsovits.shapes import FULL, GraphShapes
 from scripts.gptsovits.synthetic.voice import (
     PHONE_VOCAB,
     SEMANTIC_VOCAB,
+    T2S_V2PRO,
     s2v2pro_hparams,
 )
 
-# Upstream s1longer-v2.yaml (v2Pro GPT): 24 layers, 16 heads, 512 wide.
-T2S_FULL = T2SDims(
-    vocab=SEMANTIC_VOCAB,
-    phone_vocab=PHONE_VOCAB,
-    dim=512,
-    heads=16,
-    layers=24,
-    eos=SEMANTIC_VOCAB - 1,
-    bert_dim=1024,
-)
 # Sizes upstream hard-codes (docs/gpt-sovits.md, SoVITS decode): cnhubert 768, MRTE 512,
 # ERes2NetV2 20480-d, ref_enc on 704 bins with MelStyleEncoder's hidden 128.
 SOVITS_WEIGHTS = {
@@ -97,7 +89,7 @@ def export_all(out: Path, shapes: GraphShapes = FULL) -> dict[str, Path]:
     torch.manual_seed(0)
     paths: dict[str, Path] = {}
     if not (out / "t2s_prefill.onnx").is_file():
-        export.export_t2s(T2SModel(T2S_FULL).eval(), shapes, out, torch.float16)
+        export.export_t2s(T2SModel(T2S_V2PRO).eval(), shapes, out, torch.float16)
     paths["t2s_prefill"] = out / "t2s_prefill.onnx"
     for n in shapes.kv_buckets:
         paths[f"t2s_decode_{n}"] = out / f"t2s_decode_L{n}.onnx"

@@ -25,7 +25,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -41,7 +40,8 @@ from scripts.bench.qwen3.asr.mel import chirp
 from scripts.bench.qwen3.asr.standin import Dims
 from scripts.bench.qwen3.sizes_common import (
     BANDWIDTH_BPS,
-    add_options,
+    host_runs,
+    option_parser,
     print_calibration,
 )
 from scripts.bench.timing import (
@@ -57,6 +57,8 @@ TARGET_HOST_MS: Final = 0.3
 #: the session's utterance: 10 s (130 audio tokens; the prompt fits prefill 512)
 UTTERANCE_S: Final = 10.0
 FULL_STEPS, RUNS = 200, 3
+#: --quick: decode steps per run
+QUICK_STEPS: Final = 20
 QUICK_DIMS: Final = Dims(2, 4, 2, 32, 64, 128, 3000, 2900, 256, 384, 128, 4)
 DEFAULT_WORK: Final = Path(tempfile.gettempdir()) / "hexvoice-bench-asr"
 
@@ -202,9 +204,8 @@ def bench_sizes(text: sizes.Text, audio: dict, work: Path, cache: Path | None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.bench.qwen3.asr.engine")
-    add_options(
-        parser,
+    parser = option_parser(
+        "python -m scripts.bench.qwen3.asr.engine",
         DEFAULT_WORK,
         quick="tiny shapes, CPU backend, tiny calibration (< 1 min)",
         no_compile="bundle bytes from parameters alone (no torch)",
@@ -213,15 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         dims, text, audio = QUICK_DIMS, sizes.TEXT_TINY, sizes.AUDIO_TINY
-        backends, steps, runs, work = (
-            ["cpu"],
-            min(args.steps, 20),
-            1,
-            args.work / "quick",
-        )
     else:
         dims, text, audio = Dims(), sizes.Text(), sizes.AUDIO_FULL
-        backends, steps, runs, work = args.backend, args.steps, RUNS, args.work / "full"
+    backends, steps, runs, work = host_runs(args, args.steps, QUICK_STEPS, RUNS)
     mel.bench_mel(5 if args.quick else 15)
     for backend in backends:
         n = steps if backend == "cpu" else max(steps // 8, 10)  # simulator: s/step

@@ -25,7 +25,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -38,7 +37,8 @@ from scripts.bench.qwen3.sizes_common import (
     BANDWIDTH_BPS,
     FP16,
     INT8,
-    add_options,
+    host_runs,
+    option_parser,
     print_calibration,
 )
 from scripts.bench.qwen3.tts import modules, sizes
@@ -205,9 +205,8 @@ SPEAKER_PARAMS: Final = 8_854_336
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.bench.qwen3.tts.engine")
-    add_options(
-        parser,
+    parser = option_parser(
+        "python -m scripts.bench.qwen3.tts.engine",
         DEFAULT_WORK,
         quick="tiny shapes, CPU backend, few frames (< 1 min)",
         no_compile="bundle bytes from parameters alone (no calibration compiles)",
@@ -226,18 +225,10 @@ def main(argv: list[str] | None = None) -> int:
         help="parameter counts without building upstream's modules",
     )
     args = parser.parse_args(argv)
-    if args.quick:
-        d, backends, frames, runs = (
-            sizes.TINY,
-            ["cpu"],
-            min(args.frames, QUICK_FRAMES),
-            1,
-        )
-    else:
-        d, backends, frames, runs = Dims(), args.backend, args.frames, RUNS
+    d = sizes.TINY if args.quick else Dims()
+    backends, frames, runs, work = host_runs(args, args.frames, QUICK_FRAMES, RUNS)
     from scripts.bench.qwen3.tts.standin import standin_bundle
 
-    work = args.work / ("quick" if args.quick else "full")
     bundle = standin_bundle(work, d, window=WINDOW, first=FIRST, max_new=frames,
                             cache_dir=args.qnn_cache)  # fmt: skip
     ttfa = []

@@ -91,13 +91,8 @@ class CpStep(nn.Module):
         h = self.proj(x[0])
         k_cache = k_cache.to(torch.float32)
         v_cache = v_cache.to(torch.float32)
-        ks, vs = [], []
-        for i, layer in enumerate(self.stack.layers):
-            h, k, v = layer.decode(
-                h, k_cache[i], v_cache[i], mask[0, 0], cos[0], sin[0]
-            )
-            ks.append(k)
-            vs.append(v)
+        caches_mask_rope = k_cache, v_cache, mask, cos, sin
+        h, ks, vs = decoder.decode_layers(self.stack, h, *caches_mask_rope)
         h = self.stack.norm(h)
         k_new = torch.stack(ks).to(self.kv_dtype)
         v_new = torch.stack(vs).to(self.kv_dtype)

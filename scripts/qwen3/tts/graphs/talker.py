@@ -82,14 +82,7 @@ def export_talker_prefill(
     """talker_prefill_<P>: x [1,P,Ht], mask [1,1,P,P], cos/sin [1,P,hd],
     last [1,P] → logits [1,V], h [1,Ht], k/v [Ly,Kh,P,hd] (kv_dtype)."""
     stack = talker_stack(model)
-    export_static(
-        decoder.Prefill(stack, kv_dtype, hidden=True),
-        decoder.prefill_args(stack.dims, length),
-        decoder.PREFILL_INPUTS,
-        decoder.PREFILL_OUTPUTS_H,
-        path,
-    )
-    return Path(path)
+    return decoder.export_step(stack, "prefill", length, path, kv_dtype, hidden=True)
 
 
 def export_talker_decode(
@@ -101,14 +94,7 @@ def export_talker_decode(
     """talker_decode_<L>: x [1,1,Ht], k_cache/v_cache [Ly,Kh,L,hd] (kv_dtype),
     mask [1,1,1,L], cos/sin [1,1,hd] → logits [1,V], h [1,Ht], k_new/v_new."""
     stack = talker_stack(model)
-    export_static(
-        decoder.Decode(stack, kv_dtype, hidden=True),
-        decoder.decode_args(stack.dims, length, kv_dtype),
-        decoder.DECODE_INPUTS,
-        decoder.DECODE_OUTPUTS_H,
-        path,
-    )
-    return Path(path)
+    return decoder.export_step(stack, "decode", length, path, kv_dtype, hidden=True)
 
 
 class TextProjection(nn.Module):

@@ -22,6 +22,7 @@ from scripts.qwen3.asr.build import main as build_asr
 from scripts.qwen3.asr.pipeline.gating import CpuGates, SimGates
 from scripts.qwen3.common.table import HEADER
 from tests.qwen3_bundles import TINY_KV, TINY_PREFILL
+from tests.scripts.qwen3.common.nudge import nudge_largest_weight, work_onnx
 
 KEYS = ("encoder", f"prefill_{TINY_PREFILL[0]}", f"decode_{TINY_KV[0]}")
 
@@ -173,16 +174,7 @@ def test_a_graph_off_upstream_fails_its_gate_naming_it(fresh: list[str], capsys)
     """The decode graph's LM head nudged after export: the CPU gate reruns (its
     input changed), fails naming the graphs, the metric and the bound, and the
     build exits 1."""
-    import onnx
-    from onnx import numpy_helper
-
-    work = Path(fresh[fresh.index("--out") + 1] + ".work")
-    path = work / "onnx" / f"decode_{TINY_KV[0]}.onnx"
-    model = onnx.load(str(path))
-    big = max(model.graph.initializer, key=lambda t: np.prod(t.dims))
-    weight = numpy_helper.to_array(big)
-    big.CopyFrom(numpy_helper.from_array(weight * np.float32(1.01), big.name))
-    onnx.save(model, str(path))
+    nudge_largest_weight(work_onnx(fresh, f"decode_{TINY_KV[0]}"))
     assert build_asr(fresh) == 1
     err = capsys.readouterr().err
     assert "[1/7] export: up to date, skipped" in err

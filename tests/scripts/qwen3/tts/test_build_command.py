@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from daemon.engines.qwen3.tts.params import TtsParams
@@ -23,6 +22,7 @@ from scripts.qwen3.tts.build import main as build_tts
 from scripts.qwen3.tts.graphs import gates as gates_module
 from tests.qwen3_bundles import TTS_KV, TTS_PREFILL
 from tests.qwen3_fixtures import require_qwen_tts
+from tests.scripts.qwen3.common.nudge import nudge_largest_weight, work_onnx
 
 require_qwen_tts()
 
@@ -219,16 +219,7 @@ def test_a_graph_off_upstream_fails_its_gate_naming_it(fresh: list[str], capsys)
     """The decode graph's head nudged after export: the CPU gate reruns (its
     input changed), fails naming the graphs, the metric and the bound, and the
     build exits 1."""
-    import onnx
-    from onnx import numpy_helper
-
-    work = Path(fresh[fresh.index("--out") + 1] + ".work")
-    path = work / "onnx" / f"talker_decode_{L}.onnx"
-    model = onnx.load(str(path))
-    big = max(model.graph.initializer, key=lambda t: np.prod(t.dims))
-    weight = numpy_helper.to_array(big)
-    big.CopyFrom(numpy_helper.from_array(weight * np.float32(1.01), big.name))
-    onnx.save(model, str(path))
+    nudge_largest_weight(work_onnx(fresh, f"talker_decode_{L}"))
     assert build_tts(fresh) == 1
     err = capsys.readouterr().err
     assert f"[3/{len(STAGES)}] gates_cpu ...\n" in err
