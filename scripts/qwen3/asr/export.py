@@ -28,6 +28,7 @@ from torch import nn
 from scripts.common.build.onnx_export import export_static
 from scripts.qwen3.asr import encoder
 from scripts.qwen3.common import decoder
+from scripts.qwen3.common.decoder_export import export_step
 
 ENCODER = "encoder"
 _DTYPES = {torch.float32: "float32", torch.float16: "float16"}
@@ -62,7 +63,7 @@ def export_prefill(
     kv_dtype: torch.dtype = torch.float32,
 ) -> Path:
     """The prefill graph over `length` prompt positions at `path`."""
-    return decoder.export_step(text_stack(model), "prefill", length, path, kv_dtype)
+    return export_step(text_stack(model), "prefill", length, path, kv_dtype)
 
 
 def export_decode(
@@ -72,7 +73,7 @@ def export_decode(
     kv_dtype: torch.dtype = torch.float32,
 ) -> Path:
     """The decode-step graph over a `length`-row KV cache at `path`."""
-    return decoder.export_step(text_stack(model), "decode", length, path, kv_dtype)
+    return export_step(text_stack(model), "decode", length, path, kv_dtype)
 
 
 @dataclass(frozen=True)

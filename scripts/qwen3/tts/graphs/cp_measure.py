@@ -31,6 +31,11 @@ from torch import nn
 
 from scripts.common.build.onnx_export import export_static
 from scripts.qwen3.common import decoder
+from scripts.qwen3.common.decoder_export import (
+    PREFILL_INPUTS,
+    PREFILL_OUTPUTS,
+    prefill_args,
+)
 from scripts.qwen3.tts.graphs import predictor
 from scripts.qwen3.tts.upstream import import_qwen_tts
 
@@ -128,16 +133,16 @@ def measure(work: Path, repeat: int) -> dict[str, float]:
     dims = predictor.predictor_stack(model).dims
     export_static(
         CpPrefill(model),
-        decoder.prefill_args(dims, 2),
-        decoder.PREFILL_INPUTS,
-        decoder.PREFILL_OUTPUTS,
+        prefill_args(dims, 2),
+        PREFILL_INPUTS,
+        PREFILL_OUTPUTS,
         two_rows,
     )
     step = _feeds(predictor.step_args(model), predictor.INPUTS)
     step["x"] = np.random.default_rng(0).standard_normal(step["x"].shape, np.float32)
     s_heads, s_h, s_two = _session(with_heads), _session(no_heads), _session(two_rows)
     step_h = {k: v for k, v in step.items() if k != "head"}
-    prefill = _feeds(decoder.prefill_args(dims, 2), decoder.PREFILL_INPUTS)
+    prefill = _feeds(prefill_args(dims, 2), PREFILL_INPUTS)
     w32 = [h.weight.detach().numpy().T.copy() for h in cp.lm_head]
     w16 = [w.astype(np.float16) for w in w32]
     h = s_h.run(None, step_h)[0]

@@ -26,6 +26,7 @@ from torch import nn
 
 from scripts.common.build.onnx_export import export_static
 from scripts.qwen3.common import decoder
+from scripts.qwen3.common.decoder_export import export_step
 
 #: the only rope type whose cos/sin the runtime computes (inv_freq from theta)
 DEFAULT_ROPE = "default"
@@ -82,7 +83,7 @@ def export_talker_prefill(
     """talker_prefill_<P>: x [1,P,Ht], mask [1,1,P,P], cos/sin [1,P,hd],
     last [1,P] → logits [1,V], h [1,Ht], k/v [Ly,Kh,P,hd] (kv_dtype)."""
     stack = talker_stack(model)
-    return decoder.export_step(stack, "prefill", length, path, kv_dtype, hidden=True)
+    return export_step(stack, "prefill", length, path, kv_dtype, hidden=True)
 
 
 def export_talker_decode(
@@ -94,7 +95,7 @@ def export_talker_decode(
     """talker_decode_<L>: x [1,1,Ht], k_cache/v_cache [Ly,Kh,L,hd] (kv_dtype),
     mask [1,1,1,L], cos/sin [1,1,hd] → logits [1,V], h [1,Ht], k_new/v_new."""
     stack = talker_stack(model)
-    return decoder.export_step(stack, "decode", length, path, kv_dtype, hidden=True)
+    return export_step(stack, "decode", length, path, kv_dtype, hidden=True)
 
 
 class TextProjection(nn.Module):
