@@ -109,7 +109,9 @@ class SovitsDims:
 
 
 class TextEncoder(nn.Module):
-    """models.TextEncoder with the codebook lookup and phone embedding on the CPU."""
+    """models.TextEncoder with the codebook lookup and phone embedding on the CPU
+    (no forward: ``hidden`` and ``stats`` are its two halves, VitsEnc stretches
+    the frames for speed between them)."""
 
     def __init__(self, dims: SovitsDims) -> None:
         super().__init__()
@@ -140,25 +142,6 @@ class TextEncoder(nn.Module):
 
     def stats(self, y: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         return (self.proj(y) * mask).chunk(2, dim=1)  # m, logs
-
-    def forward(
-        self,
-        ssl: Tensor,
-        y_mask: Tensor,
-        text: Tensor,
-        text_mask: Tensor,
-        ge512: Tensor,
-        speed: float = 1.0,
-    ) -> tuple[Tensor, Tensor, Tensor]:
-        """m, logs and their mask, upstream's way: at speed != 1 the encoder2
-        output is linearly interpolated to int(T / speed) + 1 frames and the
-        mask resized by nearest (models.TextEncoder.forward)."""
-        y = self.hidden(ssl, y_mask, text, text_mask, ge512)
-        if speed != 1:
-            y = F.interpolate(y, size=int(y.shape[-1] / speed) + 1, mode="linear")
-            y_mask = F.interpolate(y_mask, size=y.shape[-1], mode="nearest")
-        m, logs = self.stats(y, y_mask)
-        return m, logs, y_mask
 
 
 class _Codebook(nn.Module):
@@ -276,10 +259,18 @@ class VitsEnc(nn.Module):
         speed: float = 1.0,
     ) -> Tensor:
         """SynthesizerTrn.decode's enc_p + flow at the exact lengths (B = 1,
-        all-ones masks, F.interpolate for speed): the gates' reference.
-        ``noise`` (pre-scaled) has the stretched frame count."""
-        ones = torch.ones(1, 1, ssl.shape[-1]), torch.ones(1, 1, text.shape[-1])
-        m, logs, mask = self.model.enc_p(ssl, ones[0], text, ones[1], ge512, speed)
+        all-ones masks): the gates' reference.  Speed the way upstream's
+        models.TextEncoder.forward does it: at speed != 1 the encoder2 output
+        is linearly interpolated to int(T / speed) + 1 frames and the mask
+        resized by nearest.  ``noise`` (pre-scaled) has the stretched frame
+        count."""
+        enc = self.model.enc_p
+        mask = torch.ones(1, 1, ssl.shape[-1])
+        y = enc.hidden(ssl, mask, text, torch.ones(1, 1, text.shape[-1]), ge512)
+        if speed != 1:
+            y = F.interpolate(y, size=int(y.shape[-1] / speed) + 1, mode="linear")
+            mask = F.interpolate(mask, size=y.shape[-1], mode="nearest")
+        m, logs = enc.stats(y, mask)
         return self._flow(m, logs, noise, mask, ge)
 
     def _flow(
