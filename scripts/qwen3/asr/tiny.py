@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from scripts.qwen3.common import tiny_bpe
+from scripts.qwen3.common import tiny_bpe, tiny_dims
 
 #: The special tokens of the Qwen3 family (docs/qwen3.md, tiny models), appended after
 #: the BPE vocabulary in this order, as the real vocabulary has them after its merges.
@@ -81,22 +81,9 @@ AUDIO_DIMS: Final[dict[str, Any]] = {
     "output_dim": 64,
 }
 TEXT_DIMS: Final[dict[str, Any]] = {
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "head_dim": 16,
-    "rope_theta": 1_000_000.0,
-    # M-RoPE sections sum to head_dim / 2; None breaks upstream's rotary init
-    # (docs/qwen3.md, tiny models)
-    "rope_scaling": {
-        "rope_type": "default",
-        "mrope_section": [2, 3, 3],
-        "interleaved": True,
-        "mrope_interleaved": True,
-    },
-    "max_position_embeddings": 4096,
+    **tiny_dims.DECODER,
+    "rope_scaling": {**tiny_dims.MROPE, "mrope_interleaved": True},
+    "max_position_embeddings": tiny_dims.MAX_POSITIONS,
     "tie_word_embeddings": False,
 }
 #: Init scales (docs/qwen3.md, export findings: the default init gives

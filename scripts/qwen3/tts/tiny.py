@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from scripts.qwen3.common import tiny_dims
 from scripts.qwen3.tts import tiny_codec
 from scripts.qwen3.tts.tiny_init import perturb, rescale_outputs
 from scripts.qwen3.tts.tiny_tokenizer import SPECIAL_TOKENS, train_tokenizer
@@ -67,43 +68,29 @@ _REAL_SPEAKERS: Final = {
     "eric": (2875, "sichuan_dialect"),
     "dylan": (2878, "beijing_dialect"),
 }
-TALKER_DIMS: Final[dict[str, Any]] = {
-    "vocab_size": TALKER_VOCAB,
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "head_dim": 16,
+#: What the talker and the code predictor share: the tiny decoder, and the
+#: activation and norm epsilon upstream's TTS configs read.
+_DECODER: Final[dict[str, Any]] = {
+    **tiny_dims.DECODER,
     "hidden_act": "silu",
     "rms_norm_eps": 1e-6,
-    "rope_theta": 1_000_000.0,
-    # M-RoPE sections sum to head_dim / 2; None breaks upstream's forward
-    # (docs/qwen3.md, tiny models)
-    "rope_scaling": {
-        "rope_type": "default",
-        "mrope_section": [2, 3, 3],
-        "interleaved": True,
-    },
-    "max_position_embeddings": 4096,
-    "text_hidden_size": 48,
     "num_code_groups": 16,
+}
+TALKER_DIMS: Final[dict[str, Any]] = {
+    **_DECODER,
+    "vocab_size": TALKER_VOCAB,
+    "rope_scaling": dict(tiny_dims.MROPE),
+    "max_position_embeddings": tiny_dims.MAX_POSITIONS,
+    "text_hidden_size": 48,
 }
 PREDICTOR_DIMS: Final[dict[str, dict[str, Any]]] = {
     "custom_voice": {"hidden_size": 64, "intermediate_size": 128},
     "base": {"hidden_size": 32, "intermediate_size": 64},  # != talker: a projection
 }
 _PREDICTOR_COMMON: Final[dict[str, Any]] = {
+    **_DECODER,
     "vocab_size": CODEBOOK,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "head_dim": 16,
-    "hidden_act": "silu",
-    "rms_norm_eps": 1e-6,
-    "rope_theta": 1_000_000.0,
     "max_position_embeddings": 64,
-    "num_code_groups": 16,
 }
 #: ECAPA-TDNN (base only); enc_dim = talker hidden (the x-vector is a codec row).
 SPEAKER_DIMS: Final[dict[str, Any]] = {
