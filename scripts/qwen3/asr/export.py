@@ -28,7 +28,7 @@ from torch import nn
 from scripts.common.build.onnx_export import export_static
 from scripts.qwen3.asr import encoder
 from scripts.qwen3.common import decoder
-from scripts.qwen3.common.decoder_export import export_step
+from scripts.qwen3.common.decoder_export import Step, export_step
 
 ENCODER = "encoder"
 _DTYPES = {torch.float32: "float32", torch.float16: "float16"}
@@ -56,24 +56,16 @@ def export_encoder(model: nn.Module, path: str | Path) -> Path:
     return Path(path)
 
 
-def export_prefill(
+def export_text(
     model: nn.Module,
+    step: Step,
     length: int,
     path: str | Path,
     kv_dtype: torch.dtype = torch.float32,
 ) -> Path:
-    """The prefill graph over `length` prompt positions at `path`."""
-    return export_step(text_stack(model), "prefill", length, path, kv_dtype)
-
-
-def export_decode(
-    model: nn.Module,
-    length: int,
-    path: str | Path,
-    kv_dtype: torch.dtype = torch.float32,
-) -> Path:
-    """The decode-step graph over a `length`-row KV cache at `path`."""
-    return export_step(text_stack(model), "decode", length, path, kv_dtype)
+    """The text decoder's ``step`` graph at `path`: the prefill over `length`
+    prompt positions or the decode step over a `length`-row KV cache."""
+    return export_step(text_stack(model), step, length, path, kv_dtype)
 
 
 @dataclass(frozen=True)

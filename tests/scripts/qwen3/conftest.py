@@ -62,8 +62,10 @@ def asr_graphs(asr_model: Any, tmp_path_factory: pytest.TempPathFactory) -> AsrG
     f16 = torch.float16
     return AsrGraphs(
         encoder=export.export_encoder(asr_model, d / "encoder.onnx"),
-        prefill=export.export_prefill(asr_model, PREFILL, d / "prefill.onnx"),
-        decode=export.export_decode(asr_model, KV, d / "decode.onnx"),
-        prefill_npu=export.export_prefill(asr_model, PREFILL, d / "p16.onnx", f16),
-        decode_npu=export.export_decode(asr_model, KV, d / "d16.onnx", f16),
+        prefill=export.export_text(asr_model, "prefill", PREFILL, d / "prefill.onnx"),
+        decode=export.export_text(asr_model, "decode", KV, d / "decode.onnx"),
+        prefill_npu=export.export_text(
+            asr_model, "prefill", PREFILL, d / "p16.onnx", f16
+        ),
+        decode_npu=export.export_text(asr_model, "decode", KV, d / "d16.onnx", f16),
     )

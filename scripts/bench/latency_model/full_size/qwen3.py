@@ -49,8 +49,8 @@ def _asr(out: Path, layers: int) -> dict[str, Path]:
     torch.manual_seed(0)
     model = asr_sizes.model(asr_sizes.config(replace(text, layers=layers), audio))
     export.export_encoder(model, names["encoder"])
-    export.export_prefill(model, text.prefill, names["prefill_512"], KV_DTYPE)
-    export.export_decode(model, text.kv_len, names["decode_1024"], KV_DTYPE)
+    export.export_text(model, "prefill", text.prefill, names["prefill_512"], KV_DTYPE)
+    export.export_text(model, "decode", text.kv_len, names["decode_1024"], KV_DTYPE)
     return names
 
 

@@ -135,7 +135,9 @@ def calibrate(text: Text, audio: dict[str, Any], work: Path, cache: Path | None,
         if any(have[k] != counts[k] for k in have):
             raise ValueError(f"parameter count {counts} != upstream's {have}")
         export.export_encoder(upstream, sources["encoder"])
-        export.export_decode(upstream, one.kv_len, sources["decode"], torch.float16)
+        export.export_text(
+            upstream, "decode", one.kv_len, sources["decode"], torch.float16
+        )
         del upstream, th
     out = {}
     for name, src in sources.items():

@@ -12,6 +12,7 @@ from daemon.engines.qwen3.asr import params as layout
 from scripts.common.build.stage import Results
 from scripts.qwen3.asr import export
 from scripts.qwen3.asr.pipeline.context import BuildContext
+from scripts.qwen3.common.decoder_export import Step
 
 
 @dataclass(frozen=True)
@@ -23,12 +24,13 @@ class Exported:
 
 def run(ctx: BuildContext, results: Results) -> Exported:
     export.export_encoder(ctx.model, ctx.onnx(layout.ENCODER))
+
+    def fp32_and_npu(step: Step, n: int, key: str) -> None:
+        export.export_text(ctx.model, step, n, ctx.onnx(key))
+        export.export_text(ctx.model, step, n, ctx.npu_onnx(key), torch.float16)
+
     for p in ctx.prefill_buckets:
-        key = layout.prefill_key(p)
-        export.export_prefill(ctx.model, p, ctx.onnx(key))
-        export.export_prefill(ctx.model, p, ctx.npu_onnx(key), torch.float16)
+        fp32_and_npu("prefill", p, layout.prefill_key(p))
     for n in ctx.kv_buckets:
-        key = layout.decode_key(n)
-        export.export_decode(ctx.model, n, ctx.onnx(key))
-        export.export_decode(ctx.model, n, ctx.npu_onnx(key), torch.float16)
+        fp32_and_npu("decode", n, layout.decode_key(n))
     return Exported({k: ctx.onnx(k).stat().st_size for k in ctx.graph_keys()})

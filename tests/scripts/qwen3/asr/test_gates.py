@@ -64,7 +64,7 @@ def test_the_decoder_gate_fails_a_wrong_graph(
     other = copy.deepcopy(asr_model)
     with torch.no_grad():
         other.thinker.model.layers[1].post_attention_layernorm.weight.mul_(1.01)
-    wrong = export.export_decode(other, KV, tmp_path / "wrong.onnx")
+    wrong = export.export_text(other, "decode", KV, tmp_path / "wrong.onnx")
     rel, _ = gates.gate_decoder(
         asr_model, asr_params, asr_graphs.prefill, wrong, *prompt
     )

@@ -65,8 +65,8 @@ def ill(asr_model: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     audio[:, OTHER], audio[:, ONE] = audio[:, TWIN], 1.0
     prompt = gates.prompt_embeddings(model, ids, audio)
     tokens = rng.integers(0, pad, STEPS).tolist()
-    prefill = export.export_prefill(model, PREFILL, out / "prefill.onnx")
-    decode = export.export_decode(model, KV, out / "decode.onnx")
+    prefill = export.export_text(model, "prefill", PREFILL, out / "prefill.onnx")
+    decode = export.export_text(model, "decode", KV, out / "decode.onnx")
     return model, prefill, decode, prompt, tokens
 
 
@@ -93,6 +93,6 @@ def test_the_ill_conditioned_decoder_with_one_weight_off_is_refused(
     other = copy.deepcopy(model)
     with torch.no_grad():
         other.thinker.model.layers[1].mlp.down_proj.weight.mul_(1.01)
-    wrong = export.export_decode(other, KV, tmp_path / "wrong.onnx")
+    wrong = export.export_text(other, "decode", KV, tmp_path / "wrong.onnx")
     rel, _ = gates.gate_decoder(model, asr_params, prefill, wrong, prompt, tokens)
     assert not rel.passed, str(rel)
