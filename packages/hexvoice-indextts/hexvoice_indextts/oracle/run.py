@@ -1,0 +1,185 @@
+"""Run upstream's own ``IndexTTS2(...).infer(...)`` on a MODEL_DIR, seeded, and
+return its int16 audio: the parity oracle of the port.
+
+Upstream reads the hub location when huggingface_hub and transformers are
+imported (their constants), so ``infer_int16`` must run in a process whose
+HF_HOME / HF_HUB_OFFLINE were set before those imports: ``hub_env`` gives them,
+and ``infer_int16_subprocess`` runs the whole call in a fresh interpreter
+(``python -m hexvoice_indextts.oracle.run``), which also keeps upstream's global
+state (torch's RNG and threads, loaded modules) out of the caller.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+
+#: Upstream's output rate (infer_v2.infer_generator: sampling_rate = 22050).
+OUT_RATE: Final = 22050
+#: A short speaker clip at an odd rate and length: upstream resamples it to
+#: 22050 and 16000 Hz (infer_v2._get_speaker_conditioning), neither a divisor.
+CLIP_RATE: Final = 44100
+CLIP_SECONDS: Final = 0.83
+#: Mel tokens the GPT may generate. Upstream's default is 1500; a random GPT
+#: rarely emits the stop token, so tiny runs bound it to stay fast.
+TINY_MEL_TOKENS: Final = 23
+TEXT: Final = "Hello world, this is a tiny voice."
+
+
+def hub_env(hf_home: Path) -> dict[str, str]:
+    """The environment upstream needs to load the tiny hub models offline."""
+    return {
+        "HF_HOME": str(hf_home),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+    }
+
+
+def write_clip(path: Path, seed: int = 0) -> Path:
+    """A CLIP_SECONDS chirp-plus-noise WAV at CLIP_RATE (16-bit PCM)."""
+    import soundfile as sf
+
+    n = round(CLIP_SECONDS * CLIP_RATE)
+    t = np.arange(n) / CLIP_RATE
+    rng = np.random.default_rng(seed)
+    wave = 0.4 * np.sin(2 * np.pi * (180 + 900 * t) * t)
+    wave += 0.05 * rng.standard_normal(n)
+    sf.write(path, wave.astype(np.float32), CLIP_RATE, subtype="PCM_16")
+    return path
+
+
+def seed_all(seed: int) -> None:
+    """Seed every RNG upstream draws from: torch (GPT sampling, the CFM's noise,
+    and one torch.rand per w2v-BERT layer even in eval: transformers' LayerDrop
+    check), Python's random (use_random's matrix rows) and NumPy."""
+    import torch
+
+    torch.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+
+
+def load(model_dir: Path) -> object:
+    """IndexTTS2 on CPU in fp32, English text normalisation (nemo's en grammar
+    only: zh is a slow first build and the tiny text is English)."""
+    missing = [k for k in ("HF_HOME", "HF_HUB_OFFLINE") if k not in os.environ]
+    if missing:
+        raise RuntimeError(f"set {missing} before importing upstream (hub_env)")
+    from indextts.infer_v2 import IndexTTS2
+
+    return IndexTTS2(model_dir=str(model_dir), device="cpu", language="en")
+
+
+def infer_int16(
+    tts: object,
+    clip: Path,
+    text: str = TEXT,
+    seed: int = 0,
+    max_mel_tokens: int = TINY_MEL_TOKENS,
+) -> tuple[int, np.ndarray]:
+    """Upstream's rate and int16 output (samples, 1) for ``text`` in ``clip``'s
+    voice.
+
+    Upstream caches the speaker and emotion conditioning per prompt path, and
+    computing it draws from torch's RNG (w2v-BERT's LayerDrop check), so a
+    cached second call would see another RNG stream: the cache is cleared
+    first, and every call is a first call."""
+    tts._init_cache()  # type: ignore[attr-defined]
+    seed_all(seed)
+    rate, wav = tts.infer(  # type: ignore[attr-defined]
+        str(clip), text, output_path=None, max_mel_tokens=max_mel_tokens
+    )
+    return int(rate), np.ascontiguousarray(wav)
+
+
+def infer_int16_subprocess(
+    model_dir: Path,
+    hf_home: Path,
+    clip: Path,
+    text: str = TEXT,
+    seed: int = 0,
+    max_mel_tokens: int = TINY_MEL_TOKENS,
+    config_reads: Path | None = None,
+) -> tuple[int, np.ndarray]:
+    """infer_int16 in a fresh interpreter with hub_env(hf_home) set; with
+    ``config_reads``, the config keys upstream read while loading are written
+    there (a JSON list, see config_reads.recording)."""
+    rate, wavs = infer_int16_runs(
+        model_dir, hf_home, clip, text, seed, max_mel_tokens, 1, config_reads
+    )
+    return rate, wavs[0]
+
+
+def infer_int16_runs(
+    model_dir: Path,
+    hf_home: Path,
+    clip: Path,
+    text: str = TEXT,
+    seed: int = 0,
+    max_mel_tokens: int = TINY_MEL_TOKENS,
+    repeat: int = 1,
+    config_reads: Path | None = None,
+) -> tuple[int, list[np.ndarray]]:
+    """``repeat`` infer_int16 calls after one load, in a fresh interpreter."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.npz"
+        cmd = [sys.executable, "-m", "hexvoice_indextts.oracle.run"]
+        cmd += [str(model_dir), str(clip), str(out), "--text", text]
+        cmd += ["--seed", str(seed), "--max-mel-tokens", str(max_mel_tokens)]
+        cmd += ["--repeat", str(repeat)]
+        if config_reads is not None:
+            cmd += ["--config-reads", str(config_reads)]
+        env = {**os.environ, **hub_env(hf_home)}
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            tail = done.stderr[-4000:]
+            raise RuntimeError(f"upstream failed ({done.returncode}):\n{tail}")
+        with np.load(out) as saved:
+            return int(saved["rate"]), [saved[f"wav{i}"] for i in range(repeat)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("model_dir", type=Path)
+    p.add_argument("clip", type=Path)
+    p.add_argument("out", type=Path, help="np.savez of rate, wav0, wav1, ...")
+    p.add_argument("--text", default=TEXT)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-mel-tokens", type=int, default=TINY_MEL_TOKENS)
+    p.add_argument("--repeat", type=int, default=1, help="infer this many times")
+    p.add_argument("--config-reads", type=Path, help="write the config keys read here")
+    a = p.parse_args(argv)
+    import json
+    import time
+
+    from hexvoice_indextts.oracle.config_reads import recording
+
+    t0 = time.perf_counter()
+    with recording() as reads:
+        tts = load(a.model_dir)
+    if a.config_reads is not None:
+        a.config_reads.write_text(json.dumps(sorted(reads), indent=1))
+    print(f"load {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+    wavs = {}
+    for i in range(a.repeat):
+        t0 = time.perf_counter()
+        rate, wavs[f"wav{i}"] = infer_int16(
+            tts, a.clip, a.text, a.seed, a.max_mel_tokens
+        )
+        print(f"infer {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+    with a.out.open("wb") as f:  # a path without .npz: savez would append it
+        np.savez(f, rate=rate, **wavs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
