@@ -34,17 +34,19 @@ _idx_key() {
         sha256sum | cut -d' ' -f1
 }
 
+# Every step returns on failure by itself: scripts/test calls this in an `if`,
+# where set -e does not act.
 indextts_venv() {
     local stamp="$VENV_IDX/.hexvoice-indextts-installed"
     local t0 key site
     if [[ ! -x "$VENV_IDX/bin/python" ]]; then
         t0=$EPOCHREALTIME
         _hexvoice_say "creating $VENV_IDX ($("$PYTHON" -V 2>&1)) and upgrading pip"
-        "$PYTHON" -m venv "$VENV_IDX"
-        "$VENV_IDX/bin/python" -m pip install --quiet --upgrade pip
+        "$PYTHON" -m venv "$VENV_IDX" || return 1
+        "$VENV_IDX/bin/python" -m pip install --quiet --upgrade pip || return 1
         _hexvoice_say "venv ready in $(_hexvoice_since "$t0") s"
     fi
-    key="$(_idx_key)"
+    key="$(_idx_key)" || return 1
     if [[ -f "$stamp" && "$(<"$stamp")" == "$key" ]]; then
         _hexvoice_say "hexvoice-indextts[oracle] is installed in $VENV_IDX (delete" \
             "$stamp to force a reinstall)"
@@ -55,13 +57,15 @@ indextts_venv() {
     _hexvoice_say "installing hexvoice[$IDX_HEXVOICE_EXTRAS] and hexvoice-indextts[oracle]" \
         "(editable) into $VENV_IDX; the first time this takes minutes"
     VENV="$VENV_IDX" _hexvoice_pip --editable "${ROOT}[$IDX_HEXVOICE_EXTRAS]" \
-        --editable "${IDX_PKG}[oracle]"
+        --editable "${IDX_PKG}[oracle]" || return 1
     _hexvoice_say "done in $(_hexvoice_since "$t0") s"
     t0=$EPOCHREALTIME
     _hexvoice_say "installing ${IDX_NODEPS[*]} with --no-deps (see scripts/_venv_indextts.sh)"
-    VENV="$VENV_IDX" _hexvoice_log=pip-install-nodeps.log _hexvoice_pip --no-deps "${IDX_NODEPS[@]}"
-    site="$("$VENV_IDX/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
-    rm -f "$site"/torchaudio/lib/*.so
+    VENV="$VENV_IDX" _hexvoice_log=pip-install-nodeps.log _hexvoice_pip --no-deps "${IDX_NODEPS[@]}" ||
+        return 1
+    site="$("$VENV_IDX/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" ||
+        return 1
+    rm -f "$site"/torchaudio/lib/*.so || return 1
     "$VENV_IDX/bin/python" -c 'import torchaudio.compliance.kaldi, indextts.infer_v2' ||
         { _hexvoice_say "upstream does not import in $VENV_IDX"; return 1; }
     _hexvoice_say "done in $(_hexvoice_since "$t0") s"

@@ -58,9 +58,9 @@ def write_clip(path: Path, seed: int = 0) -> Path:
 
 
 def seed_all(seed: int) -> None:
-    """Seed every RNG upstream draws from: torch (GPT sampling, the CFM's noise,
-    and one torch.rand per w2v-BERT layer even in eval: transformers' LayerDrop
-    check), Python's random (use_random's matrix rows) and NumPy."""
+    """Seed every RNG upstream may draw from: torch (the GPT's beam sampling
+    and the flow matching's one torch.randn of its starting noise), Python's
+    random (use_random's matrix rows, not drawn by default) and NumPy."""
     import torch
 
     torch.manual_seed(seed)
@@ -89,10 +89,11 @@ def infer_int16(
     """Upstream's rate and int16 output (samples, 1) for ``text`` in ``clip``'s
     voice.
 
-    Upstream caches the speaker and emotion conditioning per prompt path, and
-    computing it draws from torch's RNG (w2v-BERT's LayerDrop check), so a
-    cached second call would see another RNG stream: the cache is cleared
-    first, and every call is a first call."""
+    Upstream caches the speaker and emotion conditioning per prompt path: the
+    cache is cleared first, so every call runs the whole pipeline, as a port's
+    run does. (The conditioning draws no random numbers with transformers 5 in
+    eval mode, so a cached call would give the same bytes; this does not rely
+    on it.)"""
     tts._init_cache()  # type: ignore[attr-defined]
     seed_all(seed)
     rate, wav = tts.infer(  # type: ignore[attr-defined]
