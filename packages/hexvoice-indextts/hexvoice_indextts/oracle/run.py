@@ -129,8 +129,10 @@ def infer_int16_runs(
     max_mel_tokens: int = TINY_MEL_TOKENS,
     repeat: int = 1,
     config_reads: Path | None = None,
+    threads: int | None = None,
 ) -> tuple[int, list[np.ndarray]]:
-    """``repeat`` infer_int16 calls after one load, in a fresh interpreter."""
+    """``repeat`` infer_int16 calls after one load, in a fresh interpreter;
+    ``threads`` caps its torch (OpenMP) threads, for runs side by side."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.npz"
         cmd = [sys.executable, "-m", "hexvoice_indextts.oracle.run"]
@@ -140,6 +142,8 @@ def infer_int16_runs(
         if config_reads is not None:
             cmd += ["--config-reads", str(config_reads)]
         env = {**os.environ, **hub_env(hf_home)}
+        if threads is not None:
+            env["OMP_NUM_THREADS"] = str(threads)
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             tail = done.stderr[-4000:]
