@@ -151,8 +151,10 @@ def finish(
     qnn_sdk: str | None = None,
     target: str | None = None,
     task: Task = "tts",
+    license: str | None = None,
 ) -> Bundle:
-    """Write ``voice.yaml`` for everything now in ``root`` and return the bundle."""
+    """Write ``voice.yaml`` for everything now in ``root`` and return the bundle;
+    ``license``: the id of the terms the build accepted (build/license.py)."""
     bundle = Bundle(
         root=root,
         engine=engine,
@@ -166,6 +168,7 @@ def finish(
         qnn_sdk=qnn_sdk,
         target=target,
         task=task,
+        license=license,
     )
     write_manifest(bundle)
     return bundle
