@@ -21,6 +21,7 @@ import fcntl
 import hashlib
 import json
 import shutil
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -33,6 +34,10 @@ from scripts.common.build.run import hash_path
 DONE: Final = "DONE"
 #: keys kept under one root: enough for the option sets one test run uses
 KEEP: Final = 3
+#: a build used this recently is never pruned: another process (a second test
+#: run in the same checkout, a service) may still be reading it, and a session
+#: fixture touches DONE only when it starts (a whole suite takes ~30 min under load)
+IN_USE_SECONDS: Final = 2 * 3600
 #: the options that only say where things are (the key holds their contents)
 PATH_OPTIONS: Final = ("model", "codec", "voice", "out", "work", "qnn_cache")
 R = TypeVar("R")
@@ -95,11 +100,14 @@ def cached_build(
 
 
 def _prune(root: Path, keep: int) -> None:
-    """Drop all but the ``keep`` most recently used builds."""
+    """Drop all but the ``keep`` most recently used builds, sparing any used in
+    the last IN_USE_SECONDS."""
+    now = time.time()
     done = sorted(
         (p for p in root.iterdir() if (p / DONE).is_file()),
         key=lambda p: (p / DONE).stat().st_mtime,
         reverse=True,
     )
     for stale in done[keep:]:
-        shutil.rmtree(stale, ignore_errors=True)
+        if now - (stale / DONE).stat().st_mtime >= IN_USE_SECONDS:
+            shutil.rmtree(stale, ignore_errors=True)
