@@ -69,14 +69,19 @@ indextts_venv() {
     "$VENV_IDX/bin/python" -c 'import torchaudio.compliance.kaldi, indextts.infer_v2' ||
         { _hexvoice_say "upstream does not import in $VENV_IDX"; return 1; }
     _hexvoice_say "done in $(_hexvoice_since "$t0") s"
-    # Upstream's English text normaliser (nemo-text-processing) compiles its
-    # grammars on first use (about 70 s on 2 cores) into a cache inside the
-    # installed indextts package; building it here keeps that out of test time.
+    # Two caches upstream fills on first use, inside the venv, built here to
+    # keep them out of test time: nemo-text-processing compiles upstream's
+    # English text-normaliser grammars (about 70 s on 2 cores) into the
+    # installed indextts package, and librosa's numba functions compile into
+    # librosa's __pycache__ when librosa.util.utils is first imported (lazily,
+    # by librosa.load: about 28 s; the first test run in a fresh venv took
+    # 110 s instead of 60 s without this, three processes compiling at once).
     t0=$EPOCHREALTIME
-    _hexvoice_say "building upstream's English text-normaliser grammar cache"
-    "$VENV_IDX/bin/python" -c 'from indextts.utils.front import TextNormalizer
-TextNormalizer(preferred_language="en").load()' >"$VENV_IDX/nemo-cache.log" 2>&1 ||
-        { tail -n 25 "$VENV_IDX/nemo-cache.log" >&2; return 1; }
+    _hexvoice_say "building upstream's text-normaliser grammar and librosa's numba caches"
+    "$VENV_IDX/bin/python" -c 'import librosa.util.utils, indextts.infer_v2
+from indextts.utils.front import TextNormalizer
+TextNormalizer(preferred_language="en").load()' >"$VENV_IDX/warm-caches.log" 2>&1 ||
+        { tail -n 25 "$VENV_IDX/warm-caches.log" >&2; return 1; }
     _hexvoice_say "done in $(_hexvoice_since "$t0") s"
     printf '%s\n' "$key" >"$stamp"
 }
