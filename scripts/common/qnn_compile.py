@@ -135,17 +135,29 @@ def compile_onnx(
             "seconds": round(time.perf_counter() - t0, 3),
         }
         if cache_dir is not None:
-            staged = Path(cache_dir) / f".{key}.tmp"
-            shutil.rmtree(staged, ignore_errors=True)
-            shutil.copytree(work, staged)
-            (staged / "meta.json").write_text(json.dumps(meta))
-            shutil.rmtree(hit, ignore_errors=True)
-            staged.rename(hit)  # atomic publish: parallel test workers never see half
+            _publish(work, meta, Path(cache_dir), hit)
         result = _copy_out(work, out_dir, name, meta)
     _LOGGER.info(
         "compiled %s -> %s in %.1f s", onnx_path.name, result.bin_path, meta["seconds"]
     )
     return result
+
+
+def _publish(work: Path, meta: dict, cache_dir: Path, hit: Path) -> None:
+    """Copy a compile into the cache as ``hit``, atomically: parallel test
+    workers never see half of one, and two that compiled the same key at once
+    each stage under their own name (the first rename wins, the other's copy
+    is dropped: both are the same compile)."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=f".{hit.name}.", dir=cache_dir))
+    shutil.copytree(work, staged, dirs_exist_ok=True)
+    (staged / "meta.json").write_text(json.dumps(meta))
+    try:
+        staged.rename(
+            hit
+        )  # fails if hit exists: never replace what a reader may be copying
+    except OSError:
+        shutil.rmtree(staged, ignore_errors=True)
 
 
 def onnx_cache_key(onnx_path: Path, target: str) -> str:
