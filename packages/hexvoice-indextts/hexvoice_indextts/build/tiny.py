@@ -21,11 +21,9 @@ from typing import Any, Final
 
 from hexvoice_indextts.build import tiny_hub, tiny_text
 
-#: Real IndexTTS-2 values that upstream code hard-codes, so a tiny model keeps them.
-W2V_WIDTH: Final = 1024  # UnifiedVoice input_size, emo perceiver, gpt_layer output
-GPT_WIDTH: Final = 1280  # s2mel gpt_layer Linear(1280, 256): the GPT's model_dim
-STYLE_DIM: Final = 192  # CAMPPlus(embedding_size=192) in infer_v2._load_s2mel
-MEL_BINS: Final = 80  # BigVGAN 80 band, DiT in_channels, kaldi fbank num_mel_bins
+# Real IndexTTS-2 values that upstream code hard-codes, so a tiny model keeps them.
+from hexvoice_indextts.model_dir import GPT_WIDTH, MEL_BINS, STYLE_DIM, W2V_WIDTH
+
 #: The DiT's width. Its wavenet final layer must be as wide: DiT.forward feeds
 #: the DiT's timestep embedding to FinalLayer(wavenet.hidden_dim)
 #: (s2mel/modules/diffusion_transformer.py; both are 512 in the real config).
