@@ -12,13 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from daemon.engines.gptsovits.reference import fbank, spectrogram
+from daemon.engines.gptsovits.reference import spectrogram
 from daemon.engines.gptsovits.reference.params import (
     HUBERT_RATE,
     MAX_REF_SECONDS,
     PROMPT_ZEROS,
     ReferenceParams,
 )
+from daemon.sdk.audio import fbank
 
 
 class VocoderDims(Protocol):

@@ -35,7 +35,7 @@ import torch
 
 from daemon.engines.gptsovits.reference.audio import check_pcm, spec_copy, sv_copy
 from daemon.engines.gptsovits.reference.aux import Style, mean_style
-from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
+from daemon.sdk.audio.fbank import kaldi_fbank
 from scripts.common.parity import rel_error
 from scripts.gptsovits.export.ref_features import RefFeatures
 from scripts.gptsovits.models.sovits import SovitsModel

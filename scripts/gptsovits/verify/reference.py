@@ -22,10 +22,10 @@ import numpy as np
 import torch
 
 from daemon.engines.gptsovits.reference.audio import SPEC_RATE, sv_copy
-from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
 from daemon.engines.gptsovits.reference.params import ReferenceParams
 from daemon.engines.gptsovits.reference.spectrogram import linear_spectrogram
 from daemon.engines.gptsovits.reference.style import Style
+from daemon.sdk.audio.fbank import kaldi_fbank
 from scripts.common.build.runners import Simulator, cpu_runner
 from scripts.common.floor import as64, in_float64, rel_gate
 from scripts.gptsovits.models.eres2net import ERes2NetV2

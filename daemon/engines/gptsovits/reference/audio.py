@@ -22,13 +22,13 @@ from typing import Final
 
 import numpy as np
 
-from daemon.engines.gptsovits.reference.fbank import FBANK_RATE
 from daemon.engines.gptsovits.reference.params import (
     HUBERT_RATE,
     MAX_REF_SECONDS,
     MIN_REF_SECONDS,
     SPEC_RATE,  # the SoVITS rate: _get_ref_spec resamples the clip to it
 )
+from daemon.sdk.audio.fbank import FBANK_RATE
 from daemon.sdk.audio.resample import TORCHAUDIO_SINC, resample
 
 #: rates a clip may come at (telephone to studio)

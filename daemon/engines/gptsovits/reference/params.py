@@ -15,7 +15,8 @@ from typing import Any, Final
 
 from daemon.config.fields import Count
 from daemon.config.reader import read
-from daemon.engines.gptsovits.reference import fbank, spectrogram
+from daemon.engines.gptsovits.reference import spectrogram
+from daemon.sdk.audio import fbank
 
 #: TTS._set_prompt_semantic refuses a 16 kHz reference outside 3..10 s
 #: ("参考音频在3~10秒范围外").

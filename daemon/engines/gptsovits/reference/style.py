@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from daemon.engines.gptsovits.reference.audio import sv_copy
-from daemon.engines.gptsovits.reference.fbank import FBANK_RATE, MEL_BINS, kaldi_fbank
 from daemon.engines.gptsovits.reference.params import ReferenceParams
 from daemon.engines.gptsovits.reference.spectrogram import linear_spectrogram
 from daemon.sdk.ar.bound import BoundGraph
+from daemon.sdk.audio.fbank import FBANK_RATE, MEL_BINS, kaldi_fbank
 from daemon.sdk.bundles.manifest import BundleError
 from daemon.sdk.cancel import CancelToken
 

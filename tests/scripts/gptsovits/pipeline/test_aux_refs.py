@@ -9,7 +9,7 @@ import pytest
 import soundfile as sf
 import torch
 
-from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
+from daemon.sdk.audio.fbank import kaldi_fbank
 from scripts.common.parity import rel_error, snr_db
 from scripts.gptsovits import build
 from scripts.gptsovits.export.ref_features import RefFeatures

@@ -21,8 +21,8 @@ import pytest
 from daemon.engines.gptsovits.engine import GptSovitsEngine
 from daemon.engines.gptsovits.reference.audio import spec_copy, sv_copy
 from daemon.engines.gptsovits.reference.aux import mean_style
-from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
 from daemon.engines.gptsovits.reference.spectrogram import linear_spectrogram
+from daemon.sdk.audio.fbank import kaldi_fbank
 from daemon.sdk.bundles.manifest import Bundle
 from daemon.sdk.cloning import VoicePrint
 from daemon.sdk.local import open_engine

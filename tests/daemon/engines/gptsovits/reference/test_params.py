@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.engines.gptsovits.reference import fbank, spectrogram
+from daemon.engines.gptsovits.reference import spectrogram
 from daemon.engines.gptsovits.reference.params import (
     HUBERT_RATE,
     MAX_REF_SECONDS,
@@ -12,6 +12,7 @@ from daemon.engines.gptsovits.reference.params import (
     SPEC_RATE,
     ReferenceParams,
 )
+from daemon.sdk.audio import fbank
 
 
 def _params(seconds: float) -> ReferenceParams:

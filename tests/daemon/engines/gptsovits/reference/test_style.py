@@ -41,8 +41,8 @@ def _clip(seconds: float) -> np.ndarray:
 
 def test_style_is_the_unpadded_ge(style_parts) -> None:  # type: ignore[no-untyped-def]
     from daemon.engines.gptsovits.reference.audio import sv_copy
-    from daemon.engines.gptsovits.reference.fbank import kaldi_fbank
     from daemon.engines.gptsovits.reference.spectrogram import linear_spectrogram
+    from daemon.sdk.audio.fbank import kaldi_fbank
 
     sovits, sv, rp, runners = style_parts
     clip = _clip(2.0)

@@ -1,7 +1,9 @@
-"""The Kaldi fbank the ``sv`` graph reads, exactly as upstream's sv.py calls its
-local copy of torchaudio.compliance.kaldi (``GPT_SoVITS/eres2net/kaldi.py``):
-``fbank(wav, num_mel_bins=80, sample_frequency=16000, dither=0)`` with every
-other option at its default (docs/gpt-sovits.md, speaker verification):
+"""Kaldi's log mel filterbank as torchaudio.compliance.kaldi computes it with
+``fbank(wav, num_mel_bins=80, sample_frequency=16000, dither=0)`` and every
+other option at its default: what two speaker encoders read, GPT-SoVITS's
+``sv`` (its local copy, ``GPT_SoVITS/eres2net/kaldi.py``; docs/gpt-sovits.md,
+speaker verification) and IndexTTS-2's CAM++ (which then subtracts the mean
+over time itself):
 
 25 ms frames every 10 ms with snip_edges (only whole frames), per-frame DC
 removal, pre-emphasis 0.97 (the first sample repeats itself), Povey window,

@@ -7,7 +7,7 @@ import kaldi_native_fbank as knf
 import numpy as np
 import pytest
 
-from daemon.engines.gptsovits.reference.fbank import (
+from daemon.sdk.audio.fbank import (
     LOG_FLOOR,
     MEL_BINS,
     frames_of,
