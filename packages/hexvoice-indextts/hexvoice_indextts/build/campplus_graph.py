@@ -1,11 +1,9 @@
 """CAM++'s static graphs (one per fbank-frame bucket) and their CPU gate.
 
-The gate runs each exported graph on onnxruntime CPU on clips of several
-lengths in the bucket (the padded, masked path) and compares the style with
-the port run at the clip's own length in float32 (what upstream computes:
-tests/build/test_campplus.py holds the port to upstream's CAMPPlus) and in
-float64 (the exact value): the graph passes when its error against float64 is
-within the float32 floor (scripts/common/floor.rel_gate).
+The gate (build/gates.py) runs each exported graph on onnxruntime CPU on clips
+of several lengths in the bucket (the padded, masked path) against the port
+run at the clip's own length (tests/build/test_campplus.py holds the port to
+upstream's CAMPPlus).
 """
 
 from __future__ import annotations
@@ -17,11 +15,11 @@ from typing import Final
 import numpy as np
 import torch
 from scripts.common.build.onnx_export import GraphSpec, export_static
-from scripts.common.build.runners import cpu_runner
-from scripts.common.floor import in_float64, rel_gate
+from scripts.common.floor import in_float64
 from scripts.common.gate_result import GateResult
 
 from hexvoice_indextts.build.campplus import FEAT_DIM, MaskedCampPlus
+from hexvoice_indextts.build.gates import Case, gate_graph
 from hexvoice_indextts.voice.style import INPUTS, MIN_FRAMES, OUTPUT, bucket_inputs
 
 #: a graph's error bound against float64 when float32's own is smaller
@@ -71,26 +69,15 @@ def gate_cpu(
     ordered = sorted(buckets)
     results = []
     for spec, frames in zip(graphs, ordered, strict=True):
-        runner = cpu_runner(spec.path)
         smaller = ordered[ordered.index(frames) - 1] if frames != ordered[0] else 0
-        exact, upstream, got = [], [], []
+        cases = []
         for i, n in enumerate(gate_lengths(frames, smaller)):
             feat = _features(n, seed + i)
-            whole = torch.from_numpy(feat)[None]
+            whole, ones = torch.from_numpy(feat)[None], torch.ones(1, n)
             with torch.no_grad():
-                upstream.append(model(whole, torch.ones(1, n)).numpy())
+                upstream = model(whole, ones).numpy()
                 with in_float64(model):
-                    exact.append(
-                        model(whole.double(), torch.ones(1, n).double()).numpy()
-                    )
-            got.append(runner.run(bucket_inputs(feat, frames))[0])
-        results.append(
-            rel_gate(
-                spec.name,
-                MAX_REL_ERR,
-                np.stack(exact),
-                np.stack(upstream),
-                np.stack(got),
-            )
-        )
+                    exact = model(whole.double(), ones.double()).numpy()
+            cases.append(Case(bucket_inputs(feat, frames), upstream, exact))
+        results.append(gate_graph(spec, cases, MAX_REL_ERR))
     return results

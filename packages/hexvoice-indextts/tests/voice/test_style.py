@@ -47,7 +47,9 @@ def test_a_15_s_clip_fits_the_largest_bucket() -> None:
 
 
 def test_clips_it_cannot_take_are_refused() -> None:
-    with pytest.raises(ValueError, match=r"CAM\+\+ needs at least 3 \(720 samples at 16 kHz\)"):
+    with pytest.raises(
+        ValueError, match=r"CAM\+\+ needs at least 3 \(720 samples at 16 kHz\)"
+    ):
         style_features(np.zeros(700))
     with pytest.raises(
         ValueError, match="1499 fbank frames, the largest bucket holds 1498"

@@ -1,0 +1,110 @@
+"""w2v-BERT's static graphs (one per feature-row bucket) and their CPU gate.
+
+``load_w2v_bert(snapshot, stats)``: the hub snapshot of facebook/w2v-bert-2.0
+(config.json + weights, read by transformers) and the model directory's
+``wav2vec2bert_stats.pt`` ({"mean", "var"}: upstream divides by sqrt(var)),
+as the port up to the layer upstream reads.  The gate feeds clips of several
+lengths, odd frame counts among them (their last row is masked), padded into
+each bucket, against transformers' own model on the clip alone
+(build/gates.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import torch
+from daemon.sdk.audio.fbank import FRAME, SHIFT
+from scripts.common.build.onnx_export import GraphSpec, export_static
+from scripts.common.floor import in_float64
+from scripts.common.gate_result import GateResult
+
+from hexvoice_indextts.build.gates import Case, gate_graph
+from hexvoice_indextts.build.w2v_bert import StaticW2vBert
+from hexvoice_indextts.model_dir import W2V_LAYER
+from hexvoice_indextts.voice.semantic import (
+    INPUTS,
+    OUTPUT,
+    ROW,
+    STRIDE,
+    bucket_inputs,
+    w2v_features,
+)
+
+#: the graph's error bound against float64 when float32's own is smaller
+#: (transformers' float32 is 3e-7 to 3e-6 from float64 on the tiny models)
+MAX_REL_ERR: Final = 1e-5
+
+
+def graph_name(rows: int) -> str:
+    return f"w2v_bert_R{rows}"
+
+
+def load_w2v_bert(
+    snapshot: Path, stats: Path, layer: int = W2V_LAYER
+) -> tuple[Any, StaticW2vBert]:
+    """(transformers' model, the port over its first ``layer`` layers)."""
+    from transformers import Wav2Vec2BertModel
+
+    model = Wav2Vec2BertModel.from_pretrained(snapshot).eval()
+    s = torch.load(stats, map_location="cpu", weights_only=True)
+    return model, StaticW2vBert(model, layer, s["mean"], torch.sqrt(s["var"])).eval()
+
+
+def export_w2v_bert(port: StaticW2vBert, rows: int, out: Path) -> GraphSpec:
+    """The ``w2v_bert_R<rows>`` graph: features [1, rows, 160] + mask -> hidden."""
+    args = (torch.zeros(1, rows, ROW), torch.ones(1, rows))
+    path = Path(out) / f"{graph_name(rows)}.onnx"
+    return export_static(port, args, INPUTS, (OUTPUT,), path)
+
+
+def samples_for(frames: int) -> int:
+    """A 16 kHz clip of exactly ``frames`` fbank frames."""
+    return FRAME + (frames - 1) * SHIFT
+
+
+def gate_frames(rows: int, smaller: int) -> tuple[int, ...]:
+    """fbank frame counts a bucket of ``rows`` is checked on: full, the least
+    past the next smaller bucket, and an odd count between (masked last row)."""
+    low = max(STRIDE, STRIDE * smaller + 1)
+    return tuple(sorted({STRIDE * rows, low, (low + STRIDE * rows) // 2 | 1}))
+
+
+def _reference(
+    model: Any, port: StaticW2vBert, f: np.ndarray, m: np.ndarray
+) -> np.ndarray:
+    out = model(
+        input_features=torch.from_numpy(f).to(port.mean.dtype)[None],
+        attention_mask=torch.from_numpy(m).long()[None],
+        output_hidden_states=True,
+    )
+    return ((out.hidden_states[len(port.layers)] - port.mean) / port.std).numpy()
+
+
+def gate_cpu(
+    model: Any,
+    port: StaticW2vBert,
+    graphs: Iterable[GraphSpec],
+    buckets: Sequence[int],
+    seed: int = 0,
+) -> list[GateResult]:
+    """One rel-error gate per bucket graph, over ``gate_frames`` clips."""
+    ordered = sorted(buckets)
+    results = []
+    for spec, rows in zip(graphs, ordered, strict=True):
+        smaller = ordered[ordered.index(rows) - 1] if rows != ordered[0] else 0
+        cases = []
+        for i, frames in enumerate(gate_frames(rows, smaller)):
+            g = np.random.default_rng(seed + i)
+            audio = (0.3 * g.standard_normal(samples_for(frames))).clip(-1, 1)
+            f, m = w2v_features(audio.astype(np.float32))
+            with torch.no_grad():
+                upstream = _reference(model, port, f, m)
+                with in_float64(model), in_float64(port):
+                    exact = _reference(model, port, f, m)
+            cases.append(Case(bucket_inputs(f, m, rows), upstream, exact))
+        results.append(gate_graph(spec, cases, MAX_REL_ERR))
+    return results
