@@ -1,0 +1,97 @@
+"""The semantic codec's static graphs (one per row bucket, the w2v-BERT
+buckets) and their CPU gate: the graph's latents against the port's on the
+rows alone (build/gates.py), and the codes the CPU picks from them against
+the codes of float64's latents, at least as often as float32's own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+import torch
+from scripts.common.build.onnx_export import GraphSpec, export_static
+from scripts.common.build.runners import cpu_runner
+from scripts.common.floor import in_float64, index_gate
+from scripts.common.gate_result import GateResult
+
+from hexvoice_indextts.build.gates import Case, gate_graph
+from hexvoice_indextts.build.semantic_codec import (
+    MaskedSemanticEncoder,
+    codebook_tables,
+)
+from hexvoice_indextts.model_dir.config import SemanticCodec
+from hexvoice_indextts.voice.semantic_codes import Codebook
+
+#: the file upstream reads from amphion/MaskGCT (hf_hub_download)
+CHECKPOINT: Final = "semantic_codec/model.safetensors"
+INPUTS: Final = ("hidden", "mask")
+OUTPUT: Final = "latents"
+#: the latents' error bound against float64 when float32's own is smaller
+MAX_REL_ERR: Final = 1e-5
+
+
+def graph_name(rows: int) -> str:
+    return f"semantic_codec_R{rows}"
+
+
+def load_semantic_codec(
+    snapshot: Path, cfg: SemanticCodec
+) -> tuple[MaskedSemanticEncoder, Codebook]:
+    """The port and the CPU tables from the MaskGCT snapshot's safetensors."""
+    import safetensors.torch
+
+    state = safetensors.torch.load_file(str(Path(snapshot) / CHECKPOINT))
+    return MaskedSemanticEncoder(state, cfg).eval(), codebook_tables(state)
+
+
+def export_semantic_codec(
+    port: MaskedSemanticEncoder, rows: int, width: int, out: Path
+) -> GraphSpec:
+    args = (torch.zeros(1, rows, width), torch.ones(1, rows))
+    path = Path(out) / f"{graph_name(rows)}.onnx"
+    return export_static(port, args, INPUTS, (OUTPUT,), path)
+
+
+def _bucket(hidden: np.ndarray, rows: int) -> dict[str, np.ndarray]:
+    n, width = hidden.shape
+    h, m = np.zeros((1, rows, width), np.float32), np.zeros((1, rows), np.float32)
+    h[0, :n], m[0, :n] = hidden, 1.0
+    return {"hidden": h, "mask": m}
+
+
+def gate_cpu(
+    port: MaskedSemanticEncoder,
+    tables: Codebook,
+    graphs: Iterable[GraphSpec],
+    buckets: Sequence[int],
+    width: int,
+    seed: int = 0,
+) -> list[GateResult]:
+    """Per bucket: latents' rel error and codes' agreement, over clips of a
+    full bucket, one row past the smaller one and an odd count between."""
+    ordered, results = sorted(buckets), []
+    for spec, rows in zip(graphs, ordered, strict=True):
+        smaller = ordered[ordered.index(rows) - 1] if rows != ordered[0] else 0
+        lengths = sorted({rows, smaller + 1, (smaller + 1 + rows) // 2 | 1})
+        cases, codes, runner = [], ([], [], []), cpu_runner(spec.path)
+        for i, n in enumerate(lengths):
+            hidden = np.random.default_rng(seed + i).standard_normal((n, width))
+            hidden = hidden.astype(np.float32)
+            whole, ones = torch.from_numpy(hidden)[None], torch.ones(1, n)
+            with torch.no_grad():
+                upstream = port(whole, ones).numpy()
+                with in_float64(port):
+                    exact = port(whole.double(), ones.double()).numpy()
+            case = Case(_bucket(hidden, rows), upstream, exact)
+            cases.append(case)
+            got = runner.run(case.inputs)[0][0, :n]
+            for out, latents in zip(codes, (exact[0], upstream[0], got), strict=True):
+                out.append(tables.codes(latents))
+        results.append(gate_graph(spec, cases, MAX_REL_ERR))
+        exact_codes, upstream_codes, got_codes = (np.concatenate(c) for c in codes)
+        results.append(
+            index_gate(spec.name, "codes", exact_codes, upstream_codes, got_codes)
+        )
+    return results
