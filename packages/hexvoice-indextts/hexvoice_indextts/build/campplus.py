@@ -148,7 +148,7 @@ class CamLayer(nn.Module):
     ) -> torch.Tensor:
         e, share = seg
         y = self.linear_local(x)
-        mean = (x * m).sum(-1, keepdim=True) / m.sum(-1, keepdim=True)
+        mean = (x * (m / m.sum(-1, keepdim=True))).sum(-1, keepdim=True)
         context = mean + (x @ share) @ e.T
         return y * torch.sigmoid(self.linear2(F.relu(self.linear1(context))))
 
@@ -226,10 +226,13 @@ class XVector(nn.Module):
             x = getattr(self, f"block{i + 1}")(x, m, seg)
             x = getattr(self, f"transit{i + 1}")(x) * m
         x = self.out_nonlinear(x) * m
+        # weighted means, not sums over frames (a sum of squares over 750
+        # frames overflows fp16 on the HTP); no Pow(x, 2): wrong on HTP fp16
         n = m.sum(-1)
-        mean = x.sum(-1) / n
+        w = m / n[..., None]
+        mean = (x * w).sum(-1)
         d = (x - mean[..., None]) * m
-        var = (d * d).sum(-1) / (n - 1)  # no Pow(x, 2): wrong on HTP fp16
+        var = (d * d * w).sum(-1) * (n / (n - 1))
         return self.dense(torch.cat([mean, var.sqrt()], dim=-1))
 
 

@@ -1,0 +1,84 @@
+"""The length regulator's static graphs (one per mel-frame bucket) and their
+CPU gate: rows picked as torch's nearest interpolation picks them
+(voice/frames.py), padded into the bucket, against the port on the real
+frames alone (build/gates.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import torch
+from scripts.common.build.onnx_export import GraphSpec, export_static
+from scripts.common.floor import in_float64
+from scripts.common.gate_result import GateResult
+
+from hexvoice_indextts.build.gates import Case, gate_graph
+from hexvoice_indextts.build.length_regulator import MaskedLengthRegulator
+from hexvoice_indextts.model_dir.config import LengthRegulator
+from hexvoice_indextts.voice.frames import nearest_rows, regulator_inputs
+
+INPUTS: Final = ("rows", "mask")
+OUTPUT: Final = "condition"
+#: the condition's error bound against float64 when float32's own is smaller
+MAX_REL_ERR: Final = 1e-5
+#: mel frames per semantic row in upstream's target (infer_v2: code_lens * 1.72)
+FRAMES_PER_ROW: Final = 1.72
+
+
+def graph_name(frames: int) -> str:
+    return f"length_regulator_F{frames}"
+
+
+def s2mel_modules(checkpoint: Path) -> dict[str, Any]:
+    """s2mel.pth's ``{"net": {module name: state dict}}``."""
+    return torch.load(checkpoint, map_location="cpu", weights_only=True)["net"]
+
+
+def load_length_regulator(
+    checkpoint: Path, cfg: LengthRegulator
+) -> MaskedLengthRegulator:
+    return MaskedLengthRegulator(
+        s2mel_modules(checkpoint)["length_regulator"], cfg
+    ).eval()
+
+
+def export_length_regulator(
+    port: MaskedLengthRegulator, frames: int, out: Path
+) -> GraphSpec:
+    width = port.in_proj.in_features
+    args = (torch.zeros(1, frames, width), torch.ones(1, frames))
+    path = Path(out) / f"{graph_name(frames)}.onnx"
+    return export_static(port, args, INPUTS, (OUTPUT,), path)
+
+
+def gate_cpu(
+    port: MaskedLengthRegulator,
+    graphs: Iterable[GraphSpec],
+    buckets: Sequence[int],
+    seed: int = 0,
+) -> list[GateResult]:
+    """Per bucket: a full bucket, one frame past the smaller one and an odd
+    count between, each from int(frames / 1.72) rows (upstream's ratio)."""
+    ordered, results = sorted(buckets), []
+    width = port.in_proj.in_features
+    for spec, bucket in zip(graphs, ordered, strict=True):
+        smaller = ordered[ordered.index(bucket) - 1] if bucket != ordered[0] else 0
+        cases = []
+        for i, frames in enumerate(
+            sorted({bucket, smaller + 1, (smaller + 1 + bucket) // 2 | 1})
+        ):
+            n = max(1, int(frames / FRAMES_PER_ROW))
+            rows = np.random.default_rng(seed + i).standard_normal((n, width))
+            rows = rows.astype(np.float32)
+            picked = torch.from_numpy(rows[nearest_rows(n, frames)])[None]
+            ones = torch.ones(1, frames)
+            with torch.no_grad():
+                upstream = port(picked, ones).numpy()
+                with in_float64(port):
+                    exact = port(picked.double(), ones.double()).numpy()
+            cases.append(Case(regulator_inputs(rows, frames, bucket), upstream, exact))
+        results.append(gate_graph(spec, cases, MAX_REL_ERR))
+    return results

@@ -1,0 +1,34 @@
+"""Mel-frame bookkeeping of s2mel on the CPU: which content row each mel frame
+takes (torch's nearest interpolation, exactly), and the rows of a length
+regulator bucket."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def nearest_rows(rows: int, frames: int) -> np.ndarray:
+    """int64 [frames]: the row ``F.interpolate(mode='nearest', size=frames)``
+    reads for each output frame of ``rows`` input rows.  ATen's nearest_idx:
+    the same index when the sizes match, ``i >> 1`` when doubling, else
+    ``min(floorf(i * (float)rows / frames), rows - 1)`` in float32."""
+    i = np.arange(frames)
+    if frames == rows:
+        return i
+    if frames == 2 * rows:
+        return i >> 1
+    scale = np.float32(rows) / np.float32(frames)
+    return np.minimum(np.floor(i.astype(np.float32) * scale).astype(np.int64), rows - 1)
+
+
+def regulator_inputs(
+    rows: np.ndarray, frames: int, bucket: int
+) -> dict[str, np.ndarray]:
+    """The length regulator's inputs: ``rows`` [n, width] picked for
+    ``frames`` mel frames, in a bucket of ``bucket`` frames."""
+    if frames > bucket:
+        raise ValueError(f"{frames} mel frames do not fit a bucket of {bucket}")
+    picked = np.zeros((1, bucket, rows.shape[1]), np.float32)
+    picked[0, :frames] = rows[nearest_rows(len(rows), frames)]
+    mask = (np.arange(bucket) < frames).astype(np.float32)[None]
+    return {"rows": picked, "mask": mask}
