@@ -9,8 +9,8 @@ with a periodic Hann window and center=False, magnitude sqrt(re² + im² +
 1e-9), the librosa slaney mel basis (the bundle's cpu/mel_basis.npy, computed
 at build time so the runtime needs no librosa), natural log of clamp(1e-5);
 then the speaker encoder on [1, frames, 128].  The same steps here by the
-SDK's STFT (daemon/sdk/audio/stft.py, float64; upstream runs float32 torch,
-which this equals within its rounding).
+SDK's log-mel (daemon/sdk/audio/log_mel.py, float64; upstream runs float32
+torch, which this equals within its rounding).
 
 A ``speaker_<F>`` graph takes any clip of 1 + reflect_pad .. F frames: the
 mel of the whole clip (upstream's frames, its reflect padding at the clip's
@@ -27,27 +27,22 @@ not speech; the embedding is upstream's of that span.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from daemon.engines.qwen3.tts.graphio import speaker_io
 from daemon.engines.qwen3.tts.params import speaker_key
 from daemon.sdk.ar.bound import BoundGraph
-from daemon.sdk.audio.mel import floored_log
+from daemon.sdk.audio.log_mel import LogMel
 from daemon.sdk.audio.resample import resample
-from daemon.sdk.audio.stft import PERIODIC_HANN, Stft, magnitude
+from daemon.sdk.audio.stft import PERIODIC_HANN, Stft
 from daemon.sdk.bundles.manifest import BundleError
 
 if TYPE_CHECKING:
     from daemon.engines.qwen3.tts.params import TtsParams, XVectorParams
     from daemon.sdk.cancel import CancelToken
     from daemon.sdk.graphs import Runner
-
-#: mel_spectrogram: sqrt(re² + im² + 1e-9)
-MAGNITUDE_EPS: Final = 1e-9
-#: dynamic_range_compression_torch(clip_val=1e-5)
-LOG_FLOOR: Final = 1e-5
 
 
 def mono(audio: np.ndarray) -> np.ndarray:
@@ -126,7 +121,7 @@ def loudest(pcm: np.ndarray, length: int, step: int) -> int:
     return int(starts[np.argmax(energy[starts + length] - energy[starts])])
 
 
-class MelFrontEnd:
+class MelFrontEnd(LogMel):
     """upstream ``mel_spectrogram`` for 24 kHz float32 samples."""
 
     def __init__(self, x: XVectorParams, mel_basis: np.ndarray) -> None:
@@ -136,17 +131,8 @@ class MelFrontEnd:
                 f"qwen3-tts: mel basis is {list(mel_basis.shape)}, expected "
                 f"[{x.n_mels}, {bins}] (n_mels, n_fft/2 + 1)"
             )
-        self.x, self.stft = x, stft_of(x)
-        self._basis_t = np.ascontiguousarray(mel_basis.T, np.float64)
-
-    def __call__(self, pcm24k: np.ndarray) -> np.ndarray:
-        """float32 log-mel [frames, n_mels]."""
-        x = self.x
-        y = np.asarray(pcm24k, np.float32)
-        if len(y) <= x.pad:
-            raise ValueError(f"a clip needs more than {x.pad} samples for the mel")
-        mel = magnitude(self.stft(y), MAGNITUDE_EPS) @ self._basis_t
-        return floored_log(mel, LOG_FLOOR).astype(np.float32)
+        super().__init__(stft_of(x), mel_basis)
+        self.x = x
 
 
 class XVector:
