@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hexvoice_indextts.build.tiny import write_tiny
+from hexvoice_indextts.build.tiny import TinyDirs, write_tiny
 from hexvoice_indextts.oracle.run import infer_int16_runs, write_clip
 
 #: The seeds of the two tiny models; upstream's runs are all seeded with SEED.
@@ -42,17 +44,40 @@ class Runs:
 
 
 @pytest.fixture(scope="session")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    tiny = write_tiny(tmp_path_factory.mktemp("tiny"), seed=SEED)
-    other = write_tiny(tmp_path_factory.mktemp("tiny-other"), seed=OTHER_SEED)
+def tiny(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[TinyDirs, TinyDirs]]:
+    """The SEED and OTHER_SEED tiny models, about 700 MB each (w2v-BERT keeps
+    its real width and depth); pytest keeps the last three sessions' tmp dirs,
+    so they go when the session ends."""
+    pair = (
+        write_tiny(tmp_path_factory.mktemp("tiny"), seed=SEED),
+        write_tiny(tmp_path_factory.mktemp("tiny-other"), seed=OTHER_SEED),
+    )
+    yield pair
+    for dirs in pair:
+        shutil.rmtree(dirs.model.parent, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_clip(tmp_path_factory.mktemp("clip") / "speaker.wav")
+
+
+@pytest.fixture(scope="session")
+def runs(
+    tiny: tuple[TinyDirs, TinyDirs],
+    clip: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Runs:
+    first, other = tiny
     tmp = tmp_path_factory.mktemp("runs")
-    clip = write_clip(tmp / "speaker.wav")
     reads = tmp / "reads.json"
     with ThreadPoolExecutor(max_workers=3) as pool:
         main = pool.submit(
             infer_int16_runs,
-            tiny.model,
-            tiny.hf_home,
+            first.model,
+            first.hf_home,
             clip,
             seed=SEED,
             repeat=2,
@@ -60,7 +85,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
             threads=THREADS,
         )
         elsewhere = pool.submit(
-            infer_int16_runs, tiny.model, tiny.hf_home, clip, seed=SEED, threads=THREADS
+            infer_int16_runs,
+            first.model,
+            first.hf_home,
+            clip,
+            seed=SEED,
+            threads=THREADS,
         )
         others = pool.submit(
             infer_int16_runs,
@@ -73,10 +103,6 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
         rate, (first, again) = main.result()
         rate_elsewhere, (wav_elsewhere,) = elsewhere.result()
         rate_other, (wav_other,) = others.result()
-    # about 700 MB each (w2v-BERT keeps its real width and depth); pytest keeps
-    # the last three sessions' tmp dirs, so they go as soon as upstream is done
-    shutil.rmtree(tiny.model.parent)
-    shutil.rmtree(other.model.parent)
     assert rate_elsewhere == rate_other == rate
     return Runs(
         rate,

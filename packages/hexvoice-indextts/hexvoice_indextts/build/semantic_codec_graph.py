@@ -22,10 +22,11 @@ from hexvoice_indextts.build.semantic_codec import (
     codebook_tables,
 )
 from hexvoice_indextts.model_dir.config import SemanticCodec
-from hexvoice_indextts.voice.semantic_codes import Codebook
+from hexvoice_indextts.model_dir.hub import MASKGCT_FILE
+from hexvoice_indextts.voice.semantic_codes import Codebook, codec_inputs
 
 #: the file upstream reads from amphion/MaskGCT (hf_hub_download)
-CHECKPOINT: Final = "semantic_codec/model.safetensors"
+CHECKPOINT: Final = MASKGCT_FILE
 INPUTS: Final = ("hidden", "mask")
 OUTPUT: Final = "latents"
 #: the latents' error bound against float64 when float32's own is smaller
@@ -54,13 +55,6 @@ def export_semantic_codec(
     return export_static(port, args, INPUTS, (OUTPUT,), path)
 
 
-def _bucket(hidden: np.ndarray, rows: int) -> dict[str, np.ndarray]:
-    n, width = hidden.shape
-    h, m = np.zeros((1, rows, width), np.float32), np.zeros((1, rows), np.float32)
-    h[0, :n], m[0, :n] = hidden, 1.0
-    return {"hidden": h, "mask": m}
-
-
 def gate_cpu(
     port: MaskedSemanticEncoder,
     tables: Codebook,
@@ -84,7 +78,7 @@ def gate_cpu(
                 upstream = port(whole, ones).numpy()
                 with in_float64(port):
                     exact = port(whole.double(), ones.double()).numpy()
-            case = Case(_bucket(hidden, rows), upstream, exact)
+            case = Case(codec_inputs(hidden, rows), upstream, exact)
             cases.append(case)
             got = runner.run(case.inputs)[0][0, :n]
             for out, latents in zip(codes, (exact[0], upstream[0], got), strict=True):

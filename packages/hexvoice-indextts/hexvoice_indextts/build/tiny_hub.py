@@ -15,11 +15,11 @@ import json
 from pathlib import Path
 from typing import Any, Final
 
-W2V_ID: Final = "facebook/w2v-bert-2.0"
-MASKGCT_ID: Final = "amphion/MaskGCT"
-MASKGCT_FILE: Final = "semantic_codec/model.safetensors"
-CAMPPLUS_ID: Final = "funasr/campplus"
-CAMPPLUS_FILE: Final = "campplus_cn_common.bin"
+from hexvoice_indextts.model_dir.hub import CAMPPLUS as CAMPPLUS_ID
+from hexvoice_indextts.model_dir.hub import CAMPPLUS_FILE, MASKGCT_FILE
+from hexvoice_indextts.model_dir.hub import MASKGCT as MASKGCT_ID
+from hexvoice_indextts.model_dir.hub import W2V_BERT as W2V_ID
+
 BIGVGAN_ID: Final = "nvidia/bigvgan_v2_22khz_80band_256x"
 
 #: w2v-BERT: upstream reads hidden_states[17] (infer_v2.get_emb), so 17 layers

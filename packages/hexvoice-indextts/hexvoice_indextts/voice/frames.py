@@ -1,10 +1,22 @@
-"""Mel-frame bookkeeping of s2mel on the CPU: which content row each mel frame
-takes (torch's nearest interpolation, exactly), and the rows of a length
-regulator bucket."""
+"""Frame bookkeeping on the CPU: the bucket a length goes to, which content
+row each mel frame takes (torch's nearest interpolation, exactly), and the
+rows of a length regulator bucket."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
+
+
+def bucket_for(n: int, buckets: Iterable[int], what: str) -> int:
+    """The smallest bucket that holds ``n`` (ValueError past the largest,
+    ``what`` naming the length, e.g. "speaker clip: fbank frames")."""
+    ordered = sorted(buckets)
+    fit = [b for b in ordered if b >= n]
+    if not fit:
+        raise ValueError(f"{what}: {n}, the largest bucket holds {ordered[-1]}")
+    return fit[0]
 
 
 def nearest_rows(rows: int, frames: int) -> np.ndarray:

@@ -40,3 +40,12 @@ class Codebook:
         raw = self.codebook.astype(np.float64)[codes]
         out = raw @ self.out_weight.astype(np.float64).T + self.out_bias
         return out.astype(np.float32)
+
+
+def codec_inputs(hidden: np.ndarray, rows: int) -> dict[str, np.ndarray]:
+    """The semantic codec graph's inputs: ``hidden`` [n, width] in a bucket of
+    ``rows`` (every one of the n rows real, zeros and mask 0 after)."""
+    n, width = hidden.shape
+    h, m = np.zeros((1, rows, width), np.float32), np.zeros((1, rows), np.float32)
+    h[0, :n], m[0, :n] = hidden, 1.0
+    return {"hidden": h, "mask": m}

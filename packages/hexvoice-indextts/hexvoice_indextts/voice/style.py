@@ -12,7 +12,6 @@ first with zeros after and a 0/1 mask saying which are real
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -24,6 +23,8 @@ from daemon.sdk.audio.fbank import (
     frames_of,
     kaldi_fbank,
 )
+
+from hexvoice_indextts.voice.frames import bucket_for
 
 if TYPE_CHECKING:
     from daemon.sdk.graphs import Runner
@@ -49,17 +50,6 @@ def style_features(audio16k: np.ndarray) -> np.ndarray:
     return (feat - feat.mean(axis=0, keepdims=True)).astype(np.float32)
 
 
-def bucket_for(frames: int, buckets: Sequence[int]) -> int:
-    """The smallest bucket that holds ``frames`` (ValueError past the largest)."""
-    fit = [b for b in sorted(buckets) if b >= frames]
-    if not fit:
-        raise ValueError(
-            f"speaker clip: {frames} fbank frames, the largest bucket holds "
-            f"{max(buckets)}"
-        )
-    return fit[0]
-
-
 def bucket_inputs(feat: np.ndarray, frames: int) -> dict[str, np.ndarray]:
     """The graph's inputs for ``feat`` [n, 80] in a bucket of ``frames``."""
     n = len(feat)
@@ -71,5 +61,5 @@ def bucket_inputs(feat: np.ndarray, frames: int) -> dict[str, np.ndarray]:
 
 def style(graphs: dict[int, Runner], feat: np.ndarray) -> np.ndarray:
     """[1, 192] style of ``feat`` on the graph of its bucket (bucket -> graph)."""
-    frames = bucket_for(len(feat), list(graphs))
+    frames = bucket_for(len(feat), list(graphs), "speaker clip: fbank frames")
     return graphs[frames].run(bucket_inputs(feat, frames))[0]

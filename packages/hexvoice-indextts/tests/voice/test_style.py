@@ -8,12 +8,8 @@ import pytest
 import torch
 import torchaudio
 
-from hexvoice_indextts.voice.style import (
-    MAX_FRAMES,
-    bucket_for,
-    bucket_inputs,
-    style_features,
-)
+from hexvoice_indextts.voice.frames import bucket_for
+from hexvoice_indextts.voice.style import MAX_FRAMES, bucket_inputs, style_features
 
 
 def upstream_features(audio16k: np.ndarray, dtype: torch.dtype) -> np.ndarray:
@@ -42,8 +38,8 @@ def test_features_are_upstreams(samples: int) -> None:
 
 def test_a_15_s_clip_fits_the_largest_bucket() -> None:
     assert MAX_FRAMES == 1498
-    assert bucket_for(1498, (512, 1024, 1498)) == 1498
-    assert bucket_for(513, (1498, 512, 1024)) == 1024
+    assert bucket_for(1498, (512, 1024, 1498), "frames") == 1498
+    assert bucket_for(513, (1498, 512, 1024), "frames") == 1024
 
 
 def test_clips_it_cannot_take_are_refused() -> None:
@@ -52,9 +48,9 @@ def test_clips_it_cannot_take_are_refused() -> None:
     ):
         style_features(np.zeros(700))
     with pytest.raises(
-        ValueError, match="1499 fbank frames, the largest bucket holds 1498"
+        ValueError, match="fbank frames: 1499, the largest bucket holds 1498"
     ):
-        bucket_for(1499, (512, 1498))
+        bucket_for(1499, (512, 1498), "speaker clip: fbank frames")
 
 
 def test_bucket_inputs_put_the_frames_first_and_mark_them() -> None:
