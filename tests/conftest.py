@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -86,6 +86,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
             item.add_marker(skip_board)
         if item.get_closest_marker("simulator") is not None and not sim:
             item.add_marker(skip_sim)
+
+
+#: tests that ended with the FPU flushing subnormals (scripts/common/fpu.py)
+_FLUSHED: list[str] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    from scripts.common.fpu import keep_subnormals
+
+    if keep_subnormals():  # a test module's import loaded upstream code
+        _FLUSHED.append("collection")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: object) -> Iterator[None]:
+    """After a test that turned FTZ/DAZ on (its first import of qwen-asr),
+    the flags go back off, so no later test runs with subnormals flushed."""
+    yield
+    from scripts.common.fpu import keep_subnormals
+
+    if keep_subnormals():
+        _FLUSHED.append(item.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _FLUSHED:
+        terminalreporter.write_line(
+            "FPU flags FTZ/DAZ reset (scripts/common/fpu.py) after: "
+            + ", ".join(_FLUSHED)
+        )
 
 
 @pytest.fixture(scope="session")

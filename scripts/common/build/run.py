@@ -21,6 +21,7 @@ from typing import Any, Final, TypeVar
 
 from scripts.common.build.code import code_key
 from scripts.common.build.stage import Stage, StageGroup, from_json, to_json
+from scripts.common.fpu import keep_subnormals
 
 STATE_FILE: Final = "state.json"
 _CHUNK: Final = 1 << 20
@@ -173,6 +174,7 @@ class _Runner:
         self.log(f"{tag} ...")
         start = time.monotonic()
         result = stage.run(self.ctx, read)
+        keep_subnormals()  # a stage that loaded upstream code may have set FTZ/DAZ
         seconds = time.monotonic() - start
         stored[stage.name] = to_json(result)
         # read back as a resumed run would see it, so both runs go on alike
