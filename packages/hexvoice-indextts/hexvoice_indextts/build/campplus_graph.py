@@ -15,11 +15,10 @@ from typing import Final
 import numpy as np
 import torch
 from scripts.common.build.onnx_export import GraphSpec, export_static
-from scripts.common.floor import in_float64
 from scripts.common.gate_result import GateResult
 
 from hexvoice_indextts.build.campplus import FEAT_DIM, MaskedCampPlus
-from hexvoice_indextts.build.gates import Case, gate_graph
+from hexvoice_indextts.build.gates import Case, gate_graph, gated_buckets, port_pair
 from hexvoice_indextts.voice.style import INPUTS, MIN_FRAMES, OUTPUT, bucket_inputs
 
 #: a graph's error bound against float64 when float32's own is smaller
@@ -46,13 +45,6 @@ def export_campplus(model: MaskedCampPlus, frames: int, out: Path) -> GraphSpec:
     return export_static(model, args, INPUTS, (OUTPUT,), path)
 
 
-def gate_lengths(frames: int, smaller: int) -> tuple[int, ...]:
-    """Clip lengths a bucket is checked on: its full length, one frame over
-    the next smaller bucket, and an odd length between."""
-    low = max(MIN_FRAMES, smaller + 1)
-    return tuple(sorted({frames, low, (low + frames) // 2 | 1}))
-
-
 def _features(length: int, seed: int) -> np.ndarray:
     g = np.random.default_rng(seed)
     feat = g.standard_normal((length, FEAT_DIM)).astype(np.float32)
@@ -65,19 +57,15 @@ def gate_cpu(
     buckets: Sequence[int],
     seed: int = 0,
 ) -> list[GateResult]:
-    """One rel-error gate per bucket graph, over ``gate_lengths`` clips."""
-    ordered = sorted(buckets)
+    """One rel-error gate per bucket graph (build/gates.gated_buckets' lengths)."""
     results = []
-    for spec, frames in zip(graphs, ordered, strict=True):
-        smaller = ordered[ordered.index(frames) - 1] if frames != ordered[0] else 0
+    for spec, frames, lengths in gated_buckets(graphs, buckets, low=MIN_FRAMES):
         cases = []
-        for i, n in enumerate(gate_lengths(frames, smaller)):
+        for i, n in enumerate(lengths):
             feat = _features(n, seed + i)
-            whole, ones = torch.from_numpy(feat)[None], torch.ones(1, n)
-            with torch.no_grad():
-                upstream = model(whole, ones).numpy()
-                with in_float64(model):
-                    exact = model(whole.double(), ones.double()).numpy()
+            upstream, exact = port_pair(
+                model, torch.from_numpy(feat)[None], torch.ones(1, n)
+            )
             cases.append(Case(bucket_inputs(feat, frames), upstream, exact))
         results.append(gate_graph(spec, cases, MAX_REL_ERR))
     return results

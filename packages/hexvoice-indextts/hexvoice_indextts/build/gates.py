@@ -6,13 +6,14 @@ error against float64 over all cases is within the float32 floor
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from scripts.common.build.onnx_export import GraphSpec
 from scripts.common.build.runners import cpu_runner
-from scripts.common.floor import rel_gate
+from scripts.common.floor import in_float64, rel_gate
 from scripts.common.gate_result import GateResult
 
 
@@ -43,3 +44,30 @@ def gate_graph(spec: GraphSpec, cases: Sequence[Case], bound: float) -> GateResu
         np.concatenate(upstream),
         np.concatenate(got),
     )
+
+
+def gated_buckets(
+    graphs: Iterable[GraphSpec], buckets: Sequence[int], low: int = 1, scale: int = 1
+) -> Iterator[tuple[GraphSpec, int, tuple[int, ...]]]:
+    """Per graph (in ascending bucket order): its bucket and the clip lengths
+    it is gated on, in units of ``scale`` per bucket slot: the full bucket,
+    one past the next smaller bucket (at least ``low``), and an odd length
+    between."""
+    ordered = sorted(buckets)
+    for spec, bucket in zip(graphs, ordered, strict=True):
+        i = ordered.index(bucket)
+        smaller = ordered[i - 1] if i else 0
+        first, full = max(low, scale * smaller + 1), scale * bucket
+        yield spec, bucket, tuple(sorted({full, first, (first + full) // 2 | 1}))
+
+
+def port_pair(
+    model: torch.nn.Module, *inputs: torch.Tensor
+) -> tuple[np.ndarray, np.ndarray]:
+    """(float32, float64) outputs of the port on the clip alone: what
+    upstream computes, and the exact value."""
+    with torch.no_grad():
+        upstream = model(*inputs).numpy()
+        with in_float64(model):
+            exact = model(*(x.double() for x in inputs)).numpy()
+    return upstream, exact

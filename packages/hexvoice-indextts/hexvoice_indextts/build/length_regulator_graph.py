@@ -12,10 +12,9 @@ from typing import Any, Final
 import numpy as np
 import torch
 from scripts.common.build.onnx_export import GraphSpec, export_static
-from scripts.common.floor import in_float64
 from scripts.common.gate_result import GateResult
 
-from hexvoice_indextts.build.gates import Case, gate_graph
+from hexvoice_indextts.build.gates import Case, gate_graph, gated_buckets, port_pair
 from hexvoice_indextts.build.length_regulator import MaskedLengthRegulator
 from hexvoice_indextts.model_dir.config import LengthRegulator
 from hexvoice_indextts.voice.frames import nearest_rows, regulator_inputs
@@ -60,25 +59,17 @@ def gate_cpu(
     buckets: Sequence[int],
     seed: int = 0,
 ) -> list[GateResult]:
-    """Per bucket: a full bucket, one frame past the smaller one and an odd
-    count between, each from int(frames / 1.72) rows (upstream's ratio)."""
-    ordered, results = sorted(buckets), []
-    width = port.in_proj.in_features
-    for spec, bucket in zip(graphs, ordered, strict=True):
-        smaller = ordered[ordered.index(bucket) - 1] if bucket != ordered[0] else 0
+    """Per bucket (build/gates.gated_buckets' frame counts), each from
+    int(frames / 1.72) rows (upstream's ratio)."""
+    results, width = [], port.in_proj.in_features
+    for spec, bucket, lengths in gated_buckets(graphs, buckets):
         cases = []
-        for i, frames in enumerate(
-            sorted({bucket, smaller + 1, (smaller + 1 + bucket) // 2 | 1})
-        ):
+        for i, frames in enumerate(lengths):
             n = max(1, int(frames / FRAMES_PER_ROW))
             rows = np.random.default_rng(seed + i).standard_normal((n, width))
             rows = rows.astype(np.float32)
             picked = torch.from_numpy(rows[nearest_rows(n, frames)])[None]
-            ones = torch.ones(1, frames)
-            with torch.no_grad():
-                upstream = port(picked, ones).numpy()
-                with in_float64(port):
-                    exact = port(picked.double(), ones.double()).numpy()
+            upstream, exact = port_pair(port, picked, torch.ones(1, frames))
             cases.append(Case(regulator_inputs(rows, frames, bucket), upstream, exact))
         results.append(gate_graph(spec, cases, MAX_REL_ERR))
     return results

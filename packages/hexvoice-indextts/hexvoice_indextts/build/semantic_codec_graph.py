@@ -13,10 +13,10 @@ import numpy as np
 import torch
 from scripts.common.build.onnx_export import GraphSpec, export_static
 from scripts.common.build.runners import cpu_runner
-from scripts.common.floor import in_float64, index_gate
+from scripts.common.floor import index_gate
 from scripts.common.gate_result import GateResult
 
-from hexvoice_indextts.build.gates import Case, gate_graph
+from hexvoice_indextts.build.gates import Case, gate_graph, gated_buckets, port_pair
 from hexvoice_indextts.build.semantic_codec import (
     MaskedSemanticEncoder,
     codebook_tables,
@@ -63,21 +63,17 @@ def gate_cpu(
     width: int,
     seed: int = 0,
 ) -> list[GateResult]:
-    """Per bucket: latents' rel error and codes' agreement, over clips of a
-    full bucket, one row past the smaller one and an odd count between."""
-    ordered, results = sorted(buckets), []
-    for spec, rows in zip(graphs, ordered, strict=True):
-        smaller = ordered[ordered.index(rows) - 1] if rows != ordered[0] else 0
-        lengths = sorted({rows, smaller + 1, (smaller + 1 + rows) // 2 | 1})
+    """Per bucket (build/gates.gated_buckets' row counts): latents' rel error
+    and codes' agreement."""
+    results = []
+    for spec, rows, lengths in gated_buckets(graphs, buckets):
         cases, codes, runner = [], ([], [], []), cpu_runner(spec.path)
         for i, n in enumerate(lengths):
             hidden = np.random.default_rng(seed + i).standard_normal((n, width))
             hidden = hidden.astype(np.float32)
-            whole, ones = torch.from_numpy(hidden)[None], torch.ones(1, n)
-            with torch.no_grad():
-                upstream = port(whole, ones).numpy()
-                with in_float64(port):
-                    exact = port(whole.double(), ones.double()).numpy()
+            upstream, exact = port_pair(
+                port, torch.from_numpy(hidden)[None], torch.ones(1, n)
+            )
             case = Case(codec_inputs(hidden, rows), upstream, exact)
             cases.append(case)
             got = runner.run(case.inputs)[0][0, :n]

@@ -22,7 +22,7 @@ from scripts.common.build.onnx_export import GraphSpec, export_static
 from scripts.common.floor import in_float64
 from scripts.common.gate_result import GateResult
 
-from hexvoice_indextts.build.gates import Case, gate_graph
+from hexvoice_indextts.build.gates import Case, gate_graph, gated_buckets
 from hexvoice_indextts.build.w2v_bert import StaticW2vBert
 from hexvoice_indextts.model_dir import W2V_LAYER
 from hexvoice_indextts.voice.semantic import (
@@ -66,13 +66,6 @@ def samples_for(frames: int) -> int:
     return FRAME + (frames - 1) * SHIFT
 
 
-def gate_frames(rows: int, smaller: int) -> tuple[int, ...]:
-    """fbank frame counts a bucket of ``rows`` is checked on: full, the least
-    past the next smaller bucket, and an odd count between (masked last row)."""
-    low = max(STRIDE, STRIDE * smaller + 1)
-    return tuple(sorted({STRIDE * rows, low, (low + STRIDE * rows) // 2 | 1}))
-
-
 def _reference(
     model: Any, port: StaticW2vBert, f: np.ndarray, m: np.ndarray
 ) -> np.ndarray:
@@ -91,13 +84,13 @@ def gate_cpu(
     buckets: Sequence[int],
     seed: int = 0,
 ) -> list[GateResult]:
-    """One rel-error gate per bucket graph, over ``gate_frames`` clips."""
-    ordered = sorted(buckets)
+    """One rel-error gate per bucket graph, over fbank frame counts
+    (build/gates.gated_buckets, two frames per row: an odd count masks its
+    last row)."""
     results = []
-    for spec, rows in zip(graphs, ordered, strict=True):
-        smaller = ordered[ordered.index(rows) - 1] if rows != ordered[0] else 0
+    for spec, rows, frame_counts in gated_buckets(graphs, buckets, STRIDE, STRIDE):
         cases = []
-        for i, frames in enumerate(gate_frames(rows, smaller)):
+        for i, frames in enumerate(frame_counts):
             g = np.random.default_rng(seed + i)
             audio = (0.3 * g.standard_normal(samples_for(frames))).clip(-1, 1)
             f, m = w2v_features(audio.astype(np.float32))
