@@ -88,12 +88,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
             item.add_marker(skip_sim)
 
 
-#: tests that ended with the FPU flushing subnormals (scripts/common/fpu.py)
+#: tests that ended with the FPU flushing subnormals (scripts/common/build/fpu.py)
 _FLUSHED: list[str] = []
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    from scripts.common.fpu import keep_subnormals
+    from scripts.common.build.fpu import keep_subnormals
 
     if keep_subnormals():  # a test module's import loaded upstream code
         _FLUSHED.append("collection")
@@ -104,7 +104,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: object) -> Iterator[Non
     """After a test that turned FTZ/DAZ on (its first import of qwen-asr),
     the flags go back off, so no later test runs with subnormals flushed."""
     yield
-    from scripts.common.fpu import keep_subnormals
+    from scripts.common.build.fpu import keep_subnormals
 
     if keep_subnormals():
         _FLUSHED.append(item.nodeid)
@@ -113,7 +113,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: object) -> Iterator[Non
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if _FLUSHED:
         terminalreporter.write_line(
-            "FPU flags FTZ/DAZ reset (scripts/common/fpu.py) after: "
+            "FPU flags FTZ/DAZ reset (scripts/common/build/fpu.py) after: "
             + ", ".join(_FLUSHED)
         )
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from scripts.common.build.code import code_key
+from scripts.common.build.fpu import keep_subnormals
 from scripts.common.build.stage import Stage, StageGroup, from_json, to_json
-from scripts.common.fpu import keep_subnormals
 
 STATE_FILE: Final = "state.json"
 _CHUNK: Final = 1 << 20

@@ -2,7 +2,7 @@
 
 The gate (build/gates.py) runs each exported graph on onnxruntime CPU on clips
 of several lengths in the bucket (the padded, masked path) against the port
-run at the clip's own length (tests/build/test_campplus.py holds the port to
+run at the clip's own length (tests/graphs/test_campplus.py holds the port to
 upstream's CAMPPlus).
 """
 
@@ -17,8 +17,8 @@ import torch
 from scripts.common.build.onnx_export import GraphSpec, export_static
 from scripts.common.gate_result import GateResult
 
-from hexvoice_indextts.build.campplus import FEAT_DIM, MaskedCampPlus
 from hexvoice_indextts.build.gates import Case, gate_graph, gated_buckets, port_pair
+from hexvoice_indextts.graphs.campplus import FEAT_DIM, MaskedCampPlus
 from hexvoice_indextts.voice.style import INPUTS, MIN_FRAMES, OUTPUT, bucket_inputs
 
 #: a graph's error bound against float64 when float32's own is smaller

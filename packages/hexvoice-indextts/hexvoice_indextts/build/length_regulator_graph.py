@@ -15,7 +15,7 @@ from scripts.common.build.onnx_export import GraphSpec, export_static
 from scripts.common.gate_result import GateResult
 
 from hexvoice_indextts.build.gates import Case, gate_graph, gated_buckets, port_pair
-from hexvoice_indextts.build.length_regulator import MaskedLengthRegulator
+from hexvoice_indextts.graphs.length_regulator import MaskedLengthRegulator
 from hexvoice_indextts.model_dir.config import LengthRegulator
 from hexvoice_indextts.voice.frames import nearest_rows, regulator_inputs
 

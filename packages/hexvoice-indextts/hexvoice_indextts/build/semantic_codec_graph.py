@@ -17,7 +17,7 @@ from scripts.common.floor import index_gate
 from scripts.common.gate_result import GateResult
 
 from hexvoice_indextts.build.gates import Case, gate_graph, gated_buckets, port_pair
-from hexvoice_indextts.build.semantic_codec import (
+from hexvoice_indextts.graphs.semantic_codec import (
     MaskedSemanticEncoder,
     codebook_tables,
 )

@@ -23,7 +23,7 @@ from scripts.common.floor import in_float64
 from scripts.common.gate_result import GateResult
 
 from hexvoice_indextts.build.gates import Case, gate_graph, gated_buckets
-from hexvoice_indextts.build.w2v_bert import StaticW2vBert
+from hexvoice_indextts.graphs.w2v_bert import StaticW2vBert
 from hexvoice_indextts.model_dir import W2V_LAYER
 from hexvoice_indextts.voice.semantic import (
     INPUTS,

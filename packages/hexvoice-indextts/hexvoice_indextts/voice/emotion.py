@@ -1,5 +1,5 @@
 """The emotion vector's CPU arithmetic, as ``infer_v2.infer_generator`` does
-it around the ``emotion_vector`` graph (build/gpt_conditioning.py):
+it around the ``emotion_vector`` graph (graphs/gpt_conditioning.py):
 
 - ``merge``: ``UnifiedVoice.merge_emovec``: base (the speaker clip's vector)
   + alpha * (emotion clip's - base); without an emotion clip upstream takes

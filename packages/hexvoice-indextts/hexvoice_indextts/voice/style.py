@@ -7,7 +7,7 @@ sample_frequency=16000)``; its mean over time is subtracted and CAM++ reads
 the result.  Here the fbank is the SDK's (daemon/sdk/audio/fbank.py, computed
 in float64), the mean is taken in float64 too, and the frames go to the graph
 first with zeros after and a 0/1 mask saying which are real
-(hexvoice_indextts/build/campplus.py makes the result the unpadded one).
+(hexvoice_indextts/graphs/campplus.py makes the result the unpadded one).
 """
 
 from __future__ import annotations

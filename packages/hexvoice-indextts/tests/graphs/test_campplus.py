@@ -14,13 +14,13 @@ import torch
 from indextts.s2mel.modules.campplus.DTDNN import CAMPPlus
 from scripts.common.floor import rel_gate
 
-from hexvoice_indextts.build.campplus import MaskedCampPlus
 from hexvoice_indextts.build.campplus_graph import (
     MAX_REL_ERR,
     export_campplus,
     gate_cpu,
     load_campplus,
 )
+from hexvoice_indextts.graphs.campplus import MaskedCampPlus
 from hexvoice_indextts.voice.style import bucket_inputs
 
 #: buckets small enough for a test; 208 fbank frames are 104 after the stride,

@@ -16,7 +16,6 @@ import torch
 from scripts.common.floor import rel_gate
 from transformers import Wav2Vec2BertConfig, Wav2Vec2BertModel
 
-from hexvoice_indextts.build.w2v_bert import StaticW2vBert
 from hexvoice_indextts.build.w2v_bert_graph import (
     MAX_REL_ERR,
     export_w2v_bert,
@@ -24,6 +23,7 @@ from hexvoice_indextts.build.w2v_bert_graph import (
     load_w2v_bert,
     samples_for,
 )
+from hexvoice_indextts.graphs.w2v_bert import StaticW2vBert
 from hexvoice_indextts.voice.semantic import bucket_inputs, w2v_features
 
 #: head width 17, a relative-key window of 5 left and 3 right, kernel 7

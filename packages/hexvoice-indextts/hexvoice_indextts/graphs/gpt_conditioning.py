@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hexvoice_indextts.build.conformer import MaskedConformer
-from hexvoice_indextts.build.perceiver import MaskedPerceiver
+from hexvoice_indextts.graphs.conformer import MaskedConformer
+from hexvoice_indextts.graphs.perceiver import MaskedPerceiver
 from hexvoice_indextts.model_dir.config import Gpt
 
 INPUTS: Final = ("cond", "mask")

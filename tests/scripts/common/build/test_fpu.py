@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 def run(code: str) -> str:
@@ -34,7 +34,7 @@ def test_qwen_asr_flushes_and_keep_subnormals_restores_the_reader() -> None:
         from typing import Annotated
         import msgspec
         from daemon.config.reader import ReadError, read
-        from scripts.common.fpu import flushes_subnormals, keep_subnormals
+        from scripts.common.build.fpu import flushes_subnormals, keep_subnormals
 
         T = dict[str, Annotated[float, msgspec.Meta(gt=0)]]
         def zero_refused():
@@ -66,8 +66,8 @@ def test_the_build_runner_restores_the_fpu_after_a_stage(tmp_path: Path) -> None
         f"""
         from scripts.common.build.run import run_stages
         from scripts.common.build.stage import Stage
-        from scripts.common.fpu import flushes_subnormals
-        from tests.scripts.common.test_fpu import flushing_stage
+        from scripts.common.build.fpu import flushes_subnormals
+        from tests.scripts.common.build.test_fpu import flushing_stage
 
         stage = Stage("flush", flushing_stage)
         run_stages([stage], None, {str(tmp_path)!r}, log=lambda m: None)

@@ -17,14 +17,14 @@ from indextts.gpt.model_v2 import UnifiedVoice
 from scripts.common.build.onnx_export import export_static
 from scripts.common.floor import rel_gate
 
-from hexvoice_indextts.build.conformer import MaskedConformer, subsampled
-from hexvoice_indextts.build.gpt_conditioning import (
+from hexvoice_indextts.build.tiny import tiny_config
+from hexvoice_indextts.graphs.conformer import MaskedConformer, subsampled
+from hexvoice_indextts.graphs.gpt_conditioning import (
     INPUTS,
     EmotionVector,
     SpeakerLatents,
     gpt_state,
 )
-from hexvoice_indextts.build.tiny import tiny_config
 from hexvoice_indextts.model_dir.config import Conformer, Gpt
 
 TINY = tiny_config()["gpt"]

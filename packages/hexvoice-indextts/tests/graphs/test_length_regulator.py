@@ -18,7 +18,6 @@ import torch.nn.functional as F
 from indextts.s2mel.modules.length_regulator import InterpolateRegulator
 from scripts.common.floor import rel_gate
 
-from hexvoice_indextts.build.length_regulator import MaskedLengthRegulator
 from hexvoice_indextts.build.length_regulator_graph import (
     MAX_REL_ERR,
     export_length_regulator,
@@ -26,6 +25,7 @@ from hexvoice_indextts.build.length_regulator_graph import (
     load_length_regulator,
 )
 from hexvoice_indextts.build.tiny import tiny_config
+from hexvoice_indextts.graphs.length_regulator import MaskedLengthRegulator
 from hexvoice_indextts.model_dir.config import LengthRegulator
 from hexvoice_indextts.voice.frames import nearest_rows, regulator_inputs
 

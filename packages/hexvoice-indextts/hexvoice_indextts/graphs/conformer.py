@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hexvoice_indextts.build.w2v_bert import KEY_MASK
+from hexvoice_indextts.graphs.w2v_bert import KEY_MASK
 from hexvoice_indextts.model_dir.config import Conformer
 
 #: the encoder layers' LayerNorm eps (upstream's default; the convolution

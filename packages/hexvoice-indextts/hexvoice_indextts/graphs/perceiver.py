@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hexvoice_indextts.build.w2v_bert import KEY_MASK
+from hexvoice_indextts.graphs.w2v_bert import KEY_MASK
 
 #: PerceiverResampler's default depth, which IndexTTS-2 keeps (its head
 #: width, 64 by default, is read from the weights)
