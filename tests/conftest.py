@@ -6,7 +6,7 @@ import os
 import platform
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -88,15 +88,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
             item.add_marker(skip_sim)
 
 
-#: tests that ended with the FPU flushing subnormals (scripts/common/build/fpu.py)
-_FLUSHED: list[str] = []
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     from scripts.common.build.fpu import keep_subnormals
 
-    if keep_subnormals():  # a test module's import loaded upstream code
-        _FLUSHED.append("collection")
+    keep_subnormals()  # a test module's import may have loaded qwen-asr
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -106,16 +101,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: object) -> Iterator[Non
     yield
     from scripts.common.build.fpu import keep_subnormals
 
-    if keep_subnormals():
-        _FLUSHED.append(item.nodeid)
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if _FLUSHED:
-        terminalreporter.write_line(
-            "FPU flags FTZ/DAZ reset (scripts/common/build/fpu.py) after: "
-            + ", ".join(_FLUSHED)
-        )
+    keep_subnormals()
 
 
 @pytest.fixture(scope="session")

@@ -152,10 +152,8 @@ def _publish(work: Path, meta: dict, cache_dir: Path, hit: Path) -> None:
     staged = Path(tempfile.mkdtemp(prefix=f".{hit.name}.", dir=cache_dir))
     shutil.copytree(work, staged, dirs_exist_ok=True)
     (staged / "meta.json").write_text(json.dumps(meta))
-    try:
-        staged.rename(
-            hit
-        )  # fails if hit exists: never replace what a reader may be copying
+    try:  # fails if hit exists: never replace what a reader may be copying
+        staged.rename(hit)
     except OSError:
         shutil.rmtree(staged, ignore_errors=True)
 
