@@ -21,8 +21,6 @@ from hexvoice_indextts.voice.frames import nearest_rows, regulator_inputs
 
 INPUTS: Final = ("rows", "mask")
 OUTPUT: Final = "condition"
-#: the condition's error bound against float64 when float32's own is smaller
-MAX_REL_ERR: Final = 1e-5
 #: mel frames per semantic row in upstream's target (infer_v2: code_lens * 1.72)
 FRAMES_PER_ROW: Final = 1.72
 
@@ -71,5 +69,5 @@ def gate_cpu(
             picked = torch.from_numpy(rows[nearest_rows(n, frames)])[None]
             upstream, exact = port_pair(port, picked, torch.ones(1, frames))
             cases.append(Case(regulator_inputs(rows, frames, bucket), upstream, exact))
-        results.append(gate_graph(spec, cases, MAX_REL_ERR))
+        results.append(gate_graph(spec, cases))
     return results

@@ -29,9 +29,9 @@ from typing import Final
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from hexvoice_indextts.graphs.w2v_bert import KEY_MASK
+from hexvoice_indextts.graphs.weights import Weights
 from hexvoice_indextts.model_dir.config import Conformer
 
 #: the encoder layers' LayerNorm eps (upstream's default; the convolution
@@ -47,34 +47,26 @@ def subsampled(rows: int) -> int:
     return (rows - SUB_KERNEL) // SUB_STRIDE + 1
 
 
-class MaskedConformer(nn.Module):
+class MaskedConformer(Weights):
     """``forward(x [1, R, input], mask [1, R]) -> (h [1, R', D], mask [1, R'])``."""
 
     def __init__(self, state: Mapping[str, torch.Tensor], cfg: Conformer) -> None:
-        super().__init__()
         if cfg.input_layer != "conv2d2":
             raise ValueError(
                 f"conformer input_layer {cfg.input_layer!r}: the port takes "
                 "IndexTTS-2's 'conv2d2'"
             )
-        self.blocks, self.heads, self.width = (
-            cfg.num_blocks,
-            cfg.attention_heads,
-            cfg.output_size,
-        )
-        for key, value in state.items():
-            self.register_buffer(key.replace(".", "__"), value.clone())
-
-    def _p(self, key: str) -> torch.Tensor:
-        return getattr(self, key.replace(".", "__"))
+        super().__init__(state)
+        self.blocks, self.heads = cfg.num_blocks, cfg.attention_heads
+        self.width = cfg.output_size
 
     def _linear(self, x: torch.Tensor, key: str, bias: bool = True) -> torch.Tensor:
         return F.linear(
-            x, self._p(key + ".weight"), self._p(key + ".bias") if bias else None
+            x, self.w(key + ".weight"), self.w(key + ".bias") if bias else None
         )
 
     def _norm(self, x: torch.Tensor, key: str) -> torch.Tensor:
-        w, b = self._p(key + ".weight"), self._p(key + ".bias")
+        w, b = self.w(key + ".weight"), self.w(key + ".bias")
         return F.layer_norm(x, (x.shape[-1],), w, b, NORM_EPS)
 
     def forward(
@@ -83,15 +75,15 @@ class MaskedConformer(nn.Module):
         h = F.relu(
             F.conv2d(
                 x[:, None],
-                self._p("embed.conv.0.weight"),
-                self._p("embed.conv.0.bias"),
+                self.w("embed.conv.0.weight"),
+                self.w("embed.conv.0.bias"),
                 stride=SUB_STRIDE,
             )
         )
         b, c, t, f = h.shape
         h = self._linear(h.transpose(1, 2).reshape(b, t, c * f), "embed.out.0")
         h = h * math.sqrt(self.width)
-        pos = self._p("embed.pos_enc.pe")[:, :t]
+        pos = self.w("embed.pos_enc.pe")[:, :t]
         m = mask[:, SUB_KERNEL - 1 :: SUB_STRIDE]
         key_bias = ((1.0 - m) * KEY_MASK)[:, None, None, :]
         for i in range(self.blocks):
@@ -131,8 +123,8 @@ class MaskedConformer(nn.Module):
             heads(self._linear(x, k + "linear_v")),
         )
         p = heads(self._linear(pos, k + "linear_pos", bias=False))
-        with_u = (q + self._p(k + "pos_bias_u")).transpose(1, 2)
-        with_v = (q + self._p(k + "pos_bias_v")).transpose(1, 2)
+        with_u = (q + self.w(k + "pos_bias_u")).transpose(1, 2)
+        with_v = (q + self.w(k + "pos_bias_v")).transpose(1, 2)
         scores = (
             with_u @ key.transpose(-2, -1) + with_v @ p.transpose(-2, -1)
         ) / math.sqrt(d)
@@ -144,21 +136,21 @@ class MaskedConformer(nn.Module):
         y = (x * m).transpose(1, 2)
         y = F.conv1d(
             y,
-            self._p(k + "pointwise_conv1.weight"),
-            self._p(k + "pointwise_conv1.bias"),
+            self.w(k + "pointwise_conv1.weight"),
+            self.w(k + "pointwise_conv1.bias"),
         )
         # upstream's one clip has zeros past its end where the depthwise conv
         # reads; padded rows hold GLU(bias) here: masked again
         y = F.glu(y, dim=1) * m.transpose(1, 2)
-        w = self._p(k + "depthwise_conv.weight")
+        w = self.w(k + "depthwise_conv.weight")
         pad = (w.shape[-1] - 1) // 2  # centred (upstream's lorder is 0)
         y = F.conv1d(
-            y, w, self._p(k + "depthwise_conv.bias"), padding=pad, groups=y.shape[1]
+            y, w, self.w(k + "depthwise_conv.bias"), padding=pad, groups=y.shape[1]
         )
         y = F.silu(self._norm(y.transpose(1, 2), k + "norm")).transpose(1, 2)
         y = F.conv1d(
             y,
-            self._p(k + "pointwise_conv2.weight"),
-            self._p(k + "pointwise_conv2.bias"),
+            self.w(k + "pointwise_conv2.weight"),
+            self.w(k + "pointwise_conv2.bias"),
         )
         return y.transpose(1, 2) * m

@@ -22,13 +22,10 @@ from torch import nn
 
 from hexvoice_indextts.graphs.conformer import MaskedConformer
 from hexvoice_indextts.graphs.perceiver import MaskedPerceiver
+from hexvoice_indextts.graphs.weights import sub
 from hexvoice_indextts.model_dir.config import Gpt
 
 INPUTS: Final = ("cond", "mask")
-
-
-def sub(state: Mapping[str, torch.Tensor], prefix: str) -> dict[str, torch.Tensor]:
-    return {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
 
 
 def gpt_state(checkpoint: Path) -> dict[str, torch.Tensor]:

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from hexvoice_indextts.graphs.weights import sub
 from hexvoice_indextts.model_dir.config import LengthRegulator
 
 #: nn.GroupNorm's default eps; the regulator's convolution kernel
@@ -56,11 +57,11 @@ class MaskedLengthRegulator(nn.Module):
         )
         self.out = nn.Conv1d(cfg.channels, cfg.channels, 1)
         # upstream's Sequential: [conv, norm, mish] per block, then the 1x1 conv
-        self.in_proj.load_state_dict(_sub(state, "content_in_proj."))
+        self.in_proj.load_state_dict(sub(state, "content_in_proj."))
         for i in range(self.blocks):
-            self.convs[i].load_state_dict(_sub(state, f"model.{3 * i}."))
-            self.norms[i].load_state_dict(_sub(state, f"model.{3 * i + 1}."))
-        self.out.load_state_dict(_sub(state, f"model.{3 * self.blocks}."))
+            self.convs[i].load_state_dict(sub(state, f"model.{3 * i}."))
+            self.norms[i].load_state_dict(sub(state, f"model.{3 * i + 1}."))
+        self.out.load_state_dict(sub(state, f"model.{3 * self.blocks}."))
 
     def forward(self, rows: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         m = mask[:, None, :]
@@ -77,7 +78,3 @@ class MaskedLengthRegulator(nn.Module):
             )
             h = F.mish(h) * m
         return (self.out(h) * m).transpose(1, 2)
-
-
-def _sub(state: Mapping[str, torch.Tensor], prefix: str) -> dict[str, torch.Tensor]:
-    return {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}

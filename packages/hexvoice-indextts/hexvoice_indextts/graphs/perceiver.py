@@ -12,48 +12,41 @@ from typing import Final
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from hexvoice_indextts.graphs.w2v_bert import KEY_MASK
+from hexvoice_indextts.graphs.weights import Weights
 
 #: PerceiverResampler's default depth, which IndexTTS-2 keeps (its head
 #: width, 64 by default, is read from the weights)
 DEPTH: Final = 2
 
 
-class MaskedPerceiver(nn.Module):
+class MaskedPerceiver(Weights):
     """``forward(context [1, R, dim_context], mask [1, R]) -> [1, latents, dim]``."""
 
     def __init__(self, state: Mapping[str, torch.Tensor], heads: int) -> None:
-        super().__init__()
+        super().__init__(state)
         self.heads = heads
-        for key, value in state.items():
-            self.register_buffer(key.replace(".", "__"), value.clone())
-        self.project = hasattr(self, "proj_context__weight")
-
-    def _p(self, key: str) -> torch.Tensor:
-        return getattr(self, key.replace(".", "__"))
+        self.project = self.has("proj_context.weight")
 
     def forward(self, context: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if self.project:
             context = F.linear(
-                context, self._p("proj_context.weight"), self._p("proj_context.bias")
+                context, self.w("proj_context.weight"), self.w("proj_context.bias")
             )
-        latents = self._p("latents")[None].expand(context.shape[0], -1, -1)
+        latents = self.w("latents")[None].expand(context.shape[0], -1, -1)
         real = torch.ones(mask.shape[0], latents.shape[1], dtype=mask.dtype)
         key_bias = ((1.0 - torch.cat([real, mask], dim=1)) * KEY_MASK)[:, None, None, :]
         for i in range(DEPTH):
             a, f = f"layers.{i}.0.", f"layers.{i}.1."
             latents = self._attention(a, latents, context, key_bias) + latents
-            h = F.linear(latents, self._p(f + "0.weight"), self._p(f + "0.bias"))
+            h = F.linear(latents, self.w(f + "0.weight"), self.w(f + "0.bias"))
             x, gate = h.chunk(2, dim=-1)
             latents = (
-                F.linear(
-                    F.gelu(gate) * x, self._p(f + "2.weight"), self._p(f + "2.bias")
-                )
+                F.linear(F.gelu(gate) * x, self.w(f + "2.weight"), self.w(f + "2.bias"))
                 + latents
             )
-        gamma = self._p("norm.gamma")
+        gamma = self.w("norm.gamma")
         return F.normalize(latents, dim=-1) * (latents.shape[-1] ** 0.5) * gamma
 
     def _attention(
@@ -64,8 +57,8 @@ class MaskedPerceiver(nn.Module):
         key_bias: torch.Tensor,
     ) -> torch.Tensor:
         kv_in = torch.cat([latents, context], dim=1)
-        q = F.linear(latents, self._p(k + "to_q.weight"))
-        key, value = F.linear(kv_in, self._p(k + "to_kv.weight")).chunk(2, dim=-1)
+        q = F.linear(latents, self.w(k + "to_q.weight"))
+        key, value = F.linear(kv_in, self.w(k + "to_kv.weight")).chunk(2, dim=-1)
 
         def heads(y: torch.Tensor) -> torch.Tensor:
             return y.reshape(y.shape[0], y.shape[1], self.heads, -1).transpose(1, 2)
@@ -74,4 +67,4 @@ class MaskedPerceiver(nn.Module):
         scores = q @ key.transpose(-2, -1) * (q.shape[-1] ** -0.5)
         out = F.softmax(scores + key_bias, dim=-1) @ value
         out = out.transpose(1, 2).reshape(latents.shape[0], latents.shape[1], -1)
-        return F.linear(out, self._p(k + "to_out.weight"))
+        return F.linear(out, self.w(k + "to_out.weight"))

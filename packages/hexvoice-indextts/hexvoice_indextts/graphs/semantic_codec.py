@@ -24,8 +24,8 @@ from typing import Final
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
+from hexvoice_indextts.graphs.weights import Weights
 from hexvoice_indextts.model_dir.config import SemanticCodec
 from hexvoice_indextts.voice.semantic_codes import Codebook
 
@@ -43,23 +43,18 @@ def weight_norm(g: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return v * (g / v.flatten(1).norm(dim=1).reshape(g.shape))
 
 
-class MaskedSemanticEncoder(nn.Module):
+class MaskedSemanticEncoder(Weights):
     """``forward(hidden [1, R, width], mask [1, R]) -> latents [1, R, code dim]``."""
 
     def __init__(self, state: Mapping[str, torch.Tensor], cfg: SemanticCodec) -> None:
-        super().__init__()
+        prefixes = (ENCODER, OUT_LINEAR, QUANTIZER + "in_project.")
+        super().__init__({k: v for k, v in state.items() if k.startswith(prefixes)})
         self.layers = cfg.vocos_num_layers
-        for key, value in state.items():
-            if key.startswith((ENCODER, OUT_LINEAR, QUANTIZER + "in_project.")):
-                self.register_buffer(key.replace(".", "__"), value.clone())
-
-    def _p(self, key: str) -> torch.Tensor:
-        return getattr(self, key.replace(".", "__"))
 
     def _norm(self, x: torch.Tensor, key: str) -> torch.Tensor:
         dim = (x.shape[-1],)
         return F.layer_norm(
-            x, dim, self._p(key + ".weight"), self._p(key + ".bias"), NORM_EPS
+            x, dim, self.w(key + ".weight"), self.w(key + ".bias"), NORM_EPS
         )
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -67,8 +62,8 @@ class MaskedSemanticEncoder(nn.Module):
         pad = KERNEL // 2
         x = F.conv1d(
             hidden.transpose(1, 2),
-            self._p(e + "embed.weight"),
-            self._p(e + "embed.bias"),
+            self.w(e + "embed.weight"),
+            self.w(e + "embed.bias"),
             padding=pad,
         )
         x = self._norm(x.transpose(1, 2), e + "norm") * m  # [1, R, dim]
@@ -76,25 +71,25 @@ class MaskedSemanticEncoder(nn.Module):
             b = f"{e}convnext.{i}."
             y = F.conv1d(
                 x.transpose(1, 2),
-                self._p(b + "dwconv.weight"),
-                self._p(b + "dwconv.bias"),
+                self.w(b + "dwconv.weight"),
+                self.w(b + "dwconv.bias"),
                 padding=pad,
                 groups=x.shape[-1],
             ).transpose(1, 2)
             y = F.linear(
                 self._norm(y, b + "norm"),
-                self._p(b + "pwconv1.weight"),
-                self._p(b + "pwconv1.bias"),
+                self.w(b + "pwconv1.weight"),
+                self.w(b + "pwconv1.bias"),
             )
             y = F.linear(
-                F.gelu(y), self._p(b + "pwconv2.weight"), self._p(b + "pwconv2.bias")
+                F.gelu(y), self.w(b + "pwconv2.weight"), self.w(b + "pwconv2.bias")
             )
-            x = (x + self._p(b + "gamma") * y) * m
+            x = (x + self.w(b + "gamma") * y) * m
         x = self._norm(x, e + "final_layer_norm")
-        x = F.linear(x, self._p(OUT_LINEAR + "weight"), self._p(OUT_LINEAR + "bias"))
+        x = F.linear(x, self.w(OUT_LINEAR + "weight"), self.w(OUT_LINEAR + "bias"))
         q = QUANTIZER + "in_project."
-        w = weight_norm(self._p(q + "weight_g"), self._p(q + "weight_v"))
-        z = F.conv1d(x.transpose(1, 2), w, self._p(q + "bias")).transpose(1, 2)
+        w = weight_norm(self.w(q + "weight_g"), self.w(q + "weight_v"))
+        z = F.conv1d(x.transpose(1, 2), w, self.w(q + "bias")).transpose(1, 2)
         return F.normalize(z, dim=-1) * m
 
 

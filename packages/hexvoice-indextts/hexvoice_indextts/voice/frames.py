@@ -33,14 +33,30 @@ def nearest_rows(rows: int, frames: int) -> np.ndarray:
     return np.minimum(np.floor(i.astype(np.float32) * scale).astype(np.int64), rows - 1)
 
 
+def padded(
+    rows: np.ndarray,
+    bucket: int,
+    mask: np.ndarray | None = None,
+    what: str = "rows",
+) -> tuple[np.ndarray, np.ndarray]:
+    """(float32 [1, bucket, ...], float32 [1, bucket]): ``rows`` first, zeros
+    after, and their 0/1 mask (``mask``, or 1 for every row) with 0 after: the
+    input every bucketed graph takes."""
+    n = len(rows)
+    if n > bucket:
+        raise ValueError(f"{n} {what} do not fit a bucket of {bucket}")
+    x = np.zeros((1, bucket, *np.shape(rows)[1:]), np.float32)
+    m = np.zeros((1, bucket), np.float32)
+    x[0, :n], m[0, :n] = rows, 1.0 if mask is None else mask
+    return x, m
+
+
 def regulator_inputs(
     rows: np.ndarray, frames: int, bucket: int
 ) -> dict[str, np.ndarray]:
     """The length regulator's inputs: ``rows`` [n, width] picked for
     ``frames`` mel frames, in a bucket of ``bucket`` frames."""
-    if frames > bucket:
+    if frames > bucket:  # before picking frames rows
         raise ValueError(f"{frames} mel frames do not fit a bucket of {bucket}")
-    picked = np.zeros((1, bucket, rows.shape[1]), np.float32)
-    picked[0, :frames] = rows[nearest_rows(len(rows), frames)]
-    mask = (np.arange(bucket) < frames).astype(np.float32)[None]
-    return {"rows": picked, "mask": mask}
+    x, m = padded(rows[nearest_rows(len(rows), frames)], bucket)
+    return {"rows": x, "mask": m}

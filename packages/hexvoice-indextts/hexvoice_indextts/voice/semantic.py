@@ -20,6 +20,8 @@ from typing import Final
 import numpy as np
 from daemon.sdk.audio.fbank import MEL_BINS, kaldi_fbank
 
+from hexvoice_indextts.voice.frames import padded
+
 #: "Kaldi compliance: 16-bit signed integers" (feature_extraction_seamless_m4t)
 INT16_SCALE: Final = 2.0**15
 #: the extractor's variance floor and the real preprocessor_config.json's
@@ -42,19 +44,16 @@ def w2v_features(audio16k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x = feat.astype(np.float64)
     x = (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0, ddof=1) + VAR_FLOOR)
     frames = len(x)
-    padded = -(-frames // STRIDE) * STRIDE
-    x = np.concatenate([x, np.full((padded - frames, MEL_BINS), PADDING_VALUE)])
-    real = np.arange(padded) < frames
+    even = -(-frames // STRIDE) * STRIDE
+    x = np.concatenate([x, np.full((even - frames, MEL_BINS), PADDING_VALUE)])
+    real = np.arange(even) < frames
     mask = real[STRIDE - 1 :: STRIDE].astype(np.float32)
-    return x.reshape(padded // STRIDE, ROW).astype(np.float32), mask
+    return x.reshape(even // STRIDE, ROW).astype(np.float32), mask
 
 
 def bucket_inputs(
     features: np.ndarray, mask: np.ndarray, rows: int
 ) -> dict[str, np.ndarray]:
     """The graph's inputs in a bucket of ``rows`` (zeros and mask 0 after)."""
-    n = len(features)
-    f = np.zeros((1, rows, ROW), np.float32)
-    m = np.zeros((1, rows), np.float32)
-    f[0, :n], m[0, :n] = features, mask
+    f, m = padded(features, rows, mask, what="w2v-BERT rows")
     return {"features": f, "mask": m}

@@ -13,6 +13,8 @@ from typing import Final
 
 import numpy as np
 
+from hexvoice_indextts.voice.frames import padded
+
 #: torch.nn.functional.normalize's eps (the codebook's L2 normalisation)
 NORMALIZE_EPS: Final = 1e-12
 
@@ -45,7 +47,5 @@ class Codebook:
 def codec_inputs(hidden: np.ndarray, rows: int) -> dict[str, np.ndarray]:
     """The semantic codec graph's inputs: ``hidden`` [n, width] in a bucket of
     ``rows`` (every one of the n rows real, zeros and mask 0 after)."""
-    n, width = hidden.shape
-    h, m = np.zeros((1, rows, width), np.float32), np.zeros((1, rows), np.float32)
-    h[0, :n], m[0, :n] = hidden, 1.0
+    h, m = padded(hidden, rows, what="codec rows")
     return {"hidden": h, "mask": m}

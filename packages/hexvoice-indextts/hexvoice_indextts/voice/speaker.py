@@ -68,7 +68,7 @@ class Speaker:
         ref_mel = self.mel(clip)  # [frames, n_mels]
         return Conditioning(
             hidden,
-            style.style(dict(self.graphs.campplus), style.style_features(clip16))[0],
+            style.style(self.graphs.campplus, style.style_features(clip16))[0],
             self._regulate(self.codebook.embed(codes), len(ref_mel)),
             np.ascontiguousarray(ref_mel.T),
         )

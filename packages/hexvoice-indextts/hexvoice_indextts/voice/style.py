@@ -12,19 +12,19 @@ first with zeros after and a 0/1 mask saying which are real
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
 from daemon.sdk.audio.fbank import (
     FBANK_RATE,
     FRAME,
-    MEL_BINS,
     SHIFT,
     frames_of,
     kaldi_fbank,
 )
 
-from hexvoice_indextts.voice.frames import bucket_for
+from hexvoice_indextts.voice.frames import bucket_for, padded
 
 if TYPE_CHECKING:
     from daemon.sdk.graphs import Runner
@@ -52,14 +52,11 @@ def style_features(audio16k: np.ndarray) -> np.ndarray:
 
 def bucket_inputs(feat: np.ndarray, frames: int) -> dict[str, np.ndarray]:
     """The graph's inputs for ``feat`` [n, 80] in a bucket of ``frames``."""
-    n = len(feat)
-    fbank = np.zeros((1, frames, MEL_BINS), np.float32)
-    mask = np.zeros((1, frames), np.float32)
-    fbank[0, :n], mask[0, :n] = feat, 1.0
+    fbank, mask = padded(feat, frames, what="fbank frames")
     return {"fbank": fbank, "mask": mask}
 
 
-def style(graphs: dict[int, Runner], feat: np.ndarray) -> np.ndarray:
+def style(graphs: Mapping[int, Runner], feat: np.ndarray) -> np.ndarray:
     """[1, 192] style of ``feat`` on the graph of its bucket (bucket -> graph)."""
     frames = bucket_for(len(feat), list(graphs), "speaker clip: fbank frames")
     return graphs[frames].run(bucket_inputs(feat, frames))[0]

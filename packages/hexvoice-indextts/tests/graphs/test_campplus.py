@@ -15,11 +15,11 @@ from indextts.s2mel.modules.campplus.DTDNN import CAMPPlus
 from scripts.common.floor import rel_gate
 
 from hexvoice_indextts.build.campplus_graph import (
-    MAX_REL_ERR,
     export_campplus,
     gate_cpu,
     load_campplus,
 )
+from hexvoice_indextts.build.gates import MAX_REL_ERR
 from hexvoice_indextts.graphs.campplus import MaskedCampPlus
 from hexvoice_indextts.voice.style import bucket_inputs
 

@@ -18,8 +18,8 @@ import torch.nn.functional as F
 from indextts.s2mel.modules.length_regulator import InterpolateRegulator
 from scripts.common.floor import rel_gate
 
+from hexvoice_indextts.build.gates import MAX_REL_ERR
 from hexvoice_indextts.build.length_regulator_graph import (
-    MAX_REL_ERR,
     export_length_regulator,
     gate_cpu,
     load_length_regulator,

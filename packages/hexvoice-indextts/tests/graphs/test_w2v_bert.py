@@ -16,11 +16,12 @@ import torch
 from scripts.common.floor import rel_gate
 from transformers import Wav2Vec2BertConfig, Wav2Vec2BertModel
 
+from hexvoice_indextts.build.gates import MAX_REL_ERR
 from hexvoice_indextts.build.w2v_bert_graph import (
-    MAX_REL_ERR,
     export_w2v_bert,
     gate_cpu,
     load_w2v_bert,
+    reference_hidden,
     samples_for,
 )
 from hexvoice_indextts.graphs.w2v_bert import StaticW2vBert
@@ -70,19 +71,11 @@ def compare(
     if not mask:
         inputs["mask"] = torch.ones_like(inputs["mask"])
 
-    def reference() -> np.ndarray:
-        out = model(
-            input_features=torch.from_numpy(f).to(port.mean.dtype)[None],
-            attention_mask=torch.from_numpy(m).long()[None],
-            output_hidden_states=True,
-        )
-        return ((out.hidden_states[len(port.layers)] - port.mean) / port.std).numpy()
-
     with torch.no_grad():
-        upstream = reference()
+        upstream = reference_hidden(model, port, f, m)
         got = port(inputs["features"], inputs["mask"]).numpy()[:, : len(f)]
         model.double(), port.double()
-        exact = reference()
+        exact = reference_hidden(model, port, f, m)
         model.float(), port.float()
     return rel_gate("w2v_bert", MAX_REL_ERR, exact, upstream, got)
 
