@@ -103,6 +103,18 @@ class KvGraph(BoundGraph):
         self.mask[..., pos : pos + n] = 0.0
         self.filled = max(self.filled, pos + n)
 
+    def reorder(self, sources: np.ndarray, axis: int = 1) -> None:
+        """Beam search: along ``axis`` (the beams, [layers, beams, ...]), row i
+        of the filled positions := row ``sources[i]``'s. Only rows whose source
+        changes are copied (a beam's cache is ~120 KB a position at full size)."""
+        sources = np.asarray(sources)
+        moved = np.flatnonzero(sources != np.arange(len(sources)))
+        if not len(moved):
+            return
+        for cache in (self.k, self.v):
+            filled = np.moveaxis(_rows(cache, 0, self.filled), axis, 0)
+            filled[moved] = filled[sources[moved]]  # the right side is a copy
+
     def step(self) -> None:
         """Execute on the bound inputs the caller wrote (``x``, positions...),
         then append the step's own k/v at ``filled``."""

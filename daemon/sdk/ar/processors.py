@@ -48,6 +48,13 @@ class History:
         """Distinct seen ids (a view; prompt ids ascending, then new ones)."""
         return self._ids[: self._n]
 
+    def copy(self) -> History:
+        """An independent history with the same tokens (a beam that forks)."""
+        other = History.__new__(History)
+        other.seen, other._ids = self.seen.copy(), self._ids.copy()
+        other._n, other.steps = self._n, self.steps
+        return other
+
     def add(self, token: int) -> None:
         if not self.seen[token]:
             self.seen[token] = True
@@ -127,13 +134,18 @@ class Temperature:
 
 @dataclass(frozen=True)
 class TopK:
-    """Keep logits >= the k-th largest (ties kept, like ``torch.topk``'s pivot)."""
+    """Keep logits >= the k-th largest (ties kept, like ``torch.topk``'s pivot).
+
+    ``min_keep``: HF's ``min_tokens_to_keep`` (2 in beam sampling, where one
+    kept token may be EOS) raises k to at least that many.
+    """
 
     k: int
+    min_keep: int = 1
 
     def __call__(self, x: np.ndarray, history: History) -> np.ndarray:
         n = x.shape[0]
-        k = min(self.k, n)
+        k = min(max(self.k, self.min_keep), n)
         pivot = np.partition(x, n - k)[n - k]
         x[x < pivot] = -np.inf
         return x
@@ -141,28 +153,33 @@ class TopK:
 
 @dataclass(frozen=True)
 class TopP:
-    """Nucleus: sort descending, cumulative softmax, drop the tail past ``p``;
-    the best token always stays.
+    """Nucleus: drop the tail of the distribution past ``p``; the best
+    ``min_keep`` tokens always stay.
 
-    ``keep_crossing=False`` is GPT-SoVITS: the token whose inclusive cumulative
-    probability exceeds ``p`` is dropped. ``True`` is HF ``TopPLogitsWarper``:
-    tokens go only once the probability before them reaches ``p``.
+    ``keep_crossing=False`` is GPT-SoVITS: sort descending, and the token whose
+    inclusive cumulative probability exceeds ``p`` is dropped. ``True`` is HF
+    ``TopPLogitsWarper``, in its own float32 steps: sort ascending, and a token
+    goes when the cumulative probability up to it is at most ``1 - p`` (the
+    token that crosses ``p`` stays).
     """
 
     p: float
     keep_crossing: bool = False
+    min_keep: int = 1
 
     def __call__(self, x: np.ndarray, history: History) -> np.ndarray:
         if self.p >= 1.0:
             return x
-        order = np.argsort(-x, kind="stable")
-        probs = softmax(x[order])
-        cum = np.cumsum(probs)
         if self.keep_crossing:
-            remove = cum - probs >= np.float32(self.p)
+            order = np.argsort(x, kind="stable")
+            cum = np.cumsum(softmax(x[order]), dtype=np.float32)
+            # HF compares with the Python float 1 - p, cast to float32
+            remove = cum <= np.float32(1.0 - self.p)
+            remove[len(remove) - self.min_keep :] = False
         else:
-            remove = cum > np.float32(self.p)
-        remove[0] = False  # keep at least one option
+            order = np.argsort(-x, kind="stable")
+            remove = np.cumsum(softmax(x[order])) > np.float32(self.p)
+            remove[: self.min_keep] = False  # keep at least one option
         x = x.copy()
         x[order[remove]] = -np.inf
         return x
@@ -204,8 +221,10 @@ def hf_chain(
     eos: int,
     min_new_tokens: int = 0,
     suppress: Suppress | None = None,
+    min_keep: int = 1,
 ) -> tuple[list[Processor], list[Processor]]:
-    """(processors, warpers) in HF transformers' order (Qwen3)."""
+    """(processors, warpers) in HF transformers' order (Qwen3; IndexTTS-2's
+    beam sampling, whose ``min_tokens_to_keep`` is 2)."""
     processors: list[Processor] = [RepetitionPenalty(repetition_penalty)]
     if min_new_tokens:
         processors.append(MinNewTokens(eos, min_new_tokens))
@@ -213,6 +232,6 @@ def hf_chain(
         processors.append(suppress)
     warpers: list[Processor] = [Temperature(temperature)]
     if top_k:
-        warpers.append(TopK(top_k))
-    warpers.append(TopP(top_p, keep_crossing=True))
+        warpers.append(TopK(top_k, min_keep))
+    warpers.append(TopP(top_p, keep_crossing=True, min_keep=min_keep))
     return processors, warpers

@@ -150,3 +150,23 @@ def test_caches_are_bound_zero_copy_on_qnn(decode_onnx, qnn_cache, tmp_path) -> 
         np.testing.assert_array_equal(bucket.k[:, :, 2], bucket.k[:, :, 3])
     finally:
         sim.close()
+
+
+def test_reorder_moves_only_the_beams_whose_source_changes(cpu_runners) -> None:  # type: ignore[no-untyped-def]
+    """Beam search's cache reorder, on the filled rows along the beam axis (a
+    bound [layers, beams, heads, L, dh] cache is modelled by the heads axis of
+    the tiny graph's [1, heads, L, dh])."""
+    bucket = _buckets(cpu_runners)[8]
+    k, v = _prefill(5, 8)
+    bucket.start(k, v, 5)
+    before_k, before_v = bucket.k.copy(), bucket.v.copy()
+    address = _address(bucket.k)
+    bucket.reorder(np.array([0, 1]), axis=1)  # identity: nothing moves
+    np.testing.assert_array_equal(bucket.k, before_k)
+    bucket.reorder(np.array([1, 0]), axis=1)  # a swap reads the old rows
+    np.testing.assert_array_equal(bucket.k[:, [1, 0], :5], before_k[:, :, :5])
+    np.testing.assert_array_equal(bucket.v[:, [1, 0], :5], before_v[:, :, :5])
+    bucket.reorder(np.array([1, 1]), axis=1)  # a fork
+    np.testing.assert_array_equal(bucket.k[:, 0, :5], bucket.k[:, 1, :5])
+    np.testing.assert_array_equal(bucket.k[:, :, 5:], 0)  # past ``filled``: untouched
+    assert _address(bucket.k) == address

@@ -70,10 +70,49 @@ def test_warpers() -> None:
     assert np.isfinite(gsv).sum() == 1 and np.isfinite(hf).sum() == 1
     # p = .515, .19 (ids 0, 2): the cumulative .705 crosses 0.7 at id 2
     assert np.isfinite(TopP(0.7)(x, h)).tolist() == [1, 0, 0, 0, 0, 0]
+    # HF sorts ascending: of the tied ids 2 and 3 the later one is the crossing
+    # one (what TopPLogitsWarper keeps on this row)
     assert np.isfinite(TopP(0.7, keep_crossing=True)(x, h)).tolist() == [
-        1, 0, 1, 0, 0, 0
+        1, 0, 0, 1, 0, 0
     ]  # fmt: skip
     assert TopP(1.0)(x, h) is x
+
+
+def test_min_keep_and_hf_top_p_against_transformers() -> None:
+    """Beam sampling keeps at least two tokens (HF min_tokens_to_keep): top-k
+    and top-p keep the second best even where p or k alone would not; HF's
+    top-p is its own float32 steps, checked against TopPLogitsWarper on
+    random rows."""
+    import torch
+    from transformers import TopKLogitsWarper, TopPLogitsWarper
+
+    h = History(6)
+    x = np.array([9.0, 1.0, 2.0, 2.0, 0.0, -1.0], np.float32)
+    assert np.isfinite(TopK(1, min_keep=2)(x.copy(), h)).sum() == 3  # tie kept
+    assert np.isfinite(TopP(0.5, keep_crossing=True)(x, h)).sum() == 1
+    assert np.isfinite(TopP(0.5, keep_crossing=True, min_keep=2)(x, h)).sum() == 2
+    rng = np.random.default_rng(0)
+    for p, k in ((0.8, 30), (0.3, 5), (0.95, 2)):
+        for _ in range(50):
+            row = (rng.standard_normal(64) * 3).astype(np.float32)
+            want = TopPLogitsWarper(p, min_tokens_to_keep=2)(
+                None, torch.from_numpy(row[None])
+            )
+            got = TopP(p, keep_crossing=True, min_keep=2)(row, h)
+            np.testing.assert_array_equal(got, want.numpy()[0])
+            want = TopKLogitsWarper(k, min_tokens_to_keep=2)(
+                None, torch.from_numpy(row[None])
+            )
+            np.testing.assert_array_equal(TopK(k, 2)(row.copy(), h), want.numpy()[0])
+
+
+def test_history_copy_is_independent() -> None:
+    h = History(6, [2, 4])
+    h.steps = 3
+    c = h.copy()
+    c.add(5)
+    assert h.ids.tolist() == [2, 4] and c.ids.tolist() == [2, 4, 5]
+    assert not h.seen[5] and c.steps == 3
 
 
 def test_processor_order_matters() -> None:

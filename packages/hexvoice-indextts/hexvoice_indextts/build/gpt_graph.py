@@ -1,0 +1,73 @@
+"""The GPT's static graphs: prefill per prompt-row bucket, decode per
+cache-length bucket (one row per beam), the latent pass per row bucket
+(graphs/gpt.py), exported from ``gpt.pth``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+import torch
+from scripts.common.build.onnx_export import GraphSpec, export_static
+
+from hexvoice_indextts.gpt.generate import GptShape, decode_name, prefill_name
+from hexvoice_indextts.graphs.gpt import (
+    DECODE_INPUTS,
+    DECODE_OUTPUTS,
+    LATENT_INPUTS,
+    LATENT_OUTPUTS,
+    PREFILL_INPUTS,
+    PREFILL_OUTPUTS,
+    GptDecode,
+    GptLatent,
+    GptPrefill,
+)
+from hexvoice_indextts.graphs.gpt_conditioning import gpt_state
+from hexvoice_indextts.model_dir.config import Gpt
+
+
+def latent_name(rows: int) -> str:
+    return f"gpt_latent_P{rows}"
+
+
+#: every GPT graph's module, by role
+PORTS: Final = {"prefill": GptPrefill, "decode": GptDecode, "latent": GptLatent}
+
+
+def load_ports(checkpoint: Path, cfg: Gpt) -> dict[str, torch.nn.Module]:
+    state = gpt_state(checkpoint)
+    return {role: cls(state, cfg.heads).eval() for role, cls in PORTS.items()}
+
+
+def shape_of(cfg: Gpt, beams: int) -> GptShape:
+    return GptShape(cfg.layers, cfg.heads, cfg.model_dim, cfg.number_mel_codes, beams)
+
+
+def _zeros(
+    shapes: dict[str, tuple[int, ...]], names: tuple[str, ...]
+) -> tuple[torch.Tensor, ...]:
+    return tuple(torch.zeros(shapes[n]) for n in names)
+
+
+def export_prefill(
+    port: torch.nn.Module, shape: GptShape, rows: int, out: Path
+) -> GraphSpec:
+    args = _zeros(shape.prefill(rows), PREFILL_INPUTS)
+    path = Path(out) / f"{prefill_name(rows)}.onnx"
+    return export_static(port, args, PREFILL_INPUTS, PREFILL_OUTPUTS, path)
+
+
+def export_decode(
+    port: torch.nn.Module, shape: GptShape, positions: int, out: Path
+) -> GraphSpec:
+    args = _zeros(shape.decode(positions), DECODE_INPUTS)
+    path = Path(out) / f"{decode_name(positions)}.onnx"
+    return export_static(port, args, DECODE_INPUTS, DECODE_OUTPUTS, path)
+
+
+def export_latent(
+    port: torch.nn.Module, shape: GptShape, rows: int, out: Path
+) -> GraphSpec:
+    args = (torch.zeros(1, rows, shape.width),)
+    path = Path(out) / f"{latent_name(rows)}.onnx"
+    return export_static(port, args, LATENT_INPUTS, LATENT_OUTPUTS, path)
