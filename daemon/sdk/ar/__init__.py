@@ -11,6 +11,7 @@ One module per job; engines import what they use:
     fused       the one-pass kernel for penalty + temperature + top-k
     sampler     one decode step's choice: processors, warpers, draw, history
     draws       per-request RNG, greedy and sampled (exponential race) draws
+    beams       beam sampling as transformers 5 runs it, per-beam K/V reorder
     loop        the decode loop: free running and teacher forced
     rope        RoPE cos/sin tables (Qwen3 decoders)
 

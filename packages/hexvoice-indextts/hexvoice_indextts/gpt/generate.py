@@ -129,42 +129,69 @@ def beam_search(tables: GptTables, sampling: Sampling, noise: Noise) -> BeamSear
     return BeamSearch(settings, processors + warpers, history, noise)
 
 
+class GptRun:
+    """One utterance on the graphs: ``open`` the prompt, then ``step`` the
+    beams; the same calls serve generation and the teacher-forced gates."""
+
+    def __init__(self, stack: KvStack, tables: GptTables) -> None:
+        self.stack, self.tables = stack, tables
+        self.bucket: KvGraph | None = None
+        self.generated = 0
+        self._t0 = 0.0
+
+    def open(self, prompt: np.ndarray) -> np.ndarray:
+        """The prompt rows [n, d] through a prefill graph: the logits [vocab]
+        of its last row (every beam's first)."""
+        n = len(prompt)
+
+        def write(b: dict[str, np.ndarray]) -> None:
+            b["emb"][...] = 0.0
+            b["emb"][0, :n] = prompt
+            b["pick"][...] = 0.0
+            b["pick"][0, n - 1] = 1.0
+
+        out, self.bucket = self.stack.open(n, n + 1, write)
+        self.generated = 0
+        self._t0 = time.perf_counter()
+        return out["logits"][0].copy()
+
+    def step(self, tokens: np.ndarray, sources: np.ndarray) -> np.ndarray:
+        """Row i of the caches := beam ``sources[i]``'s, then ``tokens[i]`` fed
+        to it: the logits [beams, vocab] (a view, valid until the next step)."""
+        assert self.bucket is not None, "open the prompt first"
+        self.bucket.reorder(sources)
+        bucket = self.bucket = _room(self.stack, self.bucket)
+        self.generated += 1
+        b = bucket.bind()
+        b["x"][:, 0] = self.tables.step(tokens, self.generated)
+        bucket.step()
+        t1 = time.perf_counter()
+        self.stack.stats.step(t1 - self._t0, bucket.graph_seconds)
+        self._t0 = t1
+        return b["logits"]
+
+
 def generate_codes(
-    stack: KvStack,
-    tables: GptTables,
+    run: GptRun,
     prompt: np.ndarray,
     search: BeamSearch,
     cancel: Checkpoint | None = None,
 ) -> list[int]:
     """The best beam's tokens for the ``prompt`` rows [n, d], its stop token
     included when it ended by one (what ``generate`` returns past the prompt)."""
-    n = len(prompt)
+    return search.run(run.open(prompt), run.step, cancel)
 
-    def write(b: dict[str, np.ndarray]) -> None:
-        b["emb"][...] = 0.0
-        b["emb"][0, :n] = prompt
-        b["pick"][...] = 0.0
-        b["pick"][0, n - 1] = 1.0
 
-    out, bucket = stack.open(n, n + 1, write)
-    logits = out["logits"][0].copy()
-    generated = 0
-    t0 = time.perf_counter()
-
-    def step(tokens: np.ndarray, sources: np.ndarray) -> np.ndarray:
-        nonlocal bucket, generated, t0
-        bucket.reorder(sources)
-        bucket = _room(stack, bucket)
-        generated += 1
-        b = bucket.bind()
-        b["x"][:, 0] = tables.step(tokens, generated)
-        bucket.step()
-        t1 = time.perf_counter()
-        stack.stats.step(t1 - t0, bucket.graph_seconds)
-        t0 = t1
-        return b["logits"]
-
-    return search.run(logits, step, cancel)
+def teacher_forced(run: GptRun, prompt: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """float32 logits [1 + T, beams, vocab]: the prompt's (every beam's), then
+    one step's per column of ``tokens`` [beams, T], each beam fed its own row."""
+    first = run.open(prompt)
+    beams = tokens.shape[0]
+    out = [np.broadcast_to(first, (beams, first.size)).copy()]
+    keep = np.arange(beams)
+    for t in range(tokens.shape[1]):
+        out.append(np.array(run.step(tokens[:, t], keep), np.float32))
+    return np.stack(out)
 
 
 def _room(stack: KvStack, bucket: KvGraph) -> KvGraph:

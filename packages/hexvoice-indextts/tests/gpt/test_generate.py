@@ -29,11 +29,13 @@ from hexvoice_indextts.build.gpt_graph import (
 )
 from hexvoice_indextts.build.tiny import tiny_config
 from hexvoice_indextts.gpt.generate import (
+    GptRun,
     Sampling,
     beam_search,
     code_length,
     generate_codes,
     gpt_stack,
+    teacher_forced,
 )
 from hexvoice_indextts.gpt.prompt import GptTables
 from hexvoice_indextts.graphs.gpt_conditioning import gpt_state
@@ -51,6 +53,8 @@ PREFILL_ROWS = [48]
 DECODE_POSITIONS = [64, 96]
 UPSTREAM_LENGTH = 1024  # infer_v2's condition length (the feature width)
 SEEDS = (0, 3)
+#: new tokens per run: 43 prompt rows + 30 pass the 64-position bucket
+LIMIT = 30
 #: weights this far from their init: the logits are peaked enough for top-p to
 #: keep few codes, and attention is not yet one-hot (at 0.3 one layer attends
 #: to one row, and a decode step at the wrong position went unseen)
@@ -88,6 +92,7 @@ class Model:
             export_decode(self.ports["decode"], shape, n, out) for n in DECODE_POSITIONS
         ]
         self.latent_spec = export_latent(self.ports["latent"], shape, 96, out)
+        self.specs, self.shape = specs, shape
         runners = {s.name: cpu_runner(s.path) for s in specs}
         self.stack = gpt_stack(runners, shape, PREFILL_ROWS, DECODE_POSITIONS)
         g = torch.Generator().manual_seed(seed + 100)
@@ -121,8 +126,10 @@ class Model:
             return torch.empty(1, n).exponential_(1).numpy()[0]
 
         search = beam_search(self.tables, Sampling(max_mel_tokens=limit), noise)
-        prompt = self.tables.prompt(self.conditioning(), TEXT)
-        return generate_codes(self.stack, self.tables, prompt, search)
+        return generate_codes(GptRun(self.stack, self.tables), self.prompt(), search)
+
+    def prompt(self) -> np.ndarray:
+        return self.tables.prompt(self.conditioning(), TEXT)
 
 
 #: the tiny model never emits its stop token (every run is cut at the limit);
@@ -139,7 +146,7 @@ def model(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Model:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_codes_are_upstreams(model: Model, seed: int) -> None:
-    limit = 40  # 43 prompt rows + 40 tokens: past the 64 bucket
+    limit = LIMIT
     want = model.upstream(seed, limit)
     got = model.ours(seed, limit)
     assert got == want
@@ -147,11 +154,11 @@ def test_codes_are_upstreams(model: Model, seed: int) -> None:
 
 
 def test_some_runs_end_by_the_stop_token_and_some_at_the_limit(model: Model) -> None:
-    ends = [model.ours(seed, 40) for seed in SEEDS]
+    ends = [model.ours(seed, LIMIT) for seed in SEEDS]
     stop = model.tables.stop_mel
     stopped = [stop in codes for codes in ends]
     if model.cfg.layers == 1:
-        assert not any(stopped) and all(len(c) == 40 for c in ends)
+        assert not any(stopped) and all(len(c) == LIMIT for c in ends)
     else:  # a stopped run's last code is its stop token
         assert any(stopped), ends
         assert all(
@@ -162,7 +169,7 @@ def test_some_runs_end_by_the_stop_token_and_some_at_the_limit(model: Model) -> 
 
 
 def test_latent_pass_is_upstreams_forward(model: Model) -> None:
-    runs = [model.ours(seed, 40) for seed in SEEDS]
+    runs = [model.ours(seed, LIMIT) for seed in SEEDS]
     codes = max((c[: code_length(c, model.tables.stop_mel)] for c in runs), key=len)
     assert len(codes) > 1
     cond = model.conditioning()
@@ -180,3 +187,35 @@ def test_latent_pass_is_upstreams_forward(model: Model) -> None:
     _, exact = port_pair(model.ports["latent"], torch.from_numpy(rows)[None])
     result = rel_gate(latent_name(96), MAX_REL_ERR, exact[:, keep], want, got)
     assert result.passed, result
+
+
+@pytest.mark.simulator
+def test_teacher_forced_top1_on_the_simulator(model: Model, tmp_path: Path) -> None:
+    """The compiled fp16 graphs, fed each beam a different CPU run's codes (past
+    the 64 bucket), pick the CPU graphs' top-1 at every step (a miss excused
+    only as an fp16 tie, scripts/common/sim_gate.py), cosine >= 0.999."""
+    pytest.importorskip("onnxruntime_qnn")
+    from scripts.common.build.runners import Simulator
+    from scripts.common.qnn_compile import compile_onnx
+    from scripts.common.sim_gate import sim_gate
+
+    limit = 30
+    runs = [model.ours(seed, limit) for seed in (*SEEDS, 7)]
+    width = min(len(r) for r in runs)
+    tokens = np.array([r[:width] for r in runs])  # [beams, T]
+    reference = teacher_forced(
+        GptRun(model.stack, model.tables), model.prompt(), tokens
+    )
+    bins = {
+        s.name: compile_onnx(s.path, tmp_path / s.name).bin_path for s in model.specs
+    }
+    sim = Simulator()
+    try:
+        stack = gpt_stack(sim.open(bins), model.shape, PREFILL_ROWS, DECODE_POSITIONS)
+        got = teacher_forced(GptRun(stack, model.tables), model.prompt(), tokens)
+    finally:
+        sim.close()
+    for gate in sim_gate("gpt", [reference], [got]):
+        assert gate.passed, gate
+    top1 = sim_gate("gpt", [reference], [got])[1]
+    assert top1.value == 1.0, top1
