@@ -60,3 +60,17 @@ def regulator_inputs(
         raise ValueError(f"{frames} mel frames do not fit a bucket of {bucket}")
     x, m = padded(rows[nearest_rows(len(rows), frames)], bucket)
     return {"rows": x, "mask": m}
+
+
+def reflect_index(length: int, frames: int, pad: int) -> np.ndarray:
+    """The frame each position of a reflection-padded bucket reads
+    (graphs/dit.py): ``frames + 2 * pad`` positions from ``-pad``, mirrored at
+    both ends of the ``length`` real frames as ``F.pad(mode="reflect")``
+    mirrors them (the edge frame not repeated); positions past the mirror
+    read real frames too (their outputs are masked)."""
+    if length <= pad:
+        raise ValueError(f"{length} frames cannot be reflected by {pad}")
+    q = np.arange(-pad, frames + pad)
+    q = np.where(q < 0, -q, q)
+    q = np.where(q >= length, 2 * (length - 1) - q, q)
+    return np.clip(q, 0, length - 1).astype(np.int64)
