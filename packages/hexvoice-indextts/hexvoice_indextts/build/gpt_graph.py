@@ -34,9 +34,16 @@ def latent_name(rows: int) -> str:
 PORTS: Final = {"prefill": GptPrefill, "decode": GptDecode, "latent": GptLatent}
 
 
-def load_ports(checkpoint: Path, cfg: Gpt) -> dict[str, torch.nn.Module]:
+def load_ports(
+    checkpoint: Path, cfg: Gpt, gpt_layer: dict[str, torch.Tensor] | None = None
+) -> dict[str, torch.nn.Module]:
+    """The three ports from gpt.pth; with s2mel's ``gpt_layer`` weights, the
+    latent pass ends in it (what the runtime's latent graph is)."""
     state = gpt_state(checkpoint)
-    return {role: cls(state, cfg.heads).eval() for role, cls in PORTS.items()}
+    ports = {role: cls(state, cfg.heads).eval() for role, cls in PORTS.items()}
+    if gpt_layer is not None:
+        ports["latent"] = GptLatent(state, cfg.heads, gpt_layer).eval()
+    return ports
 
 
 def shape_of(cfg: Gpt, beams: int) -> GptShape:

@@ -32,6 +32,8 @@ from hexvoice_indextts.graphs.weights import Weights, sub
 from hexvoice_indextts.model_dir.config import Dit, Wavenet
 
 INPUTS: Final = ("x", "prompt_x", "cond", "style", "t_freq", "mask", "reflect")
+#: TimestepEmbedder's frequency_embedding_size (its default; the sinusoid's width)
+TIME_FREQS: Final = 256
 OUTPUT: Final = "velocity"
 #: infer_v2's classifier-free guidance rate (hard-coded in infer_generator)
 CFG_RATE: Final = 0.7

@@ -176,11 +176,26 @@ class GptDecode(nn.Module):
 
 class GptLatent(nn.Module):
     """``forward(emb [1, P, d]) -> latent [1, P, d]``: ``final_norm`` of every
-    row (the rows past the real ones are the padding's, and cut off)."""
+    row (the rows past the real ones are the padding's, and cut off); with
+    ``gpt_layer`` (s2mel.pth's three linears), ``gpt_layer`` of it [1, P,
+    1024], as infer_v2 applies it next."""
 
-    def __init__(self, state: Mapping[str, torch.Tensor], heads: int) -> None:
+    def __init__(
+        self,
+        state: Mapping[str, torch.Tensor],
+        heads: int,
+        gpt_layer: Mapping[str, torch.Tensor] | None = None,
+    ) -> None:
         super().__init__()
         self.t = _Transformer(state, heads)
+        self.gpt_layer = None if gpt_layer is None else Weights(gpt_layer)
+        self.linears = 0 if gpt_layer is None else len(gpt_layer) // 2
 
     def forward(self, emb: torch.Tensor) -> torch.Tensor:
-        return self.t.normed(self.t.causal(emb)[0])
+        h = self.t.normed(self.t.causal(emb)[0])
+        if self.gpt_layer is not None:
+            for i in range(self.linears):  # nn.Sequential of Linears, no activation
+                h = F.linear(
+                    h, self.gpt_layer.w(f"{i}.weight"), self.gpt_layer.w(f"{i}.bias")
+                )
+        return h

@@ -17,6 +17,7 @@ import random
 import subprocess
 import sys
 import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Final
 
@@ -152,6 +153,35 @@ def infer_int16_runs(
             return int(saved["rate"]), [saved[f"wav{i}"] for i in range(repeat)]
 
 
+def infer_trace(
+    model_dir: Path,
+    hf_home: Path,
+    clip: Path,
+    text: str = TEXT,
+    seed: int = 0,
+    max_mel_tokens: int = TINY_MEL_TOKENS,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """One infer_int16 in a fresh interpreter: its int16 output and what
+    upstream computed on the way (oracle/trace.py)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.npz"
+        cmd = [sys.executable, "-m", "hexvoice_indextts.oracle.run"]
+        cmd += [str(model_dir), str(clip), str(out), "--text", text, "--trace"]
+        cmd += ["--seed", str(seed), "--max-mel-tokens", str(max_mel_tokens)]
+        done = subprocess.run(
+            cmd, env={**os.environ, **hub_env(hf_home)}, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"upstream failed ({done.returncode}):\n{done.stderr[-4000:]}"
+            )
+        with np.load(out) as saved:
+            trace = {
+                k[len("trace_") :]: saved[k] for k in saved if k.startswith("trace_")
+            }
+            return saved["wav0"], trace
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("model_dir", type=Path)
@@ -162,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-mel-tokens", type=int, default=TINY_MEL_TOKENS)
     p.add_argument("--repeat", type=int, default=1, help="infer this many times")
     p.add_argument("--config-reads", type=Path, help="write the config keys read here")
+    p.add_argument("--trace", action="store_true", help="save upstream's stages too")
     a = p.parse_args(argv)
     import json
     import time
@@ -174,12 +205,16 @@ def main(argv: list[str] | None = None) -> int:
     if a.config_reads is not None:
         a.config_reads.write_text(json.dumps(sorted(reads), indent=1))
     print(f"load {time.perf_counter() - t0:.2f} s", file=sys.stderr)
-    wavs = {}
+    from hexvoice_indextts.oracle.trace import tracing
+
+    wavs: dict[str, np.ndarray] = {}
     for i in range(a.repeat):
         t0 = time.perf_counter()
-        rate, wavs[f"wav{i}"] = infer_int16(
-            tts, a.clip, a.text, a.seed, a.max_mel_tokens
-        )
+        with tracing(tts) if a.trace else nullcontext({}) as trace:
+            rate, wavs[f"wav{i}"] = infer_int16(
+                tts, a.clip, a.text, a.seed, a.max_mel_tokens
+            )
+        wavs.update({f"trace_{k}": v for k, v in trace.items()})
         print(f"infer {time.perf_counter() - t0:.2f} s", file=sys.stderr)
     with a.out.open("wb") as f:  # a path without .npz: savez would append it
         np.savez(f, rate=rate, **wavs)

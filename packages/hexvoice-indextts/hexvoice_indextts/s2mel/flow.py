@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Final
 
 import numpy as np
-
 from daemon.sdk.ar.loop import Checkpoint
 
 #: infer_v2: diffusion_steps, and TimestepEmbedder's scale
