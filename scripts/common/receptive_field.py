@@ -7,6 +7,8 @@ kept frame has at least the receptive radius of real context on each side
 Two ways to get it, both in frames on ONE side:
 - `hifigan_radius`: from a HiFiGAN config (upsample rates and kernels, ResBlock1
   kernels and dilations), as GPT-SoVITS's SoVITS config states it;
+- `bigvgan_radius`: the same for BigVGAN v2, whose resblocks add an
+  anti-aliased activation before every conv (IndexTTS-2's vocoder);
 - `onnx_radius`: by walking a conv stack's ONNX graph (Piper voices ship no
   generator config, only the graph), Conv / ConvTranspose attributes.
 
@@ -51,6 +53,34 @@ def hifigan_radius(
         )
         radius += widest / rate
     return radius + (post_kernel - 1) / 2 / rate
+
+
+#: BigVGAN's anti-aliased activation (Activation1d: a 2x up-sampler and a
+#: low-pass of kernel 12 each, at twice the rate): each reads 3 samples of its
+#: input rate on each side, so the pair reaches 6
+AMP_ACTIVATION_REACH = 6
+
+
+def bigvgan_radius(
+    upsample_rates: Sequence[int],
+    upsample_kernels: Sequence[int],
+    resblock_kernels: Sequence[int],
+    resblock_dilations: Sequence[Sequence[int]],
+) -> float:
+    """Receptive radius in frames of BigVGAN (v2, AMPBlock1): HiFiGAN's stack
+    with an anti-aliased activation before each conv of its resblocks and
+    before conv_post."""
+    radius = (PRE_KERNEL - 1) / 2
+    rate = 1
+    for u, k in zip(upsample_rates, upsample_kernels, strict=True):
+        radius += (k - 1) / (2 * u) / rate
+        rate *= u
+        widest = max(
+            sum(d * (rk - 1) / 2 + (rk - 1) / 2 + 2 * AMP_ACTIVATION_REACH for d in dils)
+            for rk, dils in zip(resblock_kernels, resblock_dilations, strict=True)
+        )
+        radius += widest / rate
+    return radius + (AMP_ACTIVATION_REACH + (POST_KERNEL - 1) / 2) / rate
 
 
 def onnx_radius(model: onnx.ModelProto, frames_input: str) -> float:

@@ -74,3 +74,27 @@ def reflect_index(length: int, frames: int, pad: int) -> np.ndarray:
     q = np.where(q < 0, -q, q)
     q = np.where(q >= length, 2 * (length - 1) - q, q)
     return np.clip(q, 0, length - 1).astype(np.int64)
+
+
+#: BigVGAN's anti-aliased activations (graphs/bigvgan.py): 2x resampling with
+#: kernels of 12: replication of 5 samples each side before the up-sampler,
+#: of (5, 6) at twice the rate before the low-pass
+RESAMPLE_RATIO, RESAMPLE_KERNEL = 2, 12
+
+
+def replicate_edges(real: int, frames: int, rates: Iterable[int]) -> np.ndarray:
+    """BigVGAN's ``edges`` input for ``real`` mel frames in a window of
+    ``frames``: per up-sampling stage, the up-sampler's and the low-pass's
+    gather indices, each position reading the nearest real sample (what
+    replication padding reads past the real end)."""
+    if not 0 < real <= frames:
+        raise ValueError(f"{real} real frames in a window of {frames}")
+    up = RESAMPLE_KERNEL // RESAMPLE_RATIO - 1
+    down = (RESAMPLE_KERNEL // 2 - 1, RESAMPLE_KERNEL // 2)
+    parts, n, t = [], frames, real
+    for u in rates:
+        n, t = n * u, t * u
+        parts.append(np.clip(np.arange(-up, n + up), 0, t - 1))
+        m, tm = RESAMPLE_RATIO * n, RESAMPLE_RATIO * t
+        parts.append(np.clip(np.arange(-down[0], m + down[1]), 0, tm - 1))
+    return np.concatenate(parts).astype(np.int64)
