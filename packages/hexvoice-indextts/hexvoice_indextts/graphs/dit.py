@@ -44,6 +44,15 @@ RMS_EPS: Final = 1e-5
 FINAL_EPS: Final = 1e-6
 
 
+def plain_layer_norm(x: torch.Tensor, eps: float) -> torch.Tensor:
+    """LayerNorm without affine over the last axis, as explicit mean and
+    variance: exported as ONNX LayerNormalization it came out of the x86 HTP
+    simulator 11.5 dB from the CPU on the DiT's [2, frames, 40] (with or
+    without an explicit scale and bias, eps 1e-6 or 1e-5); this form, 50 dB."""
+    d = x - x.mean(-1, keepdim=True)
+    return d * torch.rsqrt((d * d).mean(-1, keepdim=True) + eps)
+
+
 def weight_norm(g: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """torch.nn.utils.weight_norm's weight (dim 0)."""
     return torch._weight_norm(v, g, 0)
@@ -220,10 +229,7 @@ class MaskedDiT(nn.Module):
         shift, scale = self._lin(F.silu(t1), "final_layer.adaLN_modulation.1").chunk(
             2, dim=1
         )
-        h = (
-            F.layer_norm(h, (h.shape[-1],), eps=FINAL_EPS) * (1 + scale[:, None])
-            + shift[:, None]
-        )
+        h = plain_layer_norm(h, FINAL_EPS) * (1 + scale[:, None]) + shift[:, None]
         h = self._wn_lin(h, "final_layer.linear").transpose(1, 2)
         v = F.conv1d(h, self.p.w("conv2.weight"), self.p.w("conv2.bias"))
         return (1.0 + CFG_RATE) * v[:1] - CFG_RATE * v[1:]

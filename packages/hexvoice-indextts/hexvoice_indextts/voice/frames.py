@@ -62,6 +62,10 @@ def regulator_inputs(
     return {"rows": x, "mask": m}
 
 
+#: the dtype of a graph's gather indices: the HTP has no 64-bit integers
+GATHER_INDEX = np.int32
+
+
 def reflect_index(length: int, frames: int, pad: int) -> np.ndarray:
     """The frame each position of a reflection-padded bucket reads
     (graphs/dit.py): ``frames + 2 * pad`` positions from ``-pad``, mirrored at
@@ -73,7 +77,7 @@ def reflect_index(length: int, frames: int, pad: int) -> np.ndarray:
     q = np.arange(-pad, frames + pad)
     q = np.where(q < 0, -q, q)
     q = np.where(q >= length, 2 * (length - 1) - q, q)
-    return np.clip(q, 0, length - 1).astype(np.int64)
+    return np.clip(q, 0, length - 1).astype(GATHER_INDEX)
 
 
 #: BigVGAN's anti-aliased activations (graphs/bigvgan.py): 2x resampling with
@@ -97,4 +101,4 @@ def replicate_edges(real: int, frames: int, rates: Iterable[int]) -> np.ndarray:
         parts.append(np.clip(np.arange(-up, n + up), 0, t - 1))
         m, tm = RESAMPLE_RATIO * n, RESAMPLE_RATIO * t
         parts.append(np.clip(np.arange(-down[0], m + down[1]), 0, tm - 1))
-    return np.concatenate(parts).astype(np.int64)
+    return np.concatenate(parts).astype(GATHER_INDEX)

@@ -28,6 +28,8 @@ TINY = {**BUNDLED, **BIGVGAN_OVERRIDES}
 #: the real layout (six stages, three resblock kernels), 48 channels after
 #: the first stage halving to 1
 SIX = {**BUNDLED, "upsample_initial_channel": 96}
+#: fp16 on the simulator against the fp32 CPU graph
+SIM_AUDIO_DB = 30.0
 
 
 class Vocoder:
@@ -76,7 +78,7 @@ def mel_of(n: int, seed: int) -> torch.Tensor:
     return torch.randn(1, 80, n, generator=torch.Generator().manual_seed(seed)) - 5.0
 
 
-@pytest.mark.parametrize(("n", "frames"), [(9, 9), (6, 9), (13, 20)])
+@pytest.mark.parametrize(("n", "frames"), [(20, 20), (21, 32), (27, 32)])
 def test_a_window_is_upstreams_decode_of_the_segment(
     vocoder: Vocoder, n: int, frames: int
 ) -> None:
@@ -136,3 +138,49 @@ def test_overlapped_windows_are_upstreams_whole_decode(vocoder: Vocoder) -> None
     short = Windows(graphs, tuple(h["upsample_rates"]), overlap // 4)
     cut = np.concatenate(list(short.stream(mel[0].numpy())))
     assert np.abs(cut - want).max() > 1e-3 * np.abs(want).max()
+
+
+#: the simulator's time grows with samples x channels: a narrow vocoder
+NARROW = {**TINY, "upsample_initial_channel": 8}
+
+
+@pytest.mark.simulator
+def test_the_compiled_window_keeps_the_audio_on_the_simulator(tmp_path: Path) -> None:
+    """fp16 on the simulator, a short segment padded into a window of
+    MIN_WINDOW_FRAMES: the audio's cosine to the CPU graph's at least 0.999
+    and SIM_AUDIO_DB or more."""
+    pytest.importorskip("onnxruntime_qnn")
+    from scripts.common.build.onnx_export import export_static
+    from scripts.common.build.runners import Simulator, cpu_runner
+    from scripts.common.parity import snr_db
+    from scripts.common.qnn_compile import compile_onnx
+    from scripts.common.sim_gate import sim_gate
+
+    from hexvoice_indextts.graphs.bigvgan import INPUTS, MIN_WINDOW_FRAMES, OUTPUT
+
+    vocoder = Vocoder(NARROW, 2)
+    frames, n = MIN_WINDOW_FRAMES, MIN_WINDOW_FRAMES - 7
+    args = vocoder.feeds(mel_of(n, 3), frames)
+    spec = export_static(
+        vocoder.port(frames), args, INPUTS, (OUTPUT,), tmp_path / "w.onnx"
+    )
+    feeds = {k: a.numpy() for k, a in zip(INPUTS, args, strict=True)}
+    reference = cpu_runner(spec.path).run(feeds)[0][..., : n * vocoder.hop]
+    sim = Simulator()
+    try:
+        got = sim.runner(compile_onnx(spec.path, tmp_path / "bin").bin_path).run(feeds)[
+            0
+        ]
+    finally:
+        sim.close()
+    got = got[..., : n * vocoder.hop]
+    (gate,) = sim_gate("bigvgan", [reference], [got], rows=False)
+    assert gate.passed, gate
+    assert snr_db(reference, got) >= SIM_AUDIO_DB, snr_db(reference, got)
+
+
+def test_a_window_under_the_least_is_refused(vocoder: Vocoder) -> None:
+    from hexvoice_indextts.graphs.bigvgan import MIN_WINDOW_FRAMES
+
+    with pytest.raises(ValueError, match=f"at least {MIN_WINDOW_FRAMES}"):
+        vocoder.port(MIN_WINDOW_FRAMES - 1)

@@ -150,3 +150,30 @@ def test_reflect_index_mirrors_as_torch_pads() -> None:
         assert got[: length + 2 * pad].tolist() == want.tolist()
     with pytest.raises(ValueError, match="cannot be reflected"):
         reflect_index(2, 8, 2)
+
+
+@pytest.mark.simulator
+def test_the_compiled_graph_keeps_the_velocity_on_the_simulator(
+    model: Model, tmp_path: Any
+) -> None:
+    """fp16 on the simulator: the velocity's cosine to the CPU graph's at
+    least the simulator gate's 0.999, and its SNR printed in the gate."""
+    pytest.importorskip("onnxruntime_qnn")
+    from scripts.common.build.runners import Simulator
+    from scripts.common.qnn_compile import compile_onnx
+    from scripts.common.sim_gate import sim_gate
+
+    frames = 32
+    port = model.port(frames)
+    args = model.feeds(model.clip(27, 9, 0.5, seed=8), frames)
+    spec = export_static(port, args, INPUTS, ("velocity",), tmp_path / "dit_F32.onnx")
+    feeds = {k: a.numpy() for k, a in zip(INPUTS, args, strict=True)}
+    reference = cpu_runner(spec.path).run(feeds)[0]
+    sim = Simulator()
+    try:
+        binary = compile_onnx(spec.path, tmp_path / "bin").bin_path
+        got = sim.runner(binary).run(feeds)[0]
+    finally:
+        sim.close()
+    (gate,) = sim_gate("dit", [reference[..., :27]], [got[..., :27]], rows=False)
+    assert gate.passed, gate
