@@ -53,6 +53,7 @@ from hexvoice_indextts.model_dir import read_model_dir
 from hexvoice_indextts.model_dir.hub import snapshot
 from hexvoice_indextts.oracle.run import TINY_MEL_TOKENS, infer_trace
 from hexvoice_indextts.s2mel.mel import MelGraphs, target_frames
+from hexvoice_indextts.segment import Segment, SegmentGraphs, VoiceRows
 from hexvoice_indextts.vocoder.pcm import to_int16
 from hexvoice_indextts.vocoder.windows import Vocoder
 
@@ -179,3 +180,54 @@ def test_target_frames_are_torchs() -> None:
     for n in range(0, 3000):
         want = int((torch.LongTensor([n]) * 1.72).long())
         assert target_frames(n) == want, n
+
+
+class TorchDraws:
+    """torch's global stream, in upstream's calls: multinomial's Exp(1), then
+    the flow matching's randn."""
+
+    def exponential(self, n: int) -> np.ndarray:
+        return torch.empty(1, n).exponential_(1).numpy()[0]
+
+    def normal(self, shape: tuple[int, ...]) -> np.ndarray:
+        return torch.randn([1, *shape]).numpy()[0]
+
+
+def test_a_segment_speaks_upstreams_audio(
+    traced: tuple[Port, dict[str, np.ndarray]],
+) -> None:
+    """The runtime's Segment, from the same voice rows and text ids, under the
+    same seed: upstream's codes and int16 audio (90 dB or better), streamed
+    per window; cancelled before the vocoder, no audio and a clear stop."""
+    port, t = traced
+    graphs = SegmentGraphs(
+        port.stack, {LATENT: port.latent}, port.tables, port.codebook, port.mel,
+        port.vocoder,
+    )  # fmt: skip
+    segment = Segment(graphs, Sampling(max_mel_tokens=TINY_MEL_TOKENS))
+    voice = VoiceRows(
+        t["spk_latent"][0], t["emovec"][0], t["style"][0], t["prompt_condition"][0],
+        t["ref_mel"][0],
+    )  # fmt: skip
+    text = t["text_tokens"][0].tolist()
+    torch.manual_seed(SEED)
+    chunks = list(segment.speak(text, voice, TorchDraws()))
+    assert segment.codes == t["codes"][0].tolist()[:-1]  # its stop token cut off
+    pcm, wav = np.concatenate(chunks), t["wav"].reshape(-1)
+    assert pcm.dtype == np.int16 and pcm.shape == wav.shape
+    assert snr_db(wav, pcm) >= AUDIO_DB
+
+    class Stop(Exception):
+        pass
+
+    class CancelAfterGpt:
+        calls = 0
+
+        def check(self) -> None:
+            self.calls += 1
+            if self.calls > len(segment.codes):  # past the GPT's steps
+                raise Stop
+
+    torch.manual_seed(SEED)
+    with pytest.raises(Stop):
+        list(segment.speak(text, voice, TorchDraws(), CancelAfterGpt()))
