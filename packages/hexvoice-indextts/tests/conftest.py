@@ -41,6 +41,8 @@ class Runs:
     config_reads: frozenset[str]
     elsewhere: np.ndarray
     other: np.ndarray
+    #: what upstream computed on the way to ``first`` (oracle/trace.py)
+    trace: dict[str, np.ndarray]
 
 
 @pytest.fixture(scope="session")
@@ -73,6 +75,7 @@ def runs(
     first, other = tiny
     tmp = tmp_path_factory.mktemp("runs")
     reads = tmp / "reads.json"
+    trace: dict[str, np.ndarray] = {}
     with ThreadPoolExecutor(max_workers=3) as pool:
         main = pool.submit(
             infer_int16_runs,
@@ -83,6 +86,7 @@ def runs(
             repeat=2,
             config_reads=reads,
             threads=THREADS,
+            trace=trace,
         )
         elsewhere = pool.submit(
             infer_int16_runs,
@@ -111,4 +115,5 @@ def runs(
         frozenset(json.loads(reads.read_text())),
         wav_elsewhere,
         wav_other,
+        trace,
     )

@@ -131,15 +131,18 @@ def infer_int16_runs(
     repeat: int = 1,
     config_reads: Path | None = None,
     threads: int | None = None,
+    trace: dict[str, np.ndarray] | None = None,
 ) -> tuple[int, list[np.ndarray]]:
     """``repeat`` infer_int16 calls after one load, in a fresh interpreter;
-    ``threads`` caps its torch (OpenMP) threads, for runs side by side."""
+    ``threads`` caps its torch (OpenMP) threads, for runs side by side;
+    ``trace`` (a dict) receives what the first call computed on the way
+    (oracle/trace.py)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.npz"
         cmd = [sys.executable, "-m", "hexvoice_indextts.oracle.run"]
         cmd += [str(model_dir), str(clip), str(out), "--text", text]
         cmd += ["--seed", str(seed), "--max-mel-tokens", str(max_mel_tokens)]
-        cmd += ["--repeat", str(repeat)]
+        cmd += ["--repeat", str(repeat)] + (["--trace"] if trace is not None else [])
         if config_reads is not None:
             cmd += ["--config-reads", str(config_reads)]
         env = {**os.environ, **hub_env(hf_home)}
@@ -150,6 +153,8 @@ def infer_int16_runs(
             tail = done.stderr[-4000:]
             raise RuntimeError(f"upstream failed ({done.returncode}):\n{tail}")
         with np.load(out) as saved:
+            if trace is not None:
+                trace.update({k[6:]: saved[k] for k in saved if k.startswith("trace_")})
             return int(saved["rate"]), [saved[f"wav{i}"] for i in range(repeat)]
 
 
@@ -163,23 +168,11 @@ def infer_trace(
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """One infer_int16 in a fresh interpreter: its int16 output and what
     upstream computed on the way (oracle/trace.py)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out.npz"
-        cmd = [sys.executable, "-m", "hexvoice_indextts.oracle.run"]
-        cmd += [str(model_dir), str(clip), str(out), "--text", text, "--trace"]
-        cmd += ["--seed", str(seed), "--max-mel-tokens", str(max_mel_tokens)]
-        done = subprocess.run(
-            cmd, env={**os.environ, **hub_env(hf_home)}, capture_output=True, text=True
-        )
-        if done.returncode != 0:
-            raise RuntimeError(
-                f"upstream failed ({done.returncode}):\n{done.stderr[-4000:]}"
-            )
-        with np.load(out) as saved:
-            trace = {
-                k[len("trace_") :]: saved[k] for k in saved if k.startswith("trace_")
-            }
-            return saved["wav0"], trace
+    trace: dict[str, np.ndarray] = {}
+    _, (wav,) = infer_int16_runs(
+        model_dir, hf_home, clip, text, seed, max_mel_tokens, trace=trace
+    )
+    return wav, trace
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     wavs: dict[str, np.ndarray] = {}
     for i in range(a.repeat):
         t0 = time.perf_counter()
-        with tracing(tts) if a.trace else nullcontext({}) as trace:
+        with tracing(tts) if a.trace and i == 0 else nullcontext({}) as trace:
             rate, wavs[f"wav{i}"] = infer_int16(
                 tts, a.clip, a.text, a.seed, a.max_mel_tokens
             )

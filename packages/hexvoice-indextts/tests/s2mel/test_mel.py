@@ -51,7 +51,7 @@ from hexvoice_indextts.graphs.gpt_conditioning import gpt_state
 from hexvoice_indextts.graphs.semantic_codec import codebook_tables
 from hexvoice_indextts.model_dir import read_model_dir
 from hexvoice_indextts.model_dir.hub import snapshot
-from hexvoice_indextts.oracle.run import TINY_MEL_TOKENS, infer_trace
+from hexvoice_indextts.oracle.run import TINY_MEL_TOKENS
 from hexvoice_indextts.s2mel.mel import MelGraphs, target_frames
 from hexvoice_indextts.segment import Segment, SegmentGraphs, VoiceRows
 from hexvoice_indextts.vocoder.pcm import to_int16
@@ -139,11 +139,12 @@ class Port:
 
 @pytest.fixture(scope="module")
 def traced(
-    tiny: Any, clip: Path, tmp_path_factory: Any
+    tiny: Any, runs: Any, tmp_path_factory: Any
 ) -> tuple[Port, dict[str, np.ndarray]]:
-    dirs = tiny[0]
-    wav, trace = infer_trace(dirs.model, dirs.hf_home, clip, seed=SEED)
-    return Port(dirs, tmp_path_factory.mktemp("mel")), {**trace, "wav": wav}
+    """The session's main upstream run (conftest ``runs``: the SEED model,
+    seed SEED, traced on its first infer)."""
+    port = Port(tiny[0], tmp_path_factory.mktemp("mel"))
+    return port, {**runs.trace, "wav": runs.first}
 
 
 def test_each_stage_is_upstreams(traced: tuple[Port, dict[str, np.ndarray]]) -> None:
