@@ -76,7 +76,9 @@ def bigvgan_radius(
         radius += (k - 1) / (2 * u) / rate
         rate *= u
         widest = max(
-            sum(d * (rk - 1) / 2 + (rk - 1) / 2 + 2 * AMP_ACTIVATION_REACH for d in dils)
+            sum(
+                d * (rk - 1) / 2 + (rk - 1) / 2 + 2 * AMP_ACTIVATION_REACH for d in dils
+            )
             for rk, dils in zip(resblock_kernels, resblock_dilations, strict=True)
         )
         radius += widest / rate

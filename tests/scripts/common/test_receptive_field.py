@@ -118,3 +118,23 @@ def test_qwen3_codec_field_of_the_released_codec() -> None:
     )
     left, right = qwen3_codec_field(real)
     assert right == 0.0 and 579 < left < 580 and qwen3_codec_context(real) == 580
+
+
+def test_bigvgan_adds_its_activations_to_hifigan_reach() -> None:
+    """BigVGAN v2 is HiFiGAN's stack plus an anti-aliased activation before
+    every resblock conv and before conv_post, each reaching
+    AMP_ACTIVATION_REACH samples at its rate: one stage of rate 2, one
+    resblock of kernel 3 and one dilation adds 2 activations there and one
+    after; the released 22 kHz config (six stages) needs 40 frames."""
+    from scripts.common.receptive_field import (
+        AMP_ACTIVATION_REACH,
+        bigvgan_radius,
+        overlap_for,
+    )
+
+    plain = hifigan_radius([2], [4], [3], [[1]])
+    assert bigvgan_radius([2], [4], [3], [[1]]) == plain + 3 * AMP_ACTIVATION_REACH / 2
+    released = bigvgan_radius(
+        [4, 4, 2, 2, 2, 2], [8, 8, 4, 4, 4, 4], [3, 7, 11], [[1, 3, 5]] * 3
+    )
+    assert overlap_for(released) == 40
