@@ -39,20 +39,23 @@ def hifigan_radius(
     resblock_dilations: Sequence[Sequence[int]],
     pre_kernel: int = PRE_KERNEL,
     post_kernel: int = POST_KERNEL,
+    activation_reach: float = 0.0,
 ) -> float:
     """Receptive radius in frames of a HiFiGAN generator with ResBlock1 blocks
-    (each dilation d: a k-conv of dilation d, then a k-conv of dilation 1)."""
+    (each dilation d: a k-conv of dilation d, then a k-conv of dilation 1);
+    ``activation_reach``: samples an activation before each resblock conv and
+    before conv_post reads on each side (0 for HiFiGAN's leaky ReLU)."""
     radius = (pre_kernel - 1) / 2
     rate = 1
     for u, k in zip(upsample_rates, upsample_kernels, strict=True):
         radius += (k - 1) / (2 * u) / rate
         rate *= u
         widest = max(
-            sum(d * (rk - 1) / 2 + (rk - 1) / 2 for d in dils)
+            sum(d * (rk - 1) / 2 + (rk - 1) / 2 + 2 * activation_reach for d in dils)
             for rk, dils in zip(resblock_kernels, resblock_dilations, strict=True)
         )
         radius += widest / rate
-    return radius + (post_kernel - 1) / 2 / rate
+    return radius + (activation_reach + (post_kernel - 1) / 2) / rate
 
 
 #: BigVGAN's anti-aliased activation (Activation1d: a 2x up-sampler and a
@@ -70,19 +73,13 @@ def bigvgan_radius(
     """Receptive radius in frames of BigVGAN (v2, AMPBlock1): HiFiGAN's stack
     with an anti-aliased activation before each conv of its resblocks and
     before conv_post."""
-    radius = (PRE_KERNEL - 1) / 2
-    rate = 1
-    for u, k in zip(upsample_rates, upsample_kernels, strict=True):
-        radius += (k - 1) / (2 * u) / rate
-        rate *= u
-        widest = max(
-            sum(
-                d * (rk - 1) / 2 + (rk - 1) / 2 + 2 * AMP_ACTIVATION_REACH for d in dils
-            )
-            for rk, dils in zip(resblock_kernels, resblock_dilations, strict=True)
-        )
-        radius += widest / rate
-    return radius + (AMP_ACTIVATION_REACH + (POST_KERNEL - 1) / 2) / rate
+    return hifigan_radius(
+        upsample_rates,
+        upsample_kernels,
+        resblock_kernels,
+        resblock_dilations,
+        activation_reach=AMP_ACTIVATION_REACH,
+    )
 
 
 def onnx_radius(model: onnx.ModelProto, frames_input: str) -> float:

@@ -56,20 +56,29 @@ def _zeros(
     return tuple(torch.zeros(shapes[n]) for n in names)
 
 
+def _export(
+    port: torch.nn.Module,
+    shapes: dict[str, tuple[int, ...]],
+    names: tuple[tuple[str, ...], tuple[str, ...]],
+    path: Path,
+) -> GraphSpec:
+    inputs, outputs = names
+    return export_static(port, _zeros(shapes, inputs), inputs, outputs, path)
+
+
 def export_prefill(
     port: torch.nn.Module, shape: GptShape, rows: int, out: Path
 ) -> GraphSpec:
-    args = _zeros(shape.prefill(rows), PREFILL_INPUTS)
     path = Path(out) / f"{prefill_name(rows)}.onnx"
-    return export_static(port, args, PREFILL_INPUTS, PREFILL_OUTPUTS, path)
+    return _export(port, shape.prefill(rows), (PREFILL_INPUTS, PREFILL_OUTPUTS), path)
 
 
 def export_decode(
     port: torch.nn.Module, shape: GptShape, positions: int, out: Path
 ) -> GraphSpec:
-    args = _zeros(shape.decode(positions), DECODE_INPUTS)
     path = Path(out) / f"{decode_name(positions)}.onnx"
-    return export_static(port, args, DECODE_INPUTS, DECODE_OUTPUTS, path)
+    io = (DECODE_INPUTS, DECODE_OUTPUTS)
+    return _export(port, shape.decode(positions), io, path)
 
 
 def export_latent(
