@@ -17,12 +17,11 @@ from scripts.common.gate_result import GateResult
 from hexvoice_indextts.build.gates import Case, gate_graph, gated_buckets, port_pair
 from hexvoice_indextts.graphs.length_regulator import MaskedLengthRegulator
 from hexvoice_indextts.model_dir.config import LengthRegulator
+from hexvoice_indextts.s2mel.mel import FRAMES_PER_CODE
 from hexvoice_indextts.voice.frames import nearest_rows, regulator_inputs
 
 INPUTS: Final = ("rows", "mask")
 OUTPUT: Final = "condition"
-#: mel frames per semantic row in upstream's target (infer_v2: code_lens * 1.72)
-FRAMES_PER_ROW: Final = 1.72
 
 
 def graph_name(frames: int) -> str:
@@ -63,7 +62,7 @@ def gate_cpu(
     for spec, bucket, lengths in gated_buckets(graphs, buckets):
         cases = []
         for i, frames in enumerate(lengths):
-            n = max(1, int(frames / FRAMES_PER_ROW))
+            n = max(1, int(frames / float(FRAMES_PER_CODE)))
             rows = np.random.default_rng(seed + i).standard_normal((n, width))
             rows = rows.astype(np.float32)
             picked = torch.from_numpy(rows[nearest_rows(n, frames)])[None]

@@ -46,23 +46,6 @@ SNAKE_EPS: Final = 1e-9
 MIN_WINDOW_FRAMES: Final = 20
 
 
-def kaiser_sinc(cutoff: float, half_width: float, kernel: int) -> torch.Tensor:
-    """alias_free_activation's ``kaiser_sinc_filter1d`` [kernel] (even kernel)."""
-    half = kernel // 2
-    delta_f = 4 * half_width
-    a = 2.285 * (half - 1) * math.pi * delta_f + 7.95
-    if a > 50.0:
-        beta = 0.1102 * (a - 8.7)
-    elif a >= 21.0:
-        beta = 0.5842 * (a - 21) ** 0.4 + 0.07886 * (a - 21.0)
-    else:
-        beta = 0.0
-    window = torch.kaiser_window(kernel, beta=beta, periodic=False)
-    time = torch.arange(-half, half) + 0.5
-    f = 2 * cutoff * window * torch.sinc(2 * cutoff * time)
-    return f / f.sum()
-
-
 @dataclass(frozen=True)
 class Resampling:
     """UpSample1d / DownSample1d of Activation1d, with their paddings."""
@@ -118,10 +101,6 @@ class MaskedBigVGAN(nn.Module):
         self.logscale = bool(h["snake_logscale"])
         self.frames, self.hop = frames, math.prod(self.rates)
         self.r = Resampling()
-        self.register_buffer(
-            "up_filter", kaiser_sinc(0.5 / RATIO, 0.6 / RATIO, RESAMPLE_KERNEL)
-        )
-        self.register_buffer("down_filter", self.up_filter.clone())
 
     def level_samples(self) -> list[int]:
         """Samples of the window at each rate that has activations."""
@@ -152,20 +131,26 @@ class MaskedBigVGAN(nn.Module):
         return x + (1.0 / (beta + SNAKE_EPS)) * (s * s)
 
     def _activation(
-        self, x: torch.Tensor, name: str, up_idx: torch.Tensor, down_idx: torch.Tensor
+        self,
+        x: torch.Tensor,
+        prefix: str,
+        up_idx: torch.Tensor,
+        down_idx: torch.Tensor,
     ) -> torch.Tensor:
-        # Every channel takes the same fixed filter: the channels become the
-        # batch of a one-channel convolution (the QNN EP refuses upstream's
-        # grouped, strided form, groups=C), the same sums.
+        """Activation1d at ``prefix``: its own filters from the checkpoint
+        (Kaiser-windowed sincs, stored as buffers), SnakeBeta between.
+        Every channel takes the same filter, so the channels become the batch
+        of a one-channel convolution (the QNN EP refuses upstream's grouped,
+        strided form, groups=C): the same sums."""
         _, c, _ = x.shape
+        up = self.p.w(f"{prefix}.upsample.filter")  # [1, 1, kernel]
+        down = self.p.w(f"{prefix}.downsample.lowpass.filter")
         x = x.index_select(2, up_idx).reshape(c, 1, -1)  # replication at both ends
-        x = RATIO * F.conv_transpose1d(x, self.up_filter.view(1, 1, -1), stride=RATIO)
+        x = RATIO * F.conv_transpose1d(x, up, stride=RATIO)
         left, right = self.r.up_crop
-        x = self._snake(x[..., left:-right].reshape(1, c, -1), name)
+        x = self._snake(x[..., left:-right].reshape(1, c, -1), f"{prefix}.act")
         x = x.index_select(2, down_idx).reshape(c, 1, -1)
-        return F.conv1d(x, self.down_filter.view(1, 1, -1), stride=RATIO).reshape(
-            1, c, -1
-        )
+        return F.conv1d(x, down, stride=RATIO).reshape(1, c, -1)
 
     def forward(
         self, mel: torch.Tensor, mask: torch.Tensor, edges: torch.Tensor
@@ -195,19 +180,19 @@ class MaskedBigVGAN(nn.Module):
                 for d_i, d in enumerate(dils):
                     t = (
                         self._activation(
-                            y, f"{b}.activations.{2 * d_i}.act", up_idx, down_idx
+                            y, f"{b}.activations.{2 * d_i}", up_idx, down_idx
                         )
                         * m
                     )
                     t = self._conv(t, f"{b}.convs1.{d_i}", d)
                     t = (
                         self._activation(
-                            t, f"{b}.activations.{2 * d_i + 1}.act", up_idx, down_idx
+                            t, f"{b}.activations.{2 * d_i + 1}", up_idx, down_idx
                         )
                         * m
                     )
                     y = self._conv(t, f"{b}.convs2.{d_i}") + y
                 xs = y if xs is None else xs + y
             x = xs / len(self.kernels)
-        x = self._activation(x, "activation_post.act", up_idx, down_idx) * mask[:, None]
+        x = self._activation(x, "activation_post", up_idx, down_idx) * mask[:, None]
         return torch.clamp(self._conv(x, "conv_post"), -1.0, 1.0)

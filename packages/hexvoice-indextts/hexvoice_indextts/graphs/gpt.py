@@ -41,11 +41,15 @@ LATENT_INPUTS: Final = ("emb",)
 LATENT_OUTPUTS: Final = ("latent",)
 
 
+#: the tanh approximation's cubic coefficient (transformers NewGELUActivation)
+GELU_CUBIC: Final = 0.044715
+
+
 def gelu_new(x: torch.Tensor) -> torch.Tensor:
-    """GPT-2's activation (transformers ``NewGELUActivation``, the tanh form)."""
-    return (
-        0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
-    )
+    """GPT-2's activation (transformers ``NewGELUActivation``, the tanh form,
+    its ``pow(x, 3)`` kept)."""
+    inner = math.sqrt(2.0 / math.pi) * (x + GELU_CUBIC * x**3)
+    return 0.5 * x * (1.0 + torch.tanh(inner))
 
 
 class _Transformer(nn.Module):
