@@ -158,23 +158,6 @@ def infer_int16_runs(
             return int(saved["rate"]), [saved[f"wav{i}"] for i in range(repeat)]
 
 
-def infer_trace(
-    model_dir: Path,
-    hf_home: Path,
-    clip: Path,
-    text: str = TEXT,
-    seed: int = 0,
-    max_mel_tokens: int = TINY_MEL_TOKENS,
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """One infer_int16 in a fresh interpreter: its int16 output and what
-    upstream computed on the way (oracle/trace.py)."""
-    trace: dict[str, np.ndarray] = {}
-    _, (wav,) = infer_int16_runs(
-        model_dir, hf_home, clip, text, seed, max_mel_tokens, trace=trace
-    )
-    return wav, trace
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("model_dir", type=Path)
