@@ -71,16 +71,17 @@ indextts_venv() {
     _hexvoice_say "done in $(_hexvoice_since "$t0") s"
     # Two caches upstream fills on first use, inside the venv, built here to
     # keep them out of test time: nemo-text-processing compiles upstream's
-    # English text-normaliser grammars (about 70 s on 2 cores) into the
-    # installed indextts package, and librosa's numba functions compile into
+    # English and Chinese text-normaliser grammars (about 70 s and 10 s on 2
+    # cores) into the installed indextts package, and librosa's numba
+    # functions compile into
     # librosa's __pycache__ when librosa.util.utils is first imported (lazily,
     # by librosa.load: about 28 s; the first test run in a fresh venv took
     # 110 s instead of 60 s without this, three processes compiling at once).
     t0=$EPOCHREALTIME
-    _hexvoice_say "building upstream's text-normaliser grammar and librosa's numba caches"
+    _hexvoice_say "building upstream's text-normaliser grammars and librosa's numba caches"
     "$VENV_IDX/bin/python" -c 'import librosa.util.utils, indextts.infer_v2
 from indextts.utils.front import TextNormalizer
-TextNormalizer(preferred_language="en").load()' >"$VENV_IDX/warm-caches.log" 2>&1 ||
+TextNormalizer().load()' >"$VENV_IDX/warm-caches.log" 2>&1 ||
         { tail -n 25 "$VENV_IDX/warm-caches.log" >&2; return 1; }
     _hexvoice_say "done in $(_hexvoice_since "$t0") s"
     printf '%s\n' "$key" >"$stamp"
