@@ -20,13 +20,31 @@ import numpy as np
 import pytest
 
 from hexvoice_indextts.build.tiny import TinyDirs, write_tiny
+from hexvoice_indextts.build.utterance_graphs import (
+    UtteranceBuckets,
+    export_utterance,
+    utterance_tables,
+)
+from hexvoice_indextts.model_dir import read_model_dir
 from hexvoice_indextts.oracle.run import infer_int16_runs, write_clip
+from hexvoice_indextts.segment import SegmentGraphs
+from hexvoice_indextts.tables import UtteranceTables, segment_graphs
 
 #: The seeds of the two tiny models; upstream's runs are all seeded with SEED.
 SEED: int = 0
 OTHER_SEED: int = 1
 #: Torch threads per upstream run (see above).
 THREADS: int = 1
+#: A text of four segments at MULTI_PIECES pieces per segment (with the tiny
+#: BPE: 13, 9, 12 and 12 pieces), through NeMo's numbers and contractions.
+MULTI_TEXT: str = "It's 3 pm. The quick brown fox, 42 cats! Yes - they did?"
+MULTI_PIECES: int = 16
+#: The tiny model's buckets: a segment of MULTI_TEXT fits them (the DiT's
+#: 128 frames hold the clip's 71 prompt frames and a capped segment's 39).
+BUCKETS = UtteranceBuckets(
+    prefill=(64,), decode=(96,), latent=(96,), regulator=(48,), dit=(96, 128),
+    vocoder=(32, 40), overlap=15,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -43,6 +61,10 @@ class Runs:
     other: np.ndarray
     #: what upstream computed on the way to ``first`` (oracle/trace.py)
     trace: dict[str, np.ndarray]
+    #: MULTI_TEXT in the same process, seeded as ``first``
+    multi: np.ndarray
+    multi_text: str = MULTI_TEXT
+    multi_pieces: int = MULTI_PIECES
 
 
 @pytest.fixture(scope="session")
@@ -87,6 +109,8 @@ def runs(
             config_reads=reads,
             threads=THREADS,
             trace=trace,
+            more=(MULTI_TEXT,),
+            segment_pieces=MULTI_PIECES,
         )
         elsewhere = pool.submit(
             infer_int16_runs,
@@ -104,7 +128,7 @@ def runs(
             seed=SEED,
             threads=THREADS,
         )
-        rate, (first, again) = main.result()
+        rate, (first, again, multi) = main.result()
         rate_elsewhere, (wav_elsewhere,) = elsewhere.result()
         rate_other, (wav_other,) = others.result()
     assert rate_elsewhere == rate_other == rate
@@ -116,4 +140,22 @@ def runs(
         wav_elsewhere,
         wav_other,
         trace,
+        multi,
     )
+
+
+@pytest.fixture(scope="session")
+def cpu_graphs(
+    tiny: tuple[TinyDirs, TinyDirs], tmp_path_factory: pytest.TempPathFactory
+) -> SegmentGraphs:
+    """The SEED model's per-utterance graphs in BUCKETS on onnxruntime CPU,
+    with its CPU tables saved and read back as a bundle holds them."""
+    from scripts.common.build.runners import cpu_runner
+
+    dirs = tiny[0]
+    md, hub = read_model_dir(dirs.model), dirs.hf_home / "hub"
+    out = tmp_path_factory.mktemp("utterance")
+    specs = export_utterance(md, hub, BUCKETS, out)
+    utterance_tables(md, hub, BUCKETS).save(out / "tables.npz")
+    tables = UtteranceTables.load(out / "tables.npz")
+    return segment_graphs({k: cpu_runner(s.path) for k, s in specs.items()}, tables)

@@ -20,18 +20,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
-from hexvoice_indextts.model_dir.config import Gpt
+if TYPE_CHECKING:
+    from hexvoice_indextts.model_dir.config import Gpt
 
 #: speed_emb's rows in the conditioning, in upstream's order (duration_emb_half,
 #: then duration_emb)
 SPEED_ROWS = (1, 0)
 
 
-def _table(state: Mapping[str, torch.Tensor], key: str) -> np.ndarray:
+def _table(state: Mapping[str, Any], key: str) -> np.ndarray:
     return state[key].detach().float().numpy().copy()
 
 
@@ -48,7 +49,8 @@ class GptTables:
     stop_mel: int
 
     @classmethod
-    def from_state(cls, state: Mapping[str, torch.Tensor], cfg: Gpt) -> GptTables:
+    def from_state(cls, state: Mapping[str, Any], cfg: Gpt) -> GptTables:
+        """From gpt.pth's state dict (torch tensors; the build side)."""
         return cls(
             _table(state, "text_embedding.weight"),
             _table(state, "text_pos_embedding.emb.weight"),

@@ -33,6 +33,8 @@ CLIP_SECONDS: Final = 0.83
 #: rarely emits the stop token, so tiny runs bound it to stay fast.
 TINY_MEL_TOKENS: Final = 23
 TEXT: Final = "Hello world, this is a tiny voice."
+#: infer's max_text_tokens_per_segment default
+SEGMENT_PIECES: Final = 120
 
 
 def hub_env(hf_home: Path) -> dict[str, str]:
@@ -86,6 +88,7 @@ def infer_int16(
     text: str = TEXT,
     seed: int = 0,
     max_mel_tokens: int = TINY_MEL_TOKENS,
+    segment_pieces: int = SEGMENT_PIECES,
 ) -> tuple[int, np.ndarray]:
     """Upstream's rate and int16 output (samples, 1) for ``text`` in ``clip``'s
     voice.
@@ -98,7 +101,11 @@ def infer_int16(
     tts._init_cache()  # type: ignore[attr-defined]
     seed_all(seed)
     rate, wav = tts.infer(  # type: ignore[attr-defined]
-        str(clip), text, output_path=None, max_mel_tokens=max_mel_tokens
+        str(clip),
+        text,
+        output_path=None,
+        max_mel_tokens=max_mel_tokens,
+        max_text_tokens_per_segment=segment_pieces,
     )
     return int(rate), np.ascontiguousarray(wav)
 
@@ -132,17 +139,21 @@ def infer_int16_runs(
     config_reads: Path | None = None,
     threads: int | None = None,
     trace: dict[str, np.ndarray] | None = None,
+    more: tuple[str, ...] = (),
+    segment_pieces: int = SEGMENT_PIECES,
 ) -> tuple[int, list[np.ndarray]]:
-    """``repeat`` infer_int16 calls after one load, in a fresh interpreter;
-    ``threads`` caps its torch (OpenMP) threads, for runs side by side;
-    ``trace`` (a dict) receives what the first call computed on the way
-    (oracle/trace.py)."""
+    """``repeat`` infer_int16 calls after one load, in a fresh interpreter,
+    then one per text in ``more`` with ``segment_pieces`` (each seeded with
+    ``seed``; their audio follows the repeats' in the list); ``threads`` caps
+    its torch (OpenMP) threads, for runs side by side; ``trace`` (a dict)
+    receives what the first call computed on the way (oracle/trace.py)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.npz"
         cmd = [sys.executable, "-m", "hexvoice_indextts.oracle.run"]
         cmd += [str(model_dir), str(clip), str(out), "--text", text]
         cmd += ["--seed", str(seed), "--max-mel-tokens", str(max_mel_tokens)]
         cmd += ["--repeat", str(repeat)] + (["--trace"] if trace is not None else [])
+        cmd += [f"--more={t}" for t in more] + [f"--segment-pieces={segment_pieces}"]
         if config_reads is not None:
             cmd += ["--config-reads", str(config_reads)]
         env = {**os.environ, **hub_env(hf_home)}
@@ -155,7 +166,8 @@ def infer_int16_runs(
         with np.load(out) as saved:
             if trace is not None:
                 trace.update({k[6:]: saved[k] for k in saved if k.startswith("trace_")})
-            return int(saved["rate"]), [saved[f"wav{i}"] for i in range(repeat)]
+            count = repeat + len(more)
+            return int(saved["rate"]), [saved[f"wav{i}"] for i in range(count)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=1, help="infer this many times")
     p.add_argument("--config-reads", type=Path, help="write the config keys read here")
     p.add_argument("--trace", action="store_true", help="save upstream's stages too")
+    p.add_argument("--more", action="append", default=[], help="one more text to infer")
+    p.add_argument("--segment-pieces", type=int, default=SEGMENT_PIECES)
     a = p.parse_args(argv)
     import json
     import time
@@ -192,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
             )
         wavs.update({f"trace_{k}": v for k, v in trace.items()})
         print(f"infer {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+    for i, text in enumerate(a.more, start=a.repeat):
+        rate, wavs[f"wav{i}"] = infer_int16(
+            tts, a.clip, text, a.seed, a.max_mel_tokens, a.segment_pieces
+        )
     with a.out.open("wb") as f:  # a path without .npz: savez would append it
         np.savez(f, rate=rate, **wavs)
     return 0

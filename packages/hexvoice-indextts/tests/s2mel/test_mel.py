@@ -10,56 +10,27 @@ output at 90 dB or better (the issue's bound)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
-from scripts.common.build.runners import cpu_runner
 from scripts.common.parity import snr_db
 
-from hexvoice_indextts.build.bigvgan_graph import (
-    bigvgan_config,
-    export_bigvgan,
-    load_bigvgan,
-)
-from hexvoice_indextts.build.dit_graph import export_dit, load_dit
-from hexvoice_indextts.build.gpt_graph import (
-    export_decode,
-    export_latent,
-    export_prefill,
-    load_ports,
-    shape_of,
-)
-from hexvoice_indextts.build.length_regulator_graph import (
-    export_length_regulator,
-    load_length_regulator,
-    s2mel_modules,
-)
-from hexvoice_indextts.build.tiny import TinyDirs
 from hexvoice_indextts.gpt.generate import (
     GptRun,
     Sampling,
     beam_search,
     code_length,
     generate_codes,
-    gpt_stack,
 )
-from hexvoice_indextts.gpt.prompt import GptTables
-from hexvoice_indextts.graphs.gpt_conditioning import gpt_state
-from hexvoice_indextts.graphs.semantic_codec import codebook_tables
-from hexvoice_indextts.model_dir import read_model_dir
-from hexvoice_indextts.model_dir.hub import snapshot
 from hexvoice_indextts.oracle.run import TINY_MEL_TOKENS
-from hexvoice_indextts.s2mel.mel import MelGraphs, target_frames
+from hexvoice_indextts.s2mel.mel import target_frames
 from hexvoice_indextts.segment import Segment, SegmentGraphs, VoiceRows
 from hexvoice_indextts.vocoder.pcm import to_int16
-from hexvoice_indextts.vocoder.windows import Vocoder
 
-PREFILL, DECODE, LATENT, REGULATOR, DIT = 64, 96, 96, 48, 96
-#: BigVGAN window sizes: the tiny vocoder's radius is 14.5 frames
-VOCODER_WINDOWS, VOCODER_OVERLAP = (32, 40), 15
+#: the latent pass's bucket (conftest BUCKETS)
+LATENT = 96
 #: the issue's bound for the audio against upstream
 AUDIO_DB = 90.0
 #: the issue's bound for the mel against upstream
@@ -74,48 +45,14 @@ def rel(got: np.ndarray, want: np.ndarray) -> float:
 
 
 class Port:
-    def __init__(self, dirs: TinyDirs, out: Path) -> None:
-        from safetensors.torch import load_file
+    """The session's CPU graphs (conftest ``cpu_graphs``) and the stage-by-stage
+    calls this test makes of them."""
 
-        md = read_model_dir(dirs.model)
-        cfg = md.config
-        gpt_layer = s2mel_modules(md.s2mel)["gpt_layer"]
-        ports = load_ports(md.gpt, cfg.gpt, gpt_layer)
-        self.shape = shape = shape_of(cfg.gpt, Sampling().num_beams)
-        specs = [
-            export_prefill(ports["prefill"], shape, PREFILL, out),
-            export_decode(ports["decode"], shape, DECODE, out),
-        ]
-        self.stack = gpt_stack(
-            {s.name: cpu_runner(s.path) for s in specs}, shape, [PREFILL], [DECODE]
-        )
-        self.latent = cpu_runner(
-            export_latent(ports["latent"], shape, LATENT, out).path
-        )
-        self.tables = GptTables.from_state(gpt_state(md.gpt), cfg.gpt)
-        regulator = load_length_regulator(md.s2mel, cfg.s2mel.length_regulator)
-        dit = load_dit(md.s2mel, cfg.s2mel, DIT)
-        self.mel = MelGraphs(
-            {
-                REGULATOR: cpu_runner(
-                    export_length_regulator(regulator, REGULATOR, out).path
-                )
-            },
-            {DIT: cpu_runner(export_dit(dit, cfg.s2mel, out).path)},
-            dit.p.w("t_embedder.freqs").numpy(),
-            dit.max_pad,
-        )
-        vocoder = snapshot(dirs.hf_home / "hub", cfg.vocoder.name)
-        self.vocoder = Vocoder.from_config(
-            {
-                w: cpu_runner(export_bigvgan(load_bigvgan(vocoder, w), out).path)
-                for w in VOCODER_WINDOWS
-            },
-            bigvgan_config(vocoder),
-            VOCODER_OVERLAP,
-        )
-        codec = next(dirs.hf_home.rglob("semantic_codec/model.safetensors"))
-        self.codebook = codebook_tables(load_file(codec))
+    def __init__(self, g: SegmentGraphs) -> None:
+        self.graphs, self.stack, self.latent = g, g.gpt, g.latent[LATENT]
+        self.tables, self.codebook, self.mel, self.vocoder = (
+            g.tables, g.codebook, g.mel, g.vocoder,
+        )  # fmt: skip
 
     def codes(self, t: dict[str, np.ndarray]) -> list[int]:
         cond = self.tables.conditioning(t["spk_latent"][0], t["emovec"][0])
@@ -138,13 +75,10 @@ class Port:
 
 
 @pytest.fixture(scope="module")
-def traced(
-    tiny: Any, runs: Any, tmp_path_factory: Any
-) -> tuple[Port, dict[str, np.ndarray]]:
+def traced(cpu_graphs: Any, runs: Any) -> tuple[Port, dict[str, np.ndarray]]:
     """The session's main upstream run (conftest ``runs``: the SEED model,
     seed SEED, traced on its first infer)."""
-    port = Port(tiny[0], tmp_path_factory.mktemp("mel"))
-    return port, {**runs.trace, "wav": runs.first}
+    return Port(cpu_graphs), {**runs.trace, "wav": runs.first}
 
 
 def test_each_stage_is_upstreams(traced: tuple[Port, dict[str, np.ndarray]]) -> None:
@@ -201,11 +135,7 @@ def test_a_segment_speaks_upstreams_audio(
     same seed: upstream's codes and int16 audio (90 dB or better), streamed
     per window; cancelled before the vocoder, no audio and a clear stop."""
     port, t = traced
-    graphs = SegmentGraphs(
-        port.stack, {LATENT: port.latent}, port.tables, port.codebook, port.mel,
-        port.vocoder,
-    )  # fmt: skip
-    segment = Segment(graphs, Sampling(max_mel_tokens=TINY_MEL_TOKENS))
+    segment = Segment(port.graphs, Sampling(max_mel_tokens=TINY_MEL_TOKENS))
     voice = VoiceRows(
         t["spk_latent"][0], t["emovec"][0], t["style"][0], t["prompt_condition"][0],
         t["ref_mel"][0],

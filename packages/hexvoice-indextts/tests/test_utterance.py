@@ -1,0 +1,74 @@
+"""A four-segment text, from its characters to int16 audio on hexvoice's
+graphs (onnxruntime CPU), against upstream's own ``infer`` of the same text
+in the same voice under the same seed (conftest ``runs.multi``): the text
+front end's segments, each segment's codes and audio, and upstream's 200 ms
+of silence between segments give upstream's int16 samples (90 dB or better
+over the whole clip, and equal in length)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from scripts.common.parity import snr_db
+
+from hexvoice_indextts.gpt.generate import Sampling
+from hexvoice_indextts.model_dir import read_model_dir
+from hexvoice_indextts.oracle.run import TINY_MEL_TOKENS
+from hexvoice_indextts.segment import Segment, VoiceRows
+from hexvoice_indextts.text.normalize import Normalizer
+from hexvoice_indextts.text.tokens import Tokenizer
+from hexvoice_indextts.utterance import Utterance, silence_samples
+
+front = pytest.importorskip("indextts.utils.front")
+
+AUDIO_DB = 90.0
+SEED = 0
+
+
+class TorchDraws:
+    def exponential(self, n: int) -> np.ndarray:
+        return torch.empty(1, n).exponential_(1).numpy()[0]
+
+    def normal(self, shape: tuple[int, ...]) -> np.ndarray:
+        return torch.randn([1, *shape]).numpy()[0]
+
+
+@pytest.fixture(scope="module")
+def utterance(tiny: Any, cpu_graphs: Any, runs: Any) -> Utterance:
+    md = read_model_dir(tiny[0].model)
+    # the oracle's language="en", NeMo's grammars from upstream's cache
+    cache = Path(front.__file__).parent / "nemo_cache"
+    tokenizer = Tokenizer(md.bpe, Normalizer(cache, "en"))
+    segment = Segment(cpu_graphs, Sampling(max_mel_tokens=TINY_MEL_TOKENS))
+    return Utterance(tokenizer, segment, runs.multi_pieces)
+
+
+def test_a_text_of_segments_is_upstreams_audio(utterance: Utterance, runs: Any) -> None:
+    t = runs.trace  # the same clip's voice rows (upstream's, traced)
+    voice = VoiceRows(
+        t["spk_latent"][0], t["emovec"][0], t["style"][0], t["prompt_condition"][0],
+        t["ref_mel"][0],
+    )  # fmt: skip
+    segments = utterance.segments(runs.multi_text)
+    assert len(segments) == 4
+    torch.manual_seed(SEED)
+    pieces = list(utterance.speak(segments, voice, TorchDraws()))
+    ends = [p.segment for p in pieces if p.end_of_segment]
+    assert ends == [0, 1, 2, 3]
+    gaps = [p for p in pieces if p.end_of_segment][:-1]
+    assert all(
+        len(g.pcm) == silence_samples() == 4410 and not g.pcm.any() for g in gaps
+    )
+    pcm, wav = np.concatenate([p.pcm for p in pieces]), runs.multi.reshape(-1)
+    assert pcm.dtype == np.int16 and pcm.shape == wav.shape
+    assert snr_db(wav, pcm) >= AUDIO_DB, snr_db(wav, pcm)
+
+
+def test_nothing_to_say_is_a_clear_error(utterance: Utterance) -> None:
+    for text in ("", "   "):
+        with pytest.raises(ValueError, match="nothing to say"):
+            utterance.segments(text)
