@@ -1,8 +1,14 @@
-"""The CPU side's tables of a bundle, in one ``.npz`` read with NumPy alone
-(no torch where the engine runs): the GPT's embedding tables and special ids,
-the semantic codebook, the DiT's time frequencies and reflection reach,
-BigVGAN's config and the windows' overlap; and ``segment_graphs``, which puts
-them together with the graphs (by their names) into what ``Segment`` runs."""
+"""The CPU side's tables of a bundle, each in one ``.npz`` read with NumPy
+alone (no torch where the engine runs):
+
+- ``UtteranceTables``: the GPT's embedding tables and special ids, the
+  semantic codebook, the DiT's time frequencies and reflection reach,
+  BigVGAN's config and the windows' overlap;
+- ``VoiceTables``: the prompt mel's filters and parameters, the emotion
+  matrices and their row counts.
+
+``segment_graphs`` and ``voice_maker`` put them together with the graphs (by
+their names) into what ``Segment`` and ``VoiceMaker`` run."""
 
 from __future__ import annotations
 
@@ -21,12 +27,16 @@ from hexvoice_indextts.vocoder.windows import Vocoder
 from hexvoice_indextts.voice.semantic_codes import Codebook
 
 if TYPE_CHECKING:
+    from hexvoice_indextts.voice.maker import VoiceMaker
+
+if TYPE_CHECKING:
     from daemon.sdk.graphs import Runner
 
     from hexvoice_indextts.segment import SegmentGraphs
 
-#: what a bundle calls the file
+#: what a bundle calls the files
 TABLES_FILE: Final = "cpu/tables.npz"
+VOICE_TABLES_FILE: Final = "cpu/voice_tables.npz"
 _GPT_IDS: Final = ("start_text", "stop_text", "start_mel", "stop_mel")
 
 
@@ -103,3 +113,55 @@ def segment_graphs(graphs: Mapping[str, Runner], t: UtteranceTables) -> SegmentG
         mel,
         Vocoder.from_config(_by_size(graphs, "bigvgan_W"), t.vocoder, t.overlap),
     )
+
+
+@dataclass(frozen=True)
+class VoiceTables:
+    mel_basis: np.ndarray  # [n_mels, n_fft / 2 + 1]
+    emo_matrix: np.ndarray  # feat2.pt
+    spk_matrix: np.ndarray  # feat1.pt
+    emo_num: tuple[int, ...]
+    preprocess: Mapping[str, Any]  # s2mel.preprocess_params, flattened
+
+    def save(self, path: Path) -> None:
+        meta = {"emo_num": list(self.emo_num), "preprocess": dict(self.preprocess)}
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as f:
+            np.savez(
+                f, mel_basis=self.mel_basis, emo_matrix=self.emo_matrix,
+                spk_matrix=self.spk_matrix, meta=json.dumps(meta),
+            )  # fmt: skip
+
+    @classmethod
+    def load(cls, path: Path) -> VoiceTables:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            return cls(
+                z["mel_basis"], z["emo_matrix"], z["spk_matrix"],
+                tuple(meta["emo_num"]), meta["preprocess"],
+            )  # fmt: skip
+
+
+def voice_maker(
+    graphs: Mapping[str, Runner], codebook: Codebook, t: VoiceTables
+) -> VoiceMaker:
+    """What makes a voice of a clip, from the graphs by name and the tables."""
+    from hexvoice_indextts.model_dir.config import Preprocess, SpectParams
+    from hexvoice_indextts.voice.maker import VoiceMaker
+    from hexvoice_indextts.voice.prompt_mel import prompt_mel
+    from hexvoice_indextts.voice.speaker import Speaker, SpeakerGraphs
+
+    p = dict(t.preprocess)
+    pre = Preprocess(p.pop("sr"), SpectParams(**p))
+    speaker = Speaker(
+        SpeakerGraphs(
+            _by_size(graphs, "w2v_bert_R"), _by_size(graphs, "semantic_codec_R"),
+            _by_size(graphs, "campplus_F"), _by_size(graphs, "length_regulator_F"),
+        ),
+        codebook,
+        prompt_mel(pre, t.mel_basis),
+    )  # fmt: skip
+    return VoiceMaker(
+        speaker, _by_size(graphs, "speaker_latents_R"),
+        _by_size(graphs, "emotion_vector_R"),
+    )  # fmt: skip

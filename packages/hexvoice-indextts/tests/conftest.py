@@ -25,10 +25,21 @@ from hexvoice_indextts.build.utterance_graphs import (
     export_utterance,
     utterance_tables,
 )
+from hexvoice_indextts.build.voice_graphs import (
+    VoiceBuckets,
+    export_voice,
+    voice_tables,
+)
 from hexvoice_indextts.model_dir import read_model_dir
 from hexvoice_indextts.oracle.run import infer_int16_runs, write_clip
 from hexvoice_indextts.segment import SegmentGraphs
-from hexvoice_indextts.tables import UtteranceTables, segment_graphs
+from hexvoice_indextts.tables import (
+    UtteranceTables,
+    VoiceTables,
+    segment_graphs,
+    voice_maker,
+)
+from hexvoice_indextts.voice.maker import EmotionMatrices, VoiceMaker
 
 #: The seeds of the two tiny models; upstream's runs are all seeded with SEED.
 SEED: int = 0
@@ -45,6 +56,18 @@ BUCKETS = UtteranceBuckets(
     prefill=(64,), decode=(96,), latent=(96,), regulator=(48,), dit=(96, 128),
     vocoder=(32, 40), overlap=15,
 )  # fmt: skip
+#: buckets that hold the clip: 41 w2v-BERT rows, 82 fbank frames, 71 mel frames
+VOICE_BUCKETS = VoiceBuckets(rows=(48,), fbank=(96,), mel=(80,))
+
+
+@dataclass(frozen=True)
+class CpuModel:
+    """The SEED model's graphs on onnxruntime CPU with its tables, as a
+    bundle holds them (saved and read back)."""
+
+    segment: SegmentGraphs
+    voices: VoiceMaker
+    matrices: EmotionMatrices
 
 
 @dataclass(frozen=True)
@@ -145,17 +168,28 @@ def runs(
 
 
 @pytest.fixture(scope="session")
-def cpu_graphs(
+def cpu_model(
     tiny: tuple[TinyDirs, TinyDirs], tmp_path_factory: pytest.TempPathFactory
-) -> SegmentGraphs:
-    """The SEED model's per-utterance graphs in BUCKETS on onnxruntime CPU,
-    with its CPU tables saved and read back as a bundle holds them."""
+) -> CpuModel:
     from scripts.common.build.runners import cpu_runner
 
     dirs = tiny[0]
     md, hub = read_model_dir(dirs.model), dirs.hf_home / "hub"
-    out = tmp_path_factory.mktemp("utterance")
+    out = tmp_path_factory.mktemp("cpu-model")
     specs = export_utterance(md, hub, BUCKETS, out)
+    specs |= export_voice(md, hub, VOICE_BUCKETS, out)
     utterance_tables(md, hub, BUCKETS).save(out / "tables.npz")
+    voice_tables(md).save(out / "voice_tables.npz")
     tables = UtteranceTables.load(out / "tables.npz")
-    return segment_graphs({k: cpu_runner(s.path) for k, s in specs.items()}, tables)
+    vt = VoiceTables.load(out / "voice_tables.npz")
+    graphs = {k: cpu_runner(s.path) for k, s in specs.items()}
+    return CpuModel(
+        segment_graphs(graphs, tables),
+        voice_maker(graphs, tables.codebook, vt),
+        EmotionMatrices.split(vt.emo_matrix, vt.spk_matrix, vt.emo_num),
+    )
+
+
+@pytest.fixture(scope="session")
+def cpu_graphs(cpu_model: CpuModel) -> SegmentGraphs:
+    return cpu_model.segment

@@ -17,7 +17,8 @@ from scripts.common.parity import snr_db
 
 from hexvoice_indextts.gpt.generate import Sampling
 from hexvoice_indextts.model_dir import read_model_dir
-from hexvoice_indextts.oracle.run import TINY_MEL_TOKENS
+from hexvoice_indextts.oracle.run import SEGMENT_PIECES, TINY_MEL_TOKENS
+from hexvoice_indextts.oracle.run import TEXT as ORACLE_TEXT
 from hexvoice_indextts.segment import Segment, VoiceRows
 from hexvoice_indextts.text.normalize import Normalizer
 from hexvoice_indextts.text.tokens import Tokenizer
@@ -72,3 +73,51 @@ def test_nothing_to_say_is_a_clear_error(utterance: Utterance) -> None:
     for text in ("", "   "):
         with pytest.raises(ValueError, match="nothing to say"):
             utterance.segments(text)
+
+
+@pytest.fixture(scope="module")
+def voice(cpu_model: Any, clip: Path) -> Any:
+    import soundfile as sf
+
+    audio, rate = sf.read(clip, dtype="float32")  # as librosa.load reads it
+    return cpu_model.voices.make(audio, rate)
+
+
+def test_the_clips_voice_is_upstreams(voice: Any, cpu_model: Any, runs: Any) -> None:
+    """The voice made of the clip on the per-voice graphs: upstream's speaker
+    latents, emotion vector, style, prompt condition and mel (2e-5 of each
+    array's range, as the speaker conditioning's own test)."""
+    from hexvoice_indextts.voice.maker import emotion_for
+
+    t = runs.trace
+    got = {
+        "spk_latent": voice.latents, "emovec": emotion_for(voice, cpu_model.matrices),
+        "style": voice.style, "prompt_condition": voice.prompt_condition,
+        "ref_mel": voice.ref_mel,
+    }  # fmt: skip
+    for name, value in got.items():
+        want = t[name][0]
+        assert value.shape == want.shape, name
+        err = np.abs(value - want).max() / np.abs(want).max()
+        assert err < 2e-5, (name, err)
+
+
+@pytest.mark.parametrize("which", ["first", "multi"])
+def test_from_the_clip_to_upstreams_audio(
+    utterance: Utterance, voice: Any, cpu_model: Any, runs: Any, which: str
+) -> None:
+    """Nothing of upstream's run but its seed: the clip's voice and the text,
+    one segment and four, give upstream's int16 audio."""
+    from hexvoice_indextts.voice.maker import emotion_for
+
+    text = runs.multi_text if which == "multi" else ORACLE_TEXT
+    rows = voice.rows(emotion_for(voice, cpu_model.matrices))
+    limit = runs.multi_pieces if which == "multi" else SEGMENT_PIECES
+    speaker = Utterance(utterance.tokenizer, utterance.segment, limit)
+    torch.manual_seed(SEED)
+    pcm = np.concatenate(
+        [p.pcm for p in speaker.speak(speaker.segments(text), rows, TorchDraws())]
+    )
+    wav = getattr(runs, which).reshape(-1)
+    assert pcm.shape == wav.shape
+    assert snr_db(wav, pcm) >= AUDIO_DB, snr_db(wav, pcm)

@@ -63,7 +63,7 @@ class Speaker:
         clip = resample(np.asarray(audio, np.float32), rate, LOAD_RATE, SOXR_HQ)
         clip = clip[: style.MAX_SECONDS * LOAD_RATE]
         clip16 = resample(clip, LOAD_RATE, FEATURE_RATE, TORCHAUDIO_SINC)
-        hidden = self._hidden(clip16)
+        hidden = self.hidden(clip16)
         codes = self.codebook.codes(self._latents(hidden))
         ref_mel = self.mel(clip)  # [frames, n_mels]
         return Conditioning(
@@ -73,7 +73,8 @@ class Speaker:
             np.ascontiguousarray(ref_mel.T),
         )
 
-    def _hidden(self, clip16: np.ndarray) -> np.ndarray:
+    def hidden(self, clip16: np.ndarray) -> np.ndarray:
+        """w2v-BERT's normalised layer-17 rows [n, 1024] of a 16 kHz clip."""
         features, mask = semantic.w2v_features(clip16)
         n = len(features)
         rows = bucket_for(n, self.graphs.w2v_bert, "speaker clip: w2v-BERT rows")
