@@ -14,7 +14,7 @@ torch's own stream.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -27,7 +27,7 @@ from hexvoice_indextts.gpt.generate import (
     generate_codes,
 )
 from hexvoice_indextts.gpt.prompt import GptTables
-from hexvoice_indextts.s2mel.mel import MelGraphs
+from hexvoice_indextts.s2mel.mel import MelGraphs, target_frames
 from hexvoice_indextts.vocoder.pcm import to_int16
 from hexvoice_indextts.vocoder.windows import Vocoder
 from hexvoice_indextts.voice.frames import bucket_for
@@ -85,6 +85,26 @@ class Segment:
         self.g, self.sampling = graphs, sampling or Sampling()
         #: the last segment's codes (its stop token cut off), for tests and stats
         self.codes: list[int] = []
+        #: whether the last segment's code limit was cut to the graphs' room
+        self.capped = False
+
+    def capacity(self, prompt_rows: int, text: int, prompt_frames: int) -> int:
+        """The most codes the graphs hold after a prompt of ``prompt_rows``
+        (``text`` of them the segment's ids): the largest K/V cache, latent
+        pass, length regulator and DiT bucket (mel frames: the voice's
+        ``prompt_frames`` and 1.72 per code)."""
+        g = self.g
+        cond = prompt_rows - text - 3  # the conditioning rows (GptTables.prompt)
+        by_frames = [
+            n for n in range(max(g.mel.dit) + 1)
+            if target_frames(n) <= max(g.mel.length_regulator)
+            and prompt_frames + target_frames(n) <= max(g.mel.dit)
+        ]  # fmt: skip
+        return max(0, min(
+            g.gpt.max_positions - prompt_rows - 1,  # the last step's position
+            max(g.latent) - cond - (text + 2) - 2,
+            by_frames[-1] if by_frames else 0,
+        ))  # fmt: skip
 
     def speak(
         self,
@@ -92,13 +112,26 @@ class Segment:
         voice: VoiceRows,
         draws: Draws,
         cancel: Checkpoint | None = None,
+        sampling: Sampling | None = None,
     ) -> Iterator[np.ndarray]:
-        """int16 audio per vocoder window; nothing when the GPT stops at once."""
+        """int16 audio per vocoder window; nothing when the GPT stops at once.
+        ``sampling`` (default: the segment's) is capped at what the graphs
+        hold; ``capped`` then says whether this segment stopped there."""
         g = self.g
+        sampling = sampling or self.sampling
         cond = g.tables.conditioning(voice.latents, voice.emotion)
-        search = beam_search(g.tables, self.sampling, draws.exponential)
+        prompt = g.tables.prompt(cond, text)
+        room = self.capacity(
+            len(prompt), len(prompt) - len(cond) - 3, voice.ref_mel.shape[1]
+        )
+        self.capped = room < sampling.max_mel_tokens
+        if self.capped:
+            sampling = replace(sampling, max_mel_tokens=room)
+        search = beam_search(g.tables, sampling, draws.exponential)
         run = GptRun(g.gpt, g.tables)
-        codes = generate_codes(run, g.tables.prompt(cond, text), search, cancel)
+        codes = generate_codes(run, prompt, search, cancel)
+        # stopped by the graphs' room, not by the stop token or the request
+        self.capped = self.capped and g.tables.stop_mel not in codes
         self.codes = codes = codes[: code_length(codes, g.tables.stop_mel)]
         if not codes:
             return

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
+from hexvoice_indextts.gpt.generate import Sampling
 from hexvoice_indextts.segment import Draws, Segment, VoiceRows
 from hexvoice_indextts.text.segments import MAX_SEGMENT_PIECES, split_segments
 from hexvoice_indextts.text.tokens import Tokenizer
@@ -74,15 +75,19 @@ class Utterance:
         voice: VoiceRows,
         draws: Draws,
         cancel: Checkpoint | None = None,
+        sampling: Sampling | None = None,
     ) -> Iterator[Piece]:
         gap = np.zeros(silence_samples(), np.int16)
         for index, ids in enumerate(segments):
             last = index == len(segments) - 1
             window = None
-            for pcm in self.segment.speak(ids, voice, draws, cancel):
+            for pcm in self.segment.speak(ids, voice, draws, cancel, sampling):
                 if window is not None:
                     yield Piece(window, index)
                 window = pcm
+            if self.segment.capped:
+                log.warning("segment %d stopped at the %d codes the graphs hold",
+                            index, len(self.segment.codes))  # fmt: skip
             if last:
                 if window is not None:
                     yield Piece(window, index, end_of_segment=True)

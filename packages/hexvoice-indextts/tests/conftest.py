@@ -20,25 +20,13 @@ import numpy as np
 import pytest
 
 from hexvoice_indextts.build.tiny import TinyDirs, write_tiny
-from hexvoice_indextts.build.utterance_graphs import (
-    UtteranceBuckets,
-    export_utterance,
-    utterance_tables,
-)
-from hexvoice_indextts.build.voice_graphs import (
-    VoiceBuckets,
-    export_voice,
-    voice_tables,
-)
-from hexvoice_indextts.model_dir import read_model_dir
+from hexvoice_indextts.engine.engine import IndexTtsEngine
+from hexvoice_indextts.engine.params import LICENSE
+from hexvoice_indextts.layout import UtteranceBuckets, VoiceBuckets
 from hexvoice_indextts.oracle.run import infer_int16_runs, write_clip
+from hexvoice_indextts.pipeline.build import Built, build
+from hexvoice_indextts.pipeline.context import BuildOptions
 from hexvoice_indextts.segment import SegmentGraphs
-from hexvoice_indextts.tables import (
-    UtteranceTables,
-    VoiceTables,
-    segment_graphs,
-    voice_maker,
-)
 from hexvoice_indextts.voice.maker import EmotionMatrices, VoiceMaker
 
 #: The seeds of the two tiny models; upstream's runs are all seeded with SEED.
@@ -58,16 +46,6 @@ BUCKETS = UtteranceBuckets(
 )  # fmt: skip
 #: buckets that hold the clip: 41 w2v-BERT rows, 82 fbank frames, 71 mel frames
 VOICE_BUCKETS = VoiceBuckets(rows=(48,), fbank=(96,), mel=(80,))
-
-
-@dataclass(frozen=True)
-class CpuModel:
-    """The SEED model's graphs on onnxruntime CPU with its tables, as a
-    bundle holds them (saved and read back)."""
-
-    segment: SegmentGraphs
-    voices: VoiceMaker
-    matrices: EmotionMatrices
 
 
 @dataclass(frozen=True)
@@ -168,26 +146,47 @@ def runs(
 
 
 @pytest.fixture(scope="session")
-def cpu_model(
+def bundle(
     tiny: tuple[TinyDirs, TinyDirs], tmp_path_factory: pytest.TempPathFactory
-) -> CpuModel:
-    from scripts.common.build.runners import cpu_runner
+) -> Built:
+    """The SEED model built by the package's own build (pipeline/build.py) in
+    BUCKETS and VOICE_BUCKETS, for the simulator without its gates (the
+    pipeline tests run those), English text as the oracle speaks it, NeMo's
+    grammars taken from upstream's cache (the same nemo version)."""
+    import indextts.utils.front as front
 
-    dirs = tiny[0]
-    md, hub = read_model_dir(dirs.model), dirs.hf_home / "hub"
-    out = tmp_path_factory.mktemp("cpu-model")
-    specs = export_utterance(md, hub, BUCKETS, out)
-    specs |= export_voice(md, hub, VOICE_BUCKETS, out)
-    utterance_tables(md, hub, BUCKETS).save(out / "tables.npz")
-    voice_tables(md).save(out / "voice_tables.npz")
-    tables = UtteranceTables.load(out / "tables.npz")
-    vt = VoiceTables.load(out / "voice_tables.npz")
-    graphs = {k: cpu_runner(s.path) for k, s in specs.items()}
-    return CpuModel(
-        segment_graphs(graphs, tables),
-        voice_maker(graphs, tables.codebook, vt),
-        EmotionMatrices.split(vt.emo_matrix, vt.spk_matrix, vt.emo_num),
-    )
+    dirs, out = tiny[0], tmp_path_factory.mktemp("bundle")
+    opts = BuildOptions(
+        dirs.model, dirs.hf_home / "hub", out / "bundle", "simulator",
+        utterance_buckets=BUCKETS, voice_buckets=VOICE_BUCKETS, language="en",
+        grammars=Path(front.__file__).parent / "nemo_cache", sim_gates=False,
+    )  # fmt: skip
+    return build(opts, [LICENSE.id], log=lambda _: None)
+
+
+@pytest.fixture(scope="session")
+def engine(bundle: Built) -> Iterator[IndexTtsEngine]:
+    """The bundle loaded by the engine on onnxruntime CPU."""
+    from daemon.sdk.local import open_engine
+
+    with open_engine(bundle.bundle, "cpu", accept_licenses=[LICENSE.id]) as local:
+        yield local.engine  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class CpuModel:
+    """What the loaded engine runs: its graphs and tables, as the bundle
+    holds them."""
+
+    segment: SegmentGraphs
+    voices: VoiceMaker
+    matrices: EmotionMatrices
+
+
+@pytest.fixture(scope="session")
+def cpu_model(engine: IndexTtsEngine) -> CpuModel:
+    m = engine.model
+    return CpuModel(m.utterance.segment.g, m.cloner.maker, m.matrices)
 
 
 @pytest.fixture(scope="session")

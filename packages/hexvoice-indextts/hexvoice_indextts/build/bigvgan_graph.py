@@ -14,14 +14,11 @@ import torch
 from scripts.common.build.onnx_export import GraphSpec, export_static
 
 from hexvoice_indextts.graphs.bigvgan import INPUTS, OUTPUT, MaskedBigVGAN
+from hexvoice_indextts.layout import bigvgan_name as graph_name
 from hexvoice_indextts.voice.frames import replicate_edges
 
 CONFIG: Final = "config.json"
 GENERATOR: Final = "bigvgan_generator.pt"
-
-
-def graph_name(frames: int) -> str:
-    return f"bigvgan_W{frames}"
 
 
 def bigvgan_config(snapshot: Path) -> dict[str, Any]:

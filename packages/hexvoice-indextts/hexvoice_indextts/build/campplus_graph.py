@@ -18,11 +18,8 @@ from scripts.common.gate_result import GateResult
 
 from hexvoice_indextts.build.gates import Case, gate_graph, gated_buckets, port_pair
 from hexvoice_indextts.graphs.campplus import FEAT_DIM, MaskedCampPlus
+from hexvoice_indextts.layout import campplus_name as graph_name
 from hexvoice_indextts.voice.style import INPUTS, MIN_FRAMES, OUTPUT, bucket_inputs
-
-
-def graph_name(frames: int) -> str:
-    return f"campplus_F{frames}"
 
 
 def load_campplus(checkpoint: Path) -> MaskedCampPlus:

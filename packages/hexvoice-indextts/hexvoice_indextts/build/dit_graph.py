@@ -10,12 +10,9 @@ from scripts.common.build.onnx_export import GraphSpec, export_static
 
 from hexvoice_indextts.build.length_regulator_graph import s2mel_modules
 from hexvoice_indextts.graphs.dit import INPUTS, OUTPUT, TIME_FREQS, MaskedDiT
+from hexvoice_indextts.layout import dit_name as graph_name
 from hexvoice_indextts.model_dir.config import S2mel
 from hexvoice_indextts.voice.frames import reflect_index
-
-
-def graph_name(frames: int) -> str:
-    return f"dit_F{frames}"
 
 
 def load_dit(checkpoint: Path, cfg: S2mel, frames: int) -> MaskedDiT:

@@ -23,12 +23,8 @@ from hexvoice_indextts.graphs.gpt import (
     GptPrefill,
 )
 from hexvoice_indextts.graphs.gpt_conditioning import gpt_state
+from hexvoice_indextts.layout import latent_name
 from hexvoice_indextts.model_dir.config import Gpt
-
-
-def latent_name(rows: int) -> str:
-    return f"gpt_latent_P{rows}"
-
 
 #: every GPT graph's module, by role
 PORTS: Final = {"prefill": GptPrefill, "decode": GptDecode, "latent": GptLatent}

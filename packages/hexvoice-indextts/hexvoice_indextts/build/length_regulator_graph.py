@@ -16,16 +16,13 @@ from scripts.common.gate_result import GateResult
 
 from hexvoice_indextts.build.gates import Case, gate_graph, gated_buckets, port_pair
 from hexvoice_indextts.graphs.length_regulator import MaskedLengthRegulator
+from hexvoice_indextts.layout import regulator_name as graph_name
 from hexvoice_indextts.model_dir.config import LengthRegulator
 from hexvoice_indextts.s2mel.mel import FRAMES_PER_CODE
 from hexvoice_indextts.voice.frames import nearest_rows, regulator_inputs
 
 INPUTS: Final = ("rows", "mask")
 OUTPUT: Final = "condition"
-
-
-def graph_name(frames: int) -> str:
-    return f"length_regulator_F{frames}"
 
 
 def s2mel_modules(checkpoint: Path) -> dict[str, Any]:

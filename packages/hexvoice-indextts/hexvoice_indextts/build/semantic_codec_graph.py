@@ -26,6 +26,7 @@ from hexvoice_indextts.graphs.semantic_codec import (
     MaskedSemanticEncoder,
     codebook_tables,
 )
+from hexvoice_indextts.layout import codec_name as graph_name
 from hexvoice_indextts.model_dir.config import SemanticCodec
 from hexvoice_indextts.model_dir.hub import MASKGCT_FILE
 from hexvoice_indextts.voice.semantic_codes import Codebook, codec_inputs
@@ -34,10 +35,6 @@ from hexvoice_indextts.voice.semantic_codes import Codebook, codec_inputs
 CHECKPOINT: Final = MASKGCT_FILE
 INPUTS: Final = ("hidden", "mask")
 OUTPUT: Final = "latents"
-
-
-def graph_name(rows: int) -> str:
-    return f"semantic_codec_R{rows}"
 
 
 def load_semantic_codec(

@@ -8,7 +8,6 @@ reads the CPU side's tables from the same checkpoints (tables.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from scripts.common.build.onnx_export import GraphSpec
@@ -31,26 +30,10 @@ from hexvoice_indextts.build.length_regulator_graph import (
     load_length_regulator,
     s2mel_modules,
 )
-from hexvoice_indextts.gpt.generate import Sampling
+from hexvoice_indextts.layout import UtteranceBuckets
 from hexvoice_indextts.model_dir import ModelDir
 from hexvoice_indextts.model_dir.hub import MASKGCT, MASKGCT_FILE, snapshot
 from hexvoice_indextts.tables import UtteranceTables
-
-
-@dataclass(frozen=True)
-class UtteranceBuckets:
-    """Static lengths: GPT prompt rows, K/V cache positions, latent-pass rows,
-    mel frames (length regulator, DiT), BigVGAN window frames; the windows'
-    overlap in frames (at least BigVGAN's receptive field, checked at load)."""
-
-    prefill: tuple[int, ...]
-    decode: tuple[int, ...]
-    latent: tuple[int, ...]
-    regulator: tuple[int, ...]
-    dit: tuple[int, ...]
-    vocoder: tuple[int, ...]
-    overlap: int
-    beams: int = Sampling().num_beams
 
 
 def vocoder_snapshot(md: ModelDir, hub: Path) -> Path:

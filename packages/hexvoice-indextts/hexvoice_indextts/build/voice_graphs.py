@@ -8,7 +8,6 @@ side needs to make a voice (tables.VoiceTables)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -32,6 +31,7 @@ from hexvoice_indextts.graphs.gpt_conditioning import (
     SpeakerLatents,
     gpt_state,
 )
+from hexvoice_indextts.layout import VoiceBuckets, emotion_name, latents_name
 from hexvoice_indextts.model_dir import W2V_WIDTH, ModelDir
 from hexvoice_indextts.model_dir.hub import (
     CAMPPLUS,
@@ -45,25 +45,6 @@ from hexvoice_indextts.voice.prompt_mel import mel_basis
 
 LATENTS_OUTPUT: Final = "latents"
 EMOTION_OUTPUT: Final = "emo_vec"
-
-
-def latents_name(rows: int) -> str:
-    return f"speaker_latents_R{rows}"
-
-
-def emotion_name(rows: int) -> str:
-    return f"emotion_vector_R{rows}"
-
-
-@dataclass(frozen=True)
-class VoiceBuckets:
-    """w2v-BERT feature rows (50 per second of clip; the codec and both GPT
-    conditionings take the same rows), CAM++ fbank frames (100 per second),
-    prompt mel frames (the length regulator, 22050 / hop per second)."""
-
-    rows: tuple[int, ...]
-    fbank: tuple[int, ...]
-    mel: tuple[int, ...]
 
 
 def export_voice(

@@ -24,6 +24,7 @@ from scripts.common.gate_result import GateResult
 
 from hexvoice_indextts.build.gates import Case, gate_graph, gated_buckets
 from hexvoice_indextts.graphs.w2v_bert import StaticW2vBert
+from hexvoice_indextts.layout import w2v_bert_name as graph_name
 from hexvoice_indextts.model_dir import W2V_LAYER
 from hexvoice_indextts.voice.semantic import (
     INPUTS,
@@ -33,10 +34,6 @@ from hexvoice_indextts.voice.semantic import (
     bucket_inputs,
     w2v_features,
 )
-
-
-def graph_name(rows: int) -> str:
-    return f"w2v_bert_R{rows}"
 
 
 def load_w2v_bert(
