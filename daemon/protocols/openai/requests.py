@@ -117,6 +117,16 @@ class SpeechBody(msgspec.Struct, frozen=True):
     #: whose header carries its real length.
     stream: bool = True
     instructions: str | None = None  # accepted, not used by our engines
+    #: Not OpenAI's: IndexTTS-2's emotion knobs and code cap, passed to the
+    #: engine as ``SynthesisOptions.extra`` (an engine that takes none of them
+    #: refuses them there, naming the field)
+    emo_alpha: float | None = None
+    emo_vector: list[float] | None = None
+    max_mel_tokens: int | None = None
+
+
+#: SpeechBody fields that travel to the engine as ``extra`` when given
+ENGINE_EXTRAS: Final = ("emo_alpha", "emo_vector", "max_mel_tokens")
 
 
 @dataclass(frozen=True)
@@ -136,6 +146,7 @@ def parse_speech(body: dict[str, Any]) -> Speech:
     """A CreateSpeechRequest body as a request; ``BadRequest`` names the field."""
     b = decode(body, SpeechBody)
     voice = b.voice.id if isinstance(b.voice, VoiceId) else b.voice
+    extra = {k: getattr(b, k) for k in ENGINE_EXTRAS if getattr(b, k) is not None}
     request = SynthesisRequest(
         b.input,
         None if voice in OPENAI_VOICES else voice,
@@ -143,6 +154,7 @@ def parse_speech(body: dict[str, Any]) -> Speech:
         seed=b.seed,
         language=b.language,
         format=b.response_format,
+        extra=extra,
     )
     return Speech(request, b.stream_format, b.stream)
 
