@@ -15,7 +15,7 @@ runtime writes): cosine >= 0.999, and for the GPT's logits top-1 agreement
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -148,12 +148,17 @@ def _w2v_features(rows: int, rng: np.random.Generator) -> tuple[np.ndarray, np.n
 
 
 def run_sim(ctx: BuildContext, results: Results) -> Gates:
+    return sim_gates(ctx, ctx.graph_keys)
+
+
+def sim_gates(ctx: BuildContext, keys: Sequence[str]) -> Gates:
+    """The simulator gate of the graphs ``keys`` (GateError when one fails)."""
     tables = UtteranceTables.load(ctx.work.stage / TABLES_FILE)
     # a graph's own binary: unshared, or the gate copy of a shared one
     # (CompilePlan.gated: the simulator cannot load weight-shared binaries)
     sim, gates = Simulator(), []
     try:
-        for key in ctx.graph_keys:
+        for key in keys:
             reference = cpu_runner(ctx.work.onnx(key), key)
             feed = feeds(reference, tables, np.random.default_rng(SEED))
             want = reference.run(feed)[0]
