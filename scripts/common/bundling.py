@@ -6,9 +6,10 @@ Shared by every voice pipeline (GPT-SoVITS, Piper) so bundles look alike.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import qnnrt
 from daemon.sdk.bundles.manifest import (
@@ -172,3 +173,45 @@ def finish(
     )
     write_manifest(bundle)
     return bundle
+
+
+# A bundle is read by the daemon's own (systemd) user, not only by its builder.
+BUNDLE_MODE: Final = 0o755
+#: in a build's work dir: the bundle it made (so a rerun may replace it)
+MADE: Final = "bundle.out"
+
+
+def made_here(out: Path, work: Path) -> bool:
+    """Whether ``out`` is the bundle the build in ``work`` wrote."""
+    record = Path(work) / MADE
+    return record.is_file() and record.read_text() == str(Path(out).resolve())
+
+
+def write_staged(out: Path, work: Path, write: Callable[[Path], None]) -> None:
+    """``write(staging)`` beside ``out``, then renamed into place: a failed
+    build leaves no half-written bundle, and a rerun replaces only the bundle
+    this work dir made (FileExistsError for any other ``out``)."""
+    out, work = Path(out), Path(work)
+    if out.exists() and not made_here(out, work):
+        raise FileExistsError(f"{out} exists; choose a new directory")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.partial-"))
+    try:
+        write(staging)
+        staging.chmod(BUNDLE_MODE)  # mkdtemp made it private to this user
+        # recorded first: a bundle in place is always one a rerun may replace
+        (work / MADE).write_text(str(out.resolve()))
+        _replace(out, staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _replace(out: Path, staging: Path) -> None:
+    if not out.exists():
+        staging.rename(out)
+        return
+    old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
+    out.rename(old / out.name)
+    staging.rename(out)
+    shutil.rmtree(old, ignore_errors=True)

@@ -12,7 +12,6 @@ rerun replaces the bundle this work dir made before.
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,10 +27,7 @@ from scripts.piper.export import Exported
 from scripts.piper.gates import CpuGates
 from scripts.piper.voice import Voice
 
-# A bundle is read by the daemon's own (systemd) user, not only by its builder.
-BUNDLE_MODE: Final = 0o755
-#: in the work dir: the bundle this work dir made (so a rerun may replace it)
-MADE: Final = "bundle.out"
+MADE: Final = bundling.MADE
 
 
 @dataclass(frozen=True)
@@ -50,27 +46,17 @@ def outputs(ctx: PiperBuild) -> Iterable[Path]:
     return [ctx.out / "voice.yaml", ctx.work.work / MADE]
 
 
-def made_here(out: Path, work: Path) -> bool:
-    """Whether ``out`` is the bundle the build in ``work`` wrote."""
-    record = Path(work) / MADE
-    return record.is_file() and record.read_text() == str(Path(out).resolve())
+made_here = bundling.made_here
 
 
 def run(ctx: PiperBuild, results: Results) -> Bundled:
     out = ctx.out
-    if out.exists() and not made_here(out, ctx.work.work):
-        raise ConversionError(f"{out} exists; choose a new directory")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.partial-"))
     try:
-        _write(staging, ctx, results)
-        staging.chmod(BUNDLE_MODE)  # mkdtemp made it private to this user
-        # recorded first: a bundle in place is always one a rerun may replace
-        (ctx.work.work / MADE).write_text(str(out.resolve()))
-        _replace(out, staging)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        bundling.write_staged(
+            out, ctx.work.work, lambda root: _write(root, ctx, results)
+        )
+    except FileExistsError as exc:
+        raise ConversionError(str(exc)) from None
     files = [p for p in out.rglob("*") if p.is_file()]
     return Bundled(
         out,
@@ -78,16 +64,6 @@ def run(ctx: PiperBuild, results: Results) -> Bundled:
         len(compiled(results[GROUP])),
         sum(p.stat().st_size for p in files),
     )
-
-
-def _replace(out: Path, staging: Path) -> None:
-    if not out.exists():
-        staging.rename(out)
-        return
-    old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
-    out.rename(old / out.name)
-    staging.rename(out)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def _write(root: Path, ctx: PiperBuild, results: Results) -> None:

@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hexvoice_indextts.build.tiny import TinyDirs, write_tiny
 from hexvoice_indextts.engine.engine import IndexTtsEngine
 from hexvoice_indextts.engine.params import LICENSE
 from hexvoice_indextts.layout import UtteranceBuckets, VoiceBuckets
@@ -27,6 +26,7 @@ from hexvoice_indextts.oracle.run import infer_int16_runs, write_clip
 from hexvoice_indextts.pipeline.build import Built, build
 from hexvoice_indextts.pipeline.context import BuildOptions
 from hexvoice_indextts.segment import SegmentGraphs
+from hexvoice_indextts.tiny.model import TinyDirs, write_tiny
 from hexvoice_indextts.voice.maker import EmotionMatrices, VoiceMaker
 
 #: The seeds of the two tiny models; upstream's runs are all seeded with SEED.
@@ -42,7 +42,7 @@ MULTI_PIECES: int = 16
 #: 128 frames hold the clip's 71 prompt frames and a capped segment's 39).
 BUCKETS = UtteranceBuckets(
     prefill=(64,), decode=(96,), latent=(96,), regulator=(48,), dit=(96, 128),
-    vocoder=(32, 40), overlap=15,
+    vocoder=(40,), overlap=15,
 )  # fmt: skip
 #: buckets that hold the clip: 41 w2v-BERT rows, 82 fbank frames, 71 mel frames
 VOICE_BUCKETS = VoiceBuckets(rows=(48,), fbank=(96,), mel=(80,))

@@ -17,6 +17,7 @@ from scripts.common.parity import snr_db
 
 from hexvoice_indextts.gpt.generate import Sampling
 from hexvoice_indextts.model_dir import read_model_dir
+from hexvoice_indextts.oracle.draws import TorchDraws
 from hexvoice_indextts.oracle.run import SEGMENT_PIECES, TINY_MEL_TOKENS
 from hexvoice_indextts.oracle.run import TEXT as ORACLE_TEXT
 from hexvoice_indextts.segment import Segment, VoiceRows
@@ -28,14 +29,6 @@ front = pytest.importorskip("indextts.utils.front")
 
 AUDIO_DB = 90.0
 SEED = 0
-
-
-class TorchDraws:
-    def exponential(self, n: int) -> np.ndarray:
-        return torch.empty(1, n).exponential_(1).numpy()[0]
-
-    def normal(self, shape: tuple[int, ...]) -> np.ndarray:
-        return torch.randn([1, *shape]).numpy()[0]
 
 
 @pytest.fixture(scope="module")

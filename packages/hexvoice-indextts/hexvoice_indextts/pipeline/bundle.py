@@ -7,7 +7,6 @@ place when complete; a rerun replaces the bundle this work dir made."""
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -22,9 +21,8 @@ from hexvoice_indextts.pipeline.context import BuildContext
 from hexvoice_indextts.pipeline.export import languages
 from hexvoice_indextts.utterance import SAMPLE_RATE
 
-BUNDLE_MODE: Final = 0o755
-#: in the work dir: the bundle this work dir made (a rerun may replace it)
-MADE: Final = "bundle.out"
+MADE: Final = bundling.MADE
+made_here = bundling.made_here
 
 
 @dataclass(frozen=True)
@@ -49,31 +47,9 @@ def outputs(ctx: BuildContext) -> Iterable[Path]:
     return [ctx.opts.out / "voice.yaml", ctx.work.work / MADE]
 
 
-def made_here(out: Path, work: Path) -> bool:
-    record = Path(work) / MADE
-    return record.is_file() and record.read_text() == str(Path(out).resolve())
-
-
 def run(ctx: BuildContext, results: Results) -> Bundled:
     out = ctx.opts.out
-    if out.exists() and not made_here(out, ctx.work.work):
-        raise FileExistsError(f"{out} exists; choose a new directory")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.partial-"))
-    try:
-        _write(staging, ctx, results)
-        staging.chmod(BUNDLE_MODE)
-        (ctx.work.work / MADE).write_text(str(out.resolve()))
-        if out.exists():
-            old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
-            out.rename(old / out.name)
-            staging.rename(out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            staging.rename(out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    bundling.write_staged(out, ctx.work.work, lambda root: _write(root, ctx, results))
     files = [p for p in out.rglob("*") if p.is_file()]
     return Bundled(
         out, len(ctx.graph_keys), len(compiled(results[GROUP])),

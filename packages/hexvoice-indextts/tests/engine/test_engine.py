@@ -20,19 +20,12 @@ from daemon.sdk.local import open_engine
 from daemon.sdk.tts import SynthesisOptions
 from scripts.common.parity import snr_db
 
+from hexvoice_indextts.oracle.draws import TorchDraws
 from hexvoice_indextts.oracle.run import TEXT, TINY_MEL_TOKENS
 
 AUDIO_DB = 90.0
 SEED = 0
 TINY = {"max_mel_tokens": TINY_MEL_TOKENS}
-
-
-class TorchDraws:
-    def exponential(self, n: int) -> np.ndarray:
-        return torch.empty(1, n).exponential_(1).numpy()[0]
-
-    def normal(self, shape: tuple[int, ...]) -> np.ndarray:
-        return torch.randn([1, *shape]).numpy()[0]
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,6 @@ from hexvoice_indextts.build.gpt_graph import (
     load_ports,
     shape_of,
 )
-from hexvoice_indextts.build.tiny import tiny_config
 from hexvoice_indextts.gpt.generate import (
     GptRun,
     Sampling,
@@ -40,6 +39,7 @@ from hexvoice_indextts.gpt.generate import (
 from hexvoice_indextts.gpt.prompt import GptTables
 from hexvoice_indextts.graphs.gpt_conditioning import gpt_state
 from hexvoice_indextts.model_dir.config import Conformer, Gpt
+from hexvoice_indextts.tiny.model import tiny_config
 
 TINY = tiny_config()["gpt"]
 #: two layers, four heads, a codebook of 37 with its start/stop ids after it
@@ -76,7 +76,7 @@ class Model:
             for name, p in gpt.named_parameters():
                 if name.startswith(("gpt.", "mel_", "final_norm", "text_")):
                     p.add_(torch.randn_like(p) * SPREAD)
-            gpt.mel_head.bias[cfg["start_mel_token"]] = -1e4  # as build/tiny.py
+            gpt.mel_head.bias[cfg["start_mel_token"]] = -1e4  # as tiny/model.py
             gpt.mel_head.bias[cfg["stop_mel_token"]] += stop_bias
         torch.save(gpt.state_dict(), out / "gpt.pth")
         gpt.post_init_gpt2_config(use_deepspeed=False, kv_cache=True, half=False)

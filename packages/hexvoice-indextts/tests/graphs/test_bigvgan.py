@@ -19,8 +19,8 @@ from indextts.s2mel.modules.bigvgan import bigvgan
 from scripts.common.floor import rel_gate
 
 from hexvoice_indextts.build.gates import MAX_REL_ERR, port_pair
-from hexvoice_indextts.build.tiny_hub import BIGVGAN_OVERRIDES
 from hexvoice_indextts.graphs.bigvgan import MaskedBigVGAN
+from hexvoice_indextts.tiny.hub import BIGVGAN_OVERRIDES
 from hexvoice_indextts.voice.frames import replicate_edges
 
 BUNDLED = json.loads(Path(bigvgan.__file__).with_name("config.json").read_text())

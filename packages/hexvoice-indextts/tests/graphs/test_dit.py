@@ -20,9 +20,9 @@ from scripts.common.build.runners import cpu_runner
 from scripts.common.floor import rel_gate
 
 from hexvoice_indextts.build.gates import MAX_REL_ERR, port_pair
-from hexvoice_indextts.build.tiny import tiny_config
 from hexvoice_indextts.graphs.dit import CFG_RATE, INPUTS, MaskedDiT
 from hexvoice_indextts.model_dir.config import Dit, Wavenet
+from hexvoice_indextts.tiny.model import tiny_config
 from hexvoice_indextts.voice.frames import reflect_index
 
 TINY = tiny_config()["s2mel"]

@@ -17,7 +17,6 @@ from indextts.gpt.model_v2 import UnifiedVoice
 from scripts.common.build.onnx_export import export_static
 from scripts.common.floor import rel_gate
 
-from hexvoice_indextts.build.tiny import tiny_config
 from hexvoice_indextts.graphs.conformer import MaskedConformer, subsampled
 from hexvoice_indextts.graphs.gpt_conditioning import (
     INPUTS,
@@ -26,6 +25,7 @@ from hexvoice_indextts.graphs.gpt_conditioning import (
     gpt_state,
 )
 from hexvoice_indextts.model_dir.config import Conformer, Gpt
+from hexvoice_indextts.tiny.model import tiny_config
 
 TINY = tiny_config()["gpt"]
 OTHER = {

@@ -24,9 +24,9 @@ from hexvoice_indextts.build.length_regulator_graph import (
     gate_cpu,
     load_length_regulator,
 )
-from hexvoice_indextts.build.tiny import tiny_config
 from hexvoice_indextts.graphs.length_regulator import MaskedLengthRegulator
 from hexvoice_indextts.model_dir.config import LengthRegulator
+from hexvoice_indextts.tiny.model import tiny_config
 from hexvoice_indextts.voice.frames import nearest_rows, regulator_inputs
 
 TINY = tiny_config()["s2mel"]["length_regulator"]

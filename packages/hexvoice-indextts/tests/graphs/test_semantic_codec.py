@@ -23,8 +23,8 @@ from hexvoice_indextts.build.semantic_codec_graph import (
     gate_cpu,
     load_semantic_codec,
 )
-from hexvoice_indextts.build.tiny import tiny_config
 from hexvoice_indextts.model_dir.config import SemanticCodec
+from hexvoice_indextts.tiny.model import tiny_config
 
 #: the tiny model's codec, and one with two ConvNeXt layers and other widths
 CONFIGS = [

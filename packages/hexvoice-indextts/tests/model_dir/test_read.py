@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from hexvoice_indextts.build.tiny import tiny_config
 from hexvoice_indextts.model_dir import ModelDirError, read_model_dir
 from hexvoice_indextts.model_dir.config import Config
+from hexvoice_indextts.tiny.model import tiny_config
 
 
 def write_dir(root: Path, config: dict[str, Any]) -> Path:

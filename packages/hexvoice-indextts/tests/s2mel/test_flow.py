@@ -17,10 +17,10 @@ from omegaconf import OmegaConf
 from scripts.common.build.onnx_export import export_static
 from scripts.common.build.runners import cpu_runner
 
-from hexvoice_indextts.build.tiny import tiny_config
 from hexvoice_indextts.graphs.dit import INPUTS, MaskedDiT
 from hexvoice_indextts.model_dir.config import Dit, Wavenet
 from hexvoice_indextts.s2mel.flow import STEPS, linspace, solve_euler
+from hexvoice_indextts.tiny.model import tiny_config
 from hexvoice_indextts.voice.frames import reflect_index
 
 TINY = tiny_config()["s2mel"]

@@ -24,6 +24,7 @@ from hexvoice_indextts.gpt.generate import (
     code_length,
     generate_codes,
 )
+from hexvoice_indextts.oracle.draws import TorchDraws
 from hexvoice_indextts.oracle.run import TINY_MEL_TOKENS
 from hexvoice_indextts.s2mel.mel import target_frames
 from hexvoice_indextts.segment import Segment, SegmentGraphs, VoiceRows
@@ -115,17 +116,6 @@ def test_target_frames_are_torchs() -> None:
     for n in range(0, 3000):
         want = int((torch.LongTensor([n]) * 1.72).long())
         assert target_frames(n) == want, n
-
-
-class TorchDraws:
-    """torch's global stream, in upstream's calls: multinomial's Exp(1), then
-    the flow matching's randn."""
-
-    def exponential(self, n: int) -> np.ndarray:
-        return torch.empty(1, n).exponential_(1).numpy()[0]
-
-    def normal(self, shape: tuple[int, ...]) -> np.ndarray:
-        return torch.randn([1, *shape]).numpy()[0]
 
 
 def test_a_segment_speaks_upstreams_audio(

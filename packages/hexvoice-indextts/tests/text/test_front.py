@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from hexvoice_indextts.build.tiny_text import write_bpe
 from hexvoice_indextts.text.normalize import Normalizer, is_chinese, read_glossary
 from hexvoice_indextts.text.segments import split_segments
 from hexvoice_indextts.text.tokens import Tokenizer
+from hexvoice_indextts.tiny.text import write_bpe
 
 front = pytest.importorskip("indextts.utils.front")
 

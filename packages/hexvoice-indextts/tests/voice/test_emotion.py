@@ -12,9 +12,9 @@ import torch
 from indextts.emotion import find_most_similar_cosine
 from indextts.gpt.model_v2 import UnifiedVoice
 
-from hexvoice_indextts.build.tiny import EMO_NUM, GPT_WIDTH, STYLE_DIM, tiny_config
 from hexvoice_indextts.graphs.gpt_conditioning import EmotionVector
 from hexvoice_indextts.model_dir.config import Conformer, Gpt
+from hexvoice_indextts.tiny.model import EMO_NUM, GPT_WIDTH, STYLE_DIM, tiny_config
 from hexvoice_indextts.voice.emotion import (
     merge,
     most_similar,

@@ -9,8 +9,8 @@ import pytest
 import torch
 from indextts.s2mel.modules.audio import mel_spectrogram
 
-from hexvoice_indextts.build.tiny import tiny_config
 from hexvoice_indextts.model_dir.config import Preprocess, SpectParams
+from hexvoice_indextts.tiny.model import tiny_config
 from hexvoice_indextts.voice.prompt_mel import fmax_of, mel_basis, prompt_mel
 
 

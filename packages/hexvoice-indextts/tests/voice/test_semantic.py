@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from transformers import SeamlessM4TFeatureExtractor
 
-from hexvoice_indextts.build.tiny_hub import W2V_PREPROCESSOR
+from hexvoice_indextts.tiny.hub import W2V_PREPROCESSOR
 from hexvoice_indextts.voice.semantic import bucket_inputs, w2v_features
 
 #: the extractor's own float32 arithmetic: measured 2e-6 of the features'

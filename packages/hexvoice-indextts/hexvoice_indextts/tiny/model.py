@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from hexvoice_indextts.build import tiny_hub, tiny_text
-
 # Real IndexTTS-2 values that upstream code hard-codes, so a tiny model keeps them.
 from hexvoice_indextts.model_dir import GPT_WIDTH, MEL_BINS, STYLE_DIM, W2V_WIDTH
+from hexvoice_indextts.tiny import hub as tiny_hub
+from hexvoice_indextts.tiny import text as tiny_text
 
 #: The DiT's width. Its wavenet final layer must be as wide: DiT.forward feeds
 #: the DiT's timestep embedding to FinalLayer(wavenet.hidden_dim)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hexvoice_indextts.build import tiny, tiny_hub
+from hexvoice_indextts.tiny import hub as tiny_hub
+from hexvoice_indextts.tiny import model as tiny
 
 #: Keys of the real config.yaml that upstream's inference never reads (training
 #: settings, and the vocoder's type: only its name is read). The tiny config
