@@ -51,6 +51,8 @@ class UtteranceTables:
     beams: int
     layers: int
     heads: int
+    #: BigVGAN's receptive radius in frames (the overlap must cover it)
+    vocoder_radius: float
 
     def save(self, path: Path) -> None:
         arrays = {f"gpt.{f.name}": getattr(self.gpt, f.name) for f in fields(GptTables)}
@@ -59,7 +61,8 @@ class UtteranceTables:
                    for f in fields(Codebook)}  # fmt: skip
         meta = {k: getattr(self.gpt, k) for k in _GPT_IDS}
         meta |= {"reflect_pad": self.reflect_pad, "vocoder": dict(self.vocoder)}
-        meta |= {k: getattr(self, k) for k in ("overlap", "beams", "layers", "heads")}
+        keys = ("overlap", "beams", "layers", "heads", "vocoder_radius")
+        meta |= {k: getattr(self, k) for k in keys}
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         with open(path, "wb") as f:
             np.savez(f, dit_freqs=self.dit_freqs, meta=json.dumps(meta), **arrays)
@@ -79,6 +82,7 @@ class UtteranceTables:
             gpt, Codebook(**pick("codebook.")), part["dit_freqs"],
             int(meta["reflect_pad"]), meta["vocoder"], int(meta["overlap"]),
             int(meta["beams"]), int(meta["layers"]), int(meta["heads"]),
+            float(meta["vocoder_radius"]),
         )  # fmt: skip
 
 
@@ -111,7 +115,9 @@ def segment_graphs(graphs: Mapping[str, Runner], t: UtteranceTables) -> SegmentG
         t.gpt,
         t.codebook,
         mel,
-        Vocoder.from_config(_by_size(graphs, "bigvgan_W"), t.vocoder, t.overlap),
+        Vocoder.from_config(
+            _by_size(graphs, "bigvgan_W"), t.vocoder, t.overlap, t.vocoder_radius
+        ),
     )
 
 

@@ -84,17 +84,22 @@ def utterance_tables(md: ModelDir, hub: Path, b: UtteranceBuckets) -> UtteranceT
     from hexvoice_indextts.gpt.prompt import GptTables
     from hexvoice_indextts.graphs.gpt_conditioning import gpt_state
     from hexvoice_indextts.graphs.semantic_codec import codebook_tables
+    from hexvoice_indextts.vocoder.windows import Vocoder, config_radius
 
     cfg = md.config
     dit = load_dit(md.s2mel, cfg.s2mel, min(b.dit))
+    h = bigvgan_config(vocoder_snapshot(md, hub))
+    radius = config_radius(h)
+    Vocoder.from_config({}, h, b.overlap, radius)  # refuses a short overlap here
     return UtteranceTables(
         gpt=GptTables.from_state(gpt_state(md.gpt), cfg.gpt),
         codebook=codebook_tables(load_file(codec_file(hub))),
         dit_freqs=dit.p.w("t_embedder.freqs").numpy(),
         reflect_pad=int(dit.max_pad),
-        vocoder=bigvgan_config(vocoder_snapshot(md, hub)),
+        vocoder=h,
         overlap=b.overlap,
         beams=b.beams,
         layers=cfg.gpt.layers,
         heads=cfg.gpt.heads,
+        vocoder_radius=radius,
     )

@@ -9,19 +9,36 @@ decoded (``cancel`` checked before each graph call)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 from daemon.sdk.audio.windows import windows
-from scripts.common.receptive_field import bigvgan_radius, check_overlap
 
 from hexvoice_indextts.voice.frames import replicate_edges
 
 if TYPE_CHECKING:
     from daemon.sdk.ar.loop import Checkpoint
     from daemon.sdk.graphs import Runner
+
+
+#: a radius computed as a whole number of frames may carry float rounding
+RADIUS_SLACK = 1e-9
+
+
+def config_radius(h: Mapping[str, object]) -> float:
+    """BigVGAN's receptive radius in frames from its config.json (build side:
+    scripts/common/receptive_field.py)."""
+    from scripts.common.receptive_field import bigvgan_radius
+
+    return bigvgan_radius(
+        h["upsample_rates"],  # type: ignore[arg-type]
+        h["upsample_kernel_sizes"],  # type: ignore[arg-type]
+        h["resblock_kernel_sizes"],  # type: ignore[arg-type]
+        h["resblock_dilation_sizes"],  # type: ignore[arg-type]
+    )
 
 
 @dataclass(frozen=True)
@@ -32,16 +49,22 @@ class Vocoder:
 
     @classmethod
     def from_config(
-        cls, graphs: Mapping[int, Runner], h: Mapping[str, object], overlap: int
+        cls,
+        graphs: Mapping[int, Runner],
+        h: Mapping[str, object],
+        overlap: int,
+        radius: float | None = None,
     ) -> Vocoder:
-        """Refuses an overlap under the radius of the config ``h``."""
-        radius = bigvgan_radius(
-            h["upsample_rates"],  # type: ignore[arg-type]
-            h["upsample_kernel_sizes"],  # type: ignore[arg-type]
-            h["resblock_kernel_sizes"],  # type: ignore[arg-type]
-            h["resblock_dilation_sizes"],  # type: ignore[arg-type]
-        )
-        check_overlap(overlap, radius, "BigVGAN")
+        """Refuses an overlap under the receptive radius (frames) of the
+        config ``h``: ``radius`` as the build computed it (a bundle's tables;
+        the engine has no build code), else from ``h`` here."""
+        if radius is None:
+            radius = config_radius(h)
+        if overlap < math.ceil(radius - RADIUS_SLACK):
+            raise ValueError(
+                f"BigVGAN: window overlap {overlap} frames is less than its "
+                f"receptive radius {radius:.2f} frames"
+            )
         return cls(graphs, tuple(h["upsample_rates"]), overlap)  # type: ignore[call-overload]
 
     @property

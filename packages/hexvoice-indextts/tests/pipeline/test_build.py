@@ -47,7 +47,7 @@ def test_the_bundle_holds_every_graph_and_the_licence(bundle: Any) -> None:
     assert b.engine == "indextts2" and b.license == LICENSE.id
     assert b.sample_rate == 22050 and b.languages == ("en",)
     names = graph_names(o.utterance_buckets, o.voice_buckets)
-    assert tuple(b.graphs) == names and len(names) == 14
+    assert tuple(b.graphs) == names and len(names) == 13
     assert all(spec.onnx for spec in b.graphs.values())
     for f in ("cpu/tables.npz", "cpu/voice_tables.npz", "text/bpe.model"):
         assert f in b.files
