@@ -28,7 +28,11 @@ from daemon.sdk.ar.stack import KvStack
 from daemon.sdk.graphs import Runner
 
 from hexvoice_indextts.gpt.prompt import GptTables
-from hexvoice_indextts.graphs.gpt import MASK_VALUE
+
+#: The additive mask of a key a row must not see (the graphs' and the K/V
+#: stack's): exp of it is 0 in float32, and, unlike float32's minimum, it is
+#: an fp16 number (the HTP's precision).
+MASK_VALUE: Final = -1e4
 
 #: the fake input id ``prepare_gpt_inputs`` fills the prompt with
 FAKE_PROMPT_ID: Final = 1

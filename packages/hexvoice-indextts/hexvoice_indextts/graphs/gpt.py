@@ -24,11 +24,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from hexvoice_indextts.gpt.generate import MASK_VALUE
 from hexvoice_indextts.graphs.weights import Weights, sub
 
-#: The additive mask of a key a row must not see: exp of it is 0 in float32,
-#: and, unlike float32's minimum, it is an fp16 number (the HTP's precision).
-MASK_VALUE: Final = -1e4
 #: transformers' GPT2Config.layer_norm_epsilon and nn.LayerNorm's default
 #: (UnifiedVoice.final_norm)
 LN_EPS: Final = 1e-5

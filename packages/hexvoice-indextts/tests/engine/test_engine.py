@@ -109,3 +109,18 @@ def test_nothing_loads_without_the_licence(bundle: Any) -> None:
     ):
         with open_engine(bundle.bundle, "cpu"):
             pass
+
+
+def test_the_engine_runs_without_torch_or_the_build_code() -> None:
+    """Where the engine runs (a board's venv, hexvoice's wheel) there is no
+    torch, transformers or scripts/: its modules import without them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "for m in ('torch', 'transformers', 'scripts', 'onnx'): sys.modules[m] = None\n"
+        "import hexvoice_indextts.engine.engine\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
