@@ -12,6 +12,11 @@ from typing import Final
 from hexvoice_indextts.gpt.generate import Sampling, decode_name, prefill_name
 
 ENGINE_ID: Final = "indextts2"
+#: the GPT's conditioning rows: the perceiver's 32 speaker latents
+#: (UnifiedVoice: PerceiverResampler(num_latents=32)) and 2 speed rows
+CONDITIONING_ROWS: Final = 32 + 2
+#: rows a prompt adds to its text ids: start and stop text tokens, start mel
+PROMPT_EXTRA_ROWS: Final = 3
 
 
 def latent_name(rows: int) -> str:
@@ -107,3 +112,15 @@ def voice_graph_names(v: VoiceBuckets) -> tuple[str, ...]:
         (emotion_name, v.rows), (campplus_name, v.fbank), (regulator_name, v.mel),
     ]  # fmt: skip
     return tuple(name(n) for name, sizes in by_size for n in sorted(sizes))
+
+
+def segment_room(u: UtteranceBuckets) -> int:
+    """The most text pieces a segment may have for the buckets: its prompt in
+    the largest prefill graph, with room for a code in the K/V cache and the
+    latent pass (whose text and codes each add start and stop rows)."""
+    prompt = CONDITIONING_ROWS + PROMPT_EXTRA_ROWS
+    return min(
+        max(u.prefill) - prompt,
+        max(u.decode) - prompt - 2,
+        max(u.latent) - CONDITIONING_ROWS - 2 - 2 - 1,
+    )

@@ -124,6 +124,11 @@ class Segment:
         room = self.capacity(
             len(prompt), len(prompt) - len(cond) - 3, voice.ref_mel.shape[1]
         )
+        if room < 1:
+            raise ValueError(
+                f"a segment of {len(text)} text pieces leaves no room for a code "
+                "in the GPT's graphs"
+            )
         self.capped = room < sampling.max_mel_tokens
         if self.capped:
             sampling = replace(sampling, max_mel_tokens=room)

@@ -11,6 +11,7 @@ random number of a request comes from one NumPy generator (its seed).
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from hexvoice_indextts.engine.clone import (
 from hexvoice_indextts.engine.params import ENGINE_ID, LICENSE, Params, graph_needs
 from hexvoice_indextts.engine.request import Request
 from hexvoice_indextts.gpt.generate import Sampling
-from hexvoice_indextts.layout import voice_graph_names
+from hexvoice_indextts.layout import segment_room, voice_graph_names
 from hexvoice_indextts.segment import Draws, NumpyDraws, Segment
 from hexvoice_indextts.tables import (
     TABLES_FILE,
@@ -50,6 +51,8 @@ from hexvoice_indextts.text.normalize import GLOSSARY_FILE, Normalizer, read_glo
 from hexvoice_indextts.text.tokens import Tokenizer
 from hexvoice_indextts.utterance import SILENCE_MS, Utterance
 from hexvoice_indextts.voice.maker import EmotionMatrices, emotion_for
+
+log = logging.getLogger(__name__)
 
 ATTRIBUTION: Final = ("IndexTTS-2 (bilibili)", "https://github.com/index-tts/index-tts")
 BPE_FILE: Final = "text/bpe.model"
@@ -108,9 +111,13 @@ class IndexTtsEngine(TtsEngineBase[Params, Loaded], CloningEngine):
                 f"(pynini), which is not installed here: {exc}"
             ) from None
         segment = Segment(segment_graphs(graphs, tables), Sampling())
-        utterance = Utterance(
-            Tokenizer(root / BPE_FILE, normalizer), segment, p.segment_pieces
-        )
+        pieces = min(p.segment_pieces, segment_room(p.utterance))
+        if pieces < 1:
+            raise BundleError(f"{root}: the GPT's buckets hold no text")
+        if pieces < p.segment_pieces:  # upstream cuts at 120; these graphs hold fewer
+            log.warning("%s: segments of at most %d pieces (the GPT's buckets)",
+                        root, pieces)  # fmt: skip
+        utterance = Utterance(Tokenizer(root / BPE_FILE, normalizer), segment, pieces)
         pre = vt.preprocess
         cloner = IndexCloner(
             voice_maker(graphs, tables.codebook, vt),

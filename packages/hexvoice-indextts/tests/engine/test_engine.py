@@ -50,6 +50,8 @@ def test_it_declares_cloning_with_consent(engine: Any) -> None:
     assert (c.min_seconds, c.max_seconds) == (0.5, 0.9)
     (v,) = engine.voices()
     assert "cloned voices" in v.description
+    # the tiny prefill bucket holds 64 - 34 - 3 text pieces, not upstream's 120
+    assert engine.model.utterance.max_pieces == 27
 
 
 def test_a_cloned_voice_speaks_upstreams_audio(
@@ -124,3 +126,30 @@ def test_the_engine_runs_without_torch_or_the_build_code() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_cancel_stops_between_graph_calls_and_the_engine_goes_on(
+    engine: Any, voice: Any
+) -> None:
+    """Cancelled before the GPT's first graph call, and again after the first
+    segment's audio (a text of two segments): no more audio either way; then
+    the same request speaks its bytes whole."""
+    from daemon.sdk.cancel import Cancelled, CancelToken
+
+    options = SynthesisOptions(voice_print=voice, seed=3, extra=TINY)
+    early = CancelToken()
+    early.cancel("client left")
+    with pytest.raises(Cancelled, match="client left"):
+        list(engine.synthesize(TEXT, options, early))
+    long = " ".join([TEXT] * 10)  # past 120 pieces: two segments
+    late = CancelToken()
+    chunks = engine.synthesize(long, options, late)
+    first = [next(chunks)]
+    while not first[-1].end_of_segment:
+        first.append(next(chunks))
+    late.cancel()
+    with pytest.raises(Cancelled):
+        list(chunks)
+    heard = b"".join(to_int16(c.audio) for c in first)
+    whole = pcm(engine, long, voice_print=voice, seed=3, extra=TINY)
+    assert whole.startswith(heard) and len(whole) > len(heard)
