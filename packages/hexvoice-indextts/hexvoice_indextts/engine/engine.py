@@ -15,13 +15,12 @@ import logging
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 from daemon.sdk.ar.draws import request_rng
 from daemon.sdk.audio.shaping import INT16_MAX
 from daemon.sdk.bundles.manifest import Bundle, BundleError
-from daemon.sdk.bundles.needs import GraphNeeds
 from daemon.sdk.cancel import CancelToken
 from daemon.sdk.capabilities import Capabilities, VoiceInfo
 from daemon.sdk.cloning import CloningEngine
@@ -89,10 +88,6 @@ class IndexTtsEngine(TtsEngineBase[Params, Loaded], CloningEngine):
     needs = staticmethod(graph_needs)
     license = LICENSE
     no_cloner = "this bundle has no per-voice graphs"
-
-    @classmethod
-    def graph_needs(cls, params: Params, graphs: Mapping[str, Any]) -> GraphNeeds:
-        return graph_needs(params)
 
     def build(self, bundle: Bundle, p: Params, graphs: Mapping[str, Runner]) -> Loaded:
         root = bundle.root
